@@ -1,0 +1,96 @@
+"""The public Python API: a thin layer over the SQL builders and the engine."""
+from __future__ import annotations
+
+import duckdb
+
+from . import engine, sqlgen
+from .errors import RWNError
+from .identifiers import quote_literal
+from .randomness import KEY_PLACEHOLDER, resolve_key
+from .spec import RWNSpec
+
+__all__ = ["install", "neighborhoods", "perturb", "donors", "RWNSpec"]
+
+
+def _spec(columns, *, k, eps, q=1.0, scale, strata, categorical, weight, on_missing, drop=()) -> RWNSpec:
+    try:
+        return RWNSpec(columns=columns, categorical=categorical, k=k, eps=eps, q=q, scale=scale,
+                       strata=strata, weight=weight, on_missing=on_missing, drop=drop)
+    except (TypeError, ValueError) as exc:
+        raise RWNError(str(exc)) from None
+
+
+def _prepare(con, source, spec):
+    src = engine.resolve_source(con, source)
+    engine.check_columns(spec, src)
+    return src
+
+
+def neighborhoods(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: float = 0.0,
+                  scale: str = "minmax", strata=(), categorical=(), weight: float = 1.0,
+                  on_missing: str = "error", pairs: bool = False, sql: bool = False):
+    """Exact RWN neighbourhoods of every record of `source`.
+
+    Returns a DuckDB relation with one row per record: `record` (1-based input position),
+    `size` = |S_i|, `radius` = max(eps, r_k) and `dcr` (distance to the closest other
+    record, in scaled units). With pairs=True: (record, neighbor, distance) per member.
+    With sql=True: the SQL text instead.
+    """
+    spec = _spec(columns, k=k, eps=eps, scale=scale, strata=strata, categorical=categorical,
+                 weight=weight, on_missing=on_missing)
+    src = _prepare(con, source, spec)
+    text = sqlgen.neighborhoods_sql(src.sql, spec, pairs=pairs)
+    if sql:
+        return text
+    engine.run(con, f"SELECT count(*) FROM ({text})")   # surface input errors now, not on first fetch
+    return con.sql(text)
+
+
+def perturb(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: float = 0.0,
+            q: float = 1.0, scale: str = "minmax", strata=(), categorical=(), weight: float = 1.0,
+            on_missing: str = "error", drop=(), key: str | None = None, seed: int | None = None,
+            into: str | None = None, replace: bool = False, sql: bool = False):
+    """Randomization Within Neighborhoods.
+
+    Every input row appears once, in input order; each cell of `columns` is, with
+    probability q, replaced by the same column of a neighbour drawn uniformly from S_i
+    (a fresh draw per column), else kept. Other columns pass through unchanged, except
+    those in `drop`. Column types are preserved.
+
+    Randomness: `key` (a secret string) makes the release reproducible; without key and
+    seed a fresh 256-bit key is drawn from the operating system and never stored.
+    `seed` is for experiments only: anyone who knows it can redo the draws.
+
+    Returns a DuckDB relation, or None when `into` names a table to create (atomically).
+    With sql=True returns the SQL text, with the key shown as getvariable('rwn_key').
+    """
+    spec = _spec(columns, k=k, eps=eps, q=q, scale=scale, strata=strata, categorical=categorical,
+                 weight=weight, on_missing=on_missing, drop=drop)
+    try:
+        the_key = resolve_key(key, seed)
+    except (TypeError, ValueError) as exc:
+        raise RWNError(str(exc)) from None
+    src = _prepare(con, source, spec)
+    if sql:
+        return sqlgen.perturb_sql(src.sql, spec, KEY_PLACEHOLDER)
+    text = sqlgen.perturb_sql(src.sql, spec, quote_literal(the_key))
+    if into is not None:
+        engine.write_table(con, text, into, replace=replace)
+        return None
+    engine.run(con, f"SELECT count(*) FROM ({text})")
+    return con.sql(text)
+
+
+def donors(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: float = 0.0,
+           q: float = 1.0, scale: str = "minmax", strata=(), categorical=(), weight: float = 1.0,
+           on_missing: str = "error", key: str | None = None, seed: int | None = None):
+    """Diagnostics for the data steward (never publish): per record and perturbed column,
+    the donor record (the record itself when the cell was kept) and |S_i|. Same key and
+    parameters as `perturb` give the donors that `perturb` used."""
+    spec = _spec(columns, k=k, eps=eps, q=q, scale=scale, strata=strata, categorical=categorical,
+                 weight=weight, on_missing=on_missing)
+    if key is None and seed is None:
+        raise RWNError("donors() needs the key or seed of the release it explains")
+    the_key = resolve_key(key, seed)
+    src = _prepare(con, source, spec)
+    return con.sql(sqlgen.donors_sql(src.sql, spec, quote_literal(the_key)))

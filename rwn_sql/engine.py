@@ -1,0 +1,192 @@
+"""The one place that talks to a DuckDB connection: resolving sources, checking columns
+against the real schema, running statements and writing outputs atomically."""
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from .errors import RWNError
+from .identifiers import quote_ident, quote_literal
+from .spec import RWNSpec
+from .sqlgen import source_from_table
+
+NUMERIC_TYPES = re.compile(
+    r"^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|"
+    r"FLOAT|DOUBLE|REAL|DECIMAL(\(\d+,\s*\d+\))?)$", re.IGNORECASE)
+QUERY_START = re.compile(r"^\s*(\(|select\b|with\b|from\b|values\b|table\b)", re.IGNORECASE)
+FILE_SUFFIXES = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}
+DB_SUFFIXES = (".duckdb", ".db", ".ddb")
+
+
+@dataclass(frozen=True)
+class Source:
+    sql: str                         # a relation usable after FROM
+    schema: tuple[tuple[str, str], ...]   # (column name, DuckDB type)
+    label: str                       # how messages name it
+
+    @property
+    def names(self) -> list[str]:
+        return [n for n, _ in self.schema]
+
+    def type_of(self, name: str) -> str:
+        return dict(self.schema)[name]
+
+
+def file_format(path: str) -> str | None:
+    p = path.lower()
+    if p.endswith(".gz"):
+        p = p[:-3]
+    for suffix, fmt in FILE_SUFFIXES.items():
+        if p.endswith(suffix):
+            return fmt
+    return None
+
+
+def split_db_target(text: str) -> tuple[str, str] | None:
+    """'file.duckdb:table' -> ('file.duckdb', 'table'); None if `text` is not of that form."""
+    for suffix in DB_SUFFIXES:
+        marker = suffix + ":"
+        pos = text.lower().rfind(marker)
+        if pos > 0:
+            return text[: pos + len(suffix)], text[pos + len(marker):]
+    return None
+
+
+def attach_read_only(con: duckdb.DuckDBPyConnection, path: str) -> str:
+    if not os.path.exists(path):
+        raise RWNError(f"database file {path!r} does not exist")
+    alias = "__rwn_db_" + secrets.token_hex(4)
+    con.execute(f"ATTACH {quote_literal(path)} AS {quote_ident(alias)} (READ_ONLY)").fetchall()
+    return alias
+
+
+def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
+    """A table or view name, a SQL query, a CSV/Parquet path, or 'file.duckdb:table'."""
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if not isinstance(source, str) or not source.strip():
+        raise RWNError(f"source must be a table name, a SQL query or a file path, got {source!r}")
+    db = split_db_target(source)
+    if db is not None:
+        alias = attach_read_only(con, db[0])
+        sql, label = f"{quote_ident(alias)}.{quote_ident(db[1])}", f"table {db[1]!r} in {db[0]!r}"
+    elif file_format(source) is not None and not _is_table(con, source):
+        if not os.path.exists(source):
+            raise RWNError(f"input file {source!r} does not exist")
+        reader = "read_parquet" if file_format(source) == "parquet" else "read_csv"
+        sql, label = f"{reader}({quote_literal(source)})", f"file {source!r}"
+    elif QUERY_START.match(source) and not _is_table(con, source):
+        sql, label = f"({source})", "the query"
+    else:
+        if not _is_table(con, source):
+            raise RWNError(f"no table or view named {source!r} (give a table or view name, "
+                           f"a SQL query, or a .csv/.parquet path)")
+        sql, label = source_from_table(source), f"table {source!r}"
+    try:
+        rows = con.execute(f"DESCRIBE SELECT * FROM {sql}").fetchall()
+    except duckdb.Error as exc:
+        raise RWNError(f"cannot read {label}: {exc}") from None
+    return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label)
+
+
+def _is_table(con, name: str) -> bool:
+    try:
+        con.execute(f"DESCRIBE SELECT * FROM {source_from_table(name)}").fetchall()
+        return True
+    except duckdb.Error:
+        return False
+
+
+def check_columns(spec: RWNSpec, src: Source, id_columns=()) -> None:
+    """Every named column exists, and numeric roles have numeric types."""
+    names = src.names
+    roles = [("columns", spec.columns), ("strata", spec.strata), ("drop", spec.drop), ("id", id_columns)]
+    for role, cols in roles:
+        for c in cols:
+            if c not in names:
+                near = difflib.get_close_matches(c, names, n=1)
+                hint = f"; did you mean {near[0]!r}?" if near else ""
+                raise RWNError(f"{role}: column {c!r} is not in {src.label} (its columns: "
+                               f"{', '.join(names)}){hint}")
+    for c in spec.numeric:
+        if not NUMERIC_TYPES.match(src.type_of(c)):
+            raise RWNError(f"column {c!r} has type {src.type_of(c)}, not a numeric type; list it in "
+                           f"categorical= (--categorical) to use mismatch distance for it")
+    for c in spec.columns + spec.strata:
+        if c.lower().startswith("__rwn_"):
+            raise RWNError(f"column {c!r}: names starting with '__rwn_' are reserved")
+    if any(n.lower() == "__rwn_rid" for n in names):
+        raise RWNError(f"{src.label} has a column named '__rwn_rid', which rwn_sql reserves")
+
+
+def run(con: duckdb.DuckDBPyConnection, sql: str, params=None) -> list[tuple]:
+    """Run a statement to completion and return its rows, turning rwn_sql's in-SQL checks
+    into RWNError."""
+    try:
+        return con.execute(sql, params).fetchall() if params else con.execute(sql).fetchall()
+    except duckdb.Error as exc:
+        raise translate(exc) from None
+
+
+def translate(exc: duckdb.Error) -> Exception:
+    text = str(exc)
+    m = re.search(r"rwn_sql: (.*)", text, re.DOTALL)
+    if m:
+        return RWNError(m.group(1).strip())
+    return exc
+
+
+def table_exists(con, name: str) -> bool:
+    return _is_table(con, name)
+
+
+def write_table(con: duckdb.DuckDBPyConnection, sql: str, into: str, replace: bool = False) -> None:
+    """CREATE TABLE `into` AS `sql`: one statement, so an error or interrupt leaves no table."""
+    if table_exists(con, into) and not replace:
+        raise RWNError(f"table {into!r} already exists (pass replace=True / --overwrite to replace it)")
+    verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
+    target = quote_ident(into)
+    run(con, f"{verb} {target} AS\n{sql}")
+
+
+def write_output(con: duckdb.DuckDBPyConnection, sql: str, target: str, overwrite: bool = False) -> None:
+    """Write the result of `sql` to a CSV/Parquet file or 'file.duckdb:table', atomically:
+    files are written under a temporary name and renamed; tables are created in one statement."""
+    db = split_db_target(target)
+    if db is not None:
+        path, table = db
+        alias = "__rwn_out_" + secrets.token_hex(4)
+        con.execute(f"ATTACH {quote_literal(path)} AS {quote_ident(alias)}").fetchall()
+        try:
+            exists = con.execute(
+                "SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND table_name = ?",
+                [alias, table]).fetchone()[0]
+            if exists and not overwrite:
+                raise RWNError(f"table {table!r} already exists in {path!r} (use --overwrite)")
+            verb = "CREATE OR REPLACE TABLE" if overwrite else "CREATE TABLE"
+            run(con, f"{verb} {quote_ident(alias)}.{quote_ident(table)} AS\n{sql}")
+        finally:
+            con.execute(f"DETACH {quote_ident(alias)}").fetchall()
+        return
+    fmt = file_format(target)
+    if fmt is None:
+        raise RWNError(f"output {target!r}: use a .csv, .parquet or file.duckdb:table target")
+    if os.path.exists(target) and not overwrite:
+        raise RWNError(f"output file {target!r} already exists (use --overwrite to replace it)")
+    out = Path(target)
+    if not out.parent.exists():
+        raise RWNError(f"output folder {str(out.parent)!r} does not exist")
+    tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
+    options = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER)"
+    try:
+        run(con, f"COPY (\n{sql}\n) TO {quote_literal(str(tmp))} {options}")
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()

@@ -1,0 +1,41 @@
+"""The one place that turns names and values into SQL text.
+
+Every identifier and literal that reaches generated SQL passes through here, so odd
+names (quotes, spaces, unicode, injection attempts) are always data, never syntax.
+"""
+from __future__ import annotations
+
+import math
+
+
+def quote_ident(name: str) -> str:
+    """Quote an identifier, doubling embedded double quotes: my"col becomes "my""col"."""
+    if not isinstance(name, str) or name == "":
+        raise ValueError(f"identifier must be a non-empty string, got {name!r}")
+    if "\x00" in name:
+        raise ValueError(f"identifier {name!r} contains a NUL character")
+    return '"' + name.replace('"', '""') + '"'
+
+
+def quote_literal(value: str) -> str:
+    """Quote a string literal, doubling embedded single quotes: it's becomes 'it''s'."""
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    if "\x00" in value:
+        raise ValueError("string literal contains a NUL character")
+    return "'" + value.replace("'", "''") + "'"
+
+
+def float_literal(value: float) -> str:
+    """A DOUBLE literal that round-trips exactly (repr gives the shortest exact form)."""
+    value = float(value)
+    if math.isnan(value):
+        return "'NaN'::DOUBLE"
+    if math.isinf(value):
+        return "'Infinity'::DOUBLE" if value > 0 else "'-Infinity'::DOUBLE"
+    return repr(value) + "::DOUBLE"
+
+
+def display_name(name: str) -> str:
+    """How a column is named in error messages: the name in double quotes, as SQL spells it."""
+    return quote_ident(name)

@@ -1,0 +1,87 @@
+"""The one place that owns randomness: keys and keyed uniform draws.
+
+Every random choice rwn_sql makes is a keyed hash of (key, purpose, record, column):
+
+    h = md5(key || '|' || purpose || '|' || record || '|' || column)      -- 32 hex digits
+    u_a = int(h[0:13], 16)  / 2**52      (first 52 bits)
+    u_b = int(h[13:26], 16) / 2**52      (next 52 bits)
+
+so a release is a pure function of the data, the parameters and the key: the same for
+1 thread or many, different for another key, and unpredictable without the key (MD5
+keyed by a 256-bit secret; its collision weakness gives an attacker no way to predict
+outputs). MD5 is used because DuckDB and Spark both have it, so the draws are portable.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+
+from .dialect import DUCKDB, DuckDBDialect
+from .identifiers import quote_literal
+
+TWO_52 = 1 << 52
+KEY_PLACEHOLDER = "getvariable('rwn_key')"
+
+
+def new_key() -> str:
+    """A fresh 256-bit key from the operating system's CSPRNG. It is never written anywhere."""
+    return secrets.token_hex(32)
+
+
+def key_from_seed(seed: int) -> str:
+    """Key for reproducible experiments only: anybody who knows the seed can redo the draws."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an integer, got {seed!r}")
+    return f"seed:{seed}"
+
+
+def read_key_file(path: str | os.PathLike) -> str:
+    """Read a key from a file (surrounding whitespace ignored); at least 16 characters."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            key = fh.read().strip()
+    except OSError as exc:
+        raise ValueError(f"cannot read key file {str(path)!r}: {exc.strerror}") from None
+    if len(key) < 16:
+        raise ValueError(f"key file {str(path)!r} holds {len(key)} characters; a key needs at least 16")
+    return key
+
+
+def resolve_key(key: str | None, seed: int | None) -> str:
+    """The key a run uses: the given key, a key derived from `seed`, or a fresh random key."""
+    if key is not None and seed is not None:
+        raise ValueError("give either key= or seed=, not both")
+    if key is not None:
+        if not isinstance(key, str) or key == "":
+            raise ValueError("key must be a non-empty string")
+        return key
+    if seed is not None:
+        return key_from_seed(seed)
+    return new_key()
+
+
+def hash_sql(key_sql: str, purpose: str, record_sql: str, column: str,
+             dialect: DuckDBDialect = DUCKDB) -> str:
+    """SQL for the 32-hex-digit keyed hash of (key, purpose, record, column)."""
+    message = (f"{key_sql} || {quote_literal('|' + purpose + '|')} || CAST({record_sql} AS VARCHAR)"
+               f" || {quote_literal('|' + column)}")
+    return dialect.md5_hex(message)
+
+
+def bits_sql(hash_expr: str, part: int, dialect: DuckDBDialect = DUCKDB) -> str:
+    """SQL for the 52-bit integer number `part` (0 or 1) of a keyed hash: uniform on [0, 2^52)."""
+    start = 1 + 13 * part
+    return dialect.hex_to_bigint(f"substr({hash_expr}, {start}, 13)")
+
+
+def keyed_hash(key: str, purpose: str, record: int | str, column: str) -> str:
+    """Python mirror of `hash_sql`, for tests and for engines without MD5 in SQL."""
+    message = f"{key}|{purpose}|{record}|{column}"
+    return hashlib.md5(message.encode("utf-8")).hexdigest()
+
+
+def keyed_bits(key: str, purpose: str, record: int | str, column: str) -> tuple[int, int]:
+    """Python mirror of `bits_sql`: the two 52-bit integers of a keyed hash."""
+    h = keyed_hash(key, purpose, record, column)
+    return int(h[0:13], 16), int(h[13:26], 16)

@@ -1,0 +1,246 @@
+"""Pure SQL builders: parameters in, SQL text out. Nothing here touches a connection.
+
+The statements are assembled from the templates in sql/ (shipped as `rwn_sql.sql`); the
+per-column pieces are generated here. Column k of the spec's numeric columns is x_k in
+the SQL, categorical column k is c_k and stratum column k is k_k, so the SQL stays
+readable whatever the user's column names are.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from importlib import resources
+from string import Template
+
+from .dialect import DUCKDB, DuckDBDialect
+from .identifiers import float_literal, quote_ident, quote_literal
+from .randomness import KEY_PLACEHOLDER, TWO_52, bits_sql, hash_sql
+from .spec import RWNSpec
+
+MAX_GRID_DIMS = 3          # 3^3 = 27 neighbour cells per record; more dims cost more than they prune
+UNIT_BALL = {1: 2.0, 2: math.pi, 3: 4.0 * math.pi / 3.0}
+SLACK = "1e-9"             # relative safety margin against floating-point rounding at cell edges
+PERTURB_PURPOSE = "rwn.perturb"
+
+
+@lru_cache(maxsize=None)
+def template(name: str) -> Template:
+    return Template(resources.files("rwn_sql.sql").joinpath(name).read_text(encoding="utf-8"))
+
+
+def _render(name: str, **values) -> str:
+    return template(name).substitute(**values)
+
+
+def _join(pieces, sep=",\n        ", lead=",\n        ") -> str:
+    pieces = list(pieces)
+    return (lead + sep.join(pieces)) if pieces else ""
+
+
+def source_from_table(name: str, dialect: DuckDBDialect = DUCKDB) -> str:
+    """A source fragment for a table or view named by `name` (resolved by the engine)."""
+    return dialect.table_by_name(quote_literal(name))
+
+
+def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKDB) -> str:
+    """The CTEs (without WITH) that end in `hood(rid, members, radius2, dcr2)`."""
+    num, cat, strata = spec.numeric, spec.categorical, spec.strata
+    D, C = len(num), len(cat)
+    G = min(D, MAX_GRID_DIMS)
+    col = {name: quote_ident(name) for name in spec.columns + strata}
+    lam = dialect.lambda_
+
+    # --- validation, scaling -------------------------------------------------------
+    missing_filter = ""
+    if spec.on_missing == "drop":
+        conds = [f"{col[c]} IS NOT NULL AND isfinite(CAST({col[c]} AS DOUBLE))" for c in num]
+        conds += [f"{col[c]} IS NOT NULL" for c in cat]
+        missing_filter = "\n    WHERE " + "\n      AND ".join(conds)
+    stats = []
+    for i, c in enumerate(num, 1):
+        v = f"CAST({col[c]} AS DOUBLE)"
+        stats += [f"min({v}) AS lo_{i}", f"max({v}) AS hi_{i}", f"stddev_samp({v}) AS sd_{i}",
+                  f"var_pop({v}) AS var_{i}",
+                  f"count(*) FILTER (WHERE {col[c]} IS NULL OR NOT isfinite({v})) AS bad_{i}"]
+    for i, c in enumerate(cat, 1):
+        stats.append(f"count(*) FILTER (WHERE {col[c]} IS NULL) AS badc_{i}")
+
+    scaling, checks = [], []
+    for i, c in enumerate(num, 1):
+        name = quote_literal(f"column {quote_ident(c)}")
+        if spec.scale == "minmax":
+            off, sc = f"lo_{i}", f"hi_{i} - lo_{i}"
+        elif spec.scale == "zscore":
+            # Distances ignore the centre; the sd is rounded to 10 significant digits so that
+            # parallel summation order cannot change the scaled values.
+            off, sc = "0.0", f"round(sd_{i}, 9 - CAST(floor(log10(sd_{i})) AS INTEGER))"
+        else:
+            off, sc = "0.0", "1.0"
+        scaling += [f"{off} AS off_{i}", f"{sc} AS sc_{i}"]
+        checks.append(f"WHEN bad_{i} > 0 THEN {name} || ' has ' || bad_{i} || "
+                      f"' NULL, NaN or infinite values; clean them or use on_missing=''drop'''")
+        if spec.scale == "minmax":
+            checks.append(f"WHEN hi_{i} = lo_{i} THEN {name} || ' is constant (every value is ' "
+                          f"|| lo_{i} || '); remove it from the distance columns'")
+        elif spec.scale == "zscore":
+            checks.append(f"WHEN coalesce(sd_{i}, 0) = 0 THEN {name} || ' is constant; "
+                          f"remove it from the distance columns'")
+    for i, c in enumerate(cat, 1):
+        name = quote_literal(f"column {quote_ident(c)}")
+        checks.append(f"WHEN badc_{i} > 0 THEN {name} || ' has ' || badc_{i} || "
+                      f"' NULL values; clean them or use on_missing=''drop'''")
+    if spec.k > 0:
+        where = "stratum ' || smallest_label || ' has" if strata else "the input has"
+        checks.append(f"WHEN smallest <= {spec.k} THEN '{where} ' || smallest || ' records; "
+                      f"k = {spec.k} needs at least {spec.k + 1} (k must be below the number of "
+                      f"records in every stratum)'")
+    checks_sql = "".join("\n            " + c for c in checks)
+
+    if strata:
+        label = "CAST(struct_pack(" + ", ".join(f"{col[s]} := {col[s]}" for s in strata) + ") AS VARCHAR)"
+        group = ", ".join(col[s] for s in strata)
+    else:
+        label, group = "'all records'", "()"
+
+    # --- grid ------------------------------------------------------------------------
+    w = float_literal(spec.weight)
+    w2 = float_literal(spec.weight * spec.weight)
+    diameter2 = " + ".join([f"pow((hi_{i} - lo_{i}) / sc_{i}, 2)" for i in range(1, D + 1)]
+                           + ([f"{C} * {w2}"] if C else [])) or "0.0"
+    k_search = max(spec.k, 1)
+    if G:
+        # Expected count within s of a record ~ n * V_G * s^G / volume: aim for 2 (k + 1).
+        ranges = " * ".join(f"((hi_{i} - lo_{i}) / sc_{i})" for i in range(1, D + 1))
+        s_estimate = (f"coalesce(pow({2 * (k_search + 1)} * pow({ranges}, {G}.0 / {D}) "
+                      f"/ (n * {UNIT_BALL[G]!r}), 1.0 / {G}), 0.0)")
+    else:
+        s_estimate = f"0.5 * {w}"
+    grid_order = ""
+    if D > G:
+        entries = ", ".join(f"struct_pack(v := var_{i} / pow(sc_{i}, 2), i := {i})" for i in range(1, D + 1))
+        grid_order = f",\n        list_transform(list_reverse_sort([{entries}]), {lam('e', 'e.i')}) AS grid_order"
+
+    point_columns = [f"s.{col[s]} AS k_{i}" for i, s in enumerate(strata, 1)]
+    x = {i: f"(CAST(s.{col[c]} AS DOUBLE) - p.off_{i}) / p.sc_{i}" for i, c in enumerate(num, 1)}
+    point_columns += [f"{x[i]} AS x_{i}" for i in x]
+    point_columns += [f"s.{col[c]} AS c_{i}" for i, c in enumerate(cat, 1)]
+    for d in range(1, G + 1):
+        if D == G:
+            point_columns.append(f"{x[d]} AS g_{d}")
+        else:
+            cases = " ".join(f"WHEN {i} THEN {x[i]}" for i in x)
+            point_columns.append(f"CASE st.grid_order[{d}] {cases} END AS g_{d}")
+
+    if G:
+        offset_columns = ", ".join(f"t{d}.o AS o_{d}" for d in range(1, G + 1)) + "\n    FROM " + \
+            ", ".join(f"range(-1, 2) t{d}(o)" for d in range(1, G + 1))
+    else:
+        offset_columns = "0 AS o_0"
+    probe_keys = [f"floor(g_{d} / s) AS cell_{d}" for d in range(1, G + 1)]
+    build_keys = [f"floor(p.g_{d} / l.s) AS cell_{d}" for d in range(1, G + 1)]
+    probe_keys += [f"CASE WHEN s < {w} THEN c_{i} END AS ck_{i}" for i in range(1, C + 1)]
+    build_keys += [f"CASE WHEN l.s < {w} THEN p.c_{i} END AS ck_{i}" for i in range(1, C + 1)]
+    if G:
+        fracs = [f"g_{d} / s - floor(g_{d} / s)" for d in range(1, G + 1)]
+        edges = ", ".join(f"{f}, 1 - ({f})" for f in fracs)
+        far = ", ".join(f"abs(g_{d} / s)" for d in range(1, G + 1))
+        grid_margin = f"s * (1 + least({edges}) - {SLACK} * (1 + greatest({far})))"
+    else:
+        grid_margin = "'Infinity'::DOUBLE"
+    category_margin = (f", CASE WHEN s < {w} THEN {w} * (1 - {SLACK}) ELSE 'Infinity'::DOUBLE END"
+                       if C else "")
+    joins = [f"b.k_{i} IS NOT DISTINCT FROM a.k_{i}" for i in range(1, len(strata) + 1)]
+    joins += [f"b.cell_{d} = a.cell_{d} + o.o_{d}" for d in range(1, G + 1)]
+    joins += [f"b.ck_{i} IS NOT DISTINCT FROM a.ck_{i}" for i in range(1, C + 1)]
+    terms = [f"(a.x_{i} - b.x_{i}) * (a.x_{i} - b.x_{i})" for i in range(1, D + 1)]
+    terms += [f"CASE WHEN a.c_{i} = b.c_{i} THEN 0.0 ELSE {w2} END" for i in range(1, C + 1)]
+    eps2 = float_literal(spec.eps * spec.eps)
+    radius2 = eps2 if spec.k == 0 else f"greatest({eps2}, found[{spec.k}].d2)"
+
+    return _render(
+        "rwn_neighborhoods.sql",
+        source=source,
+        materialized=dialect.materialized(),
+        missing_filter=missing_filter,
+        stats=_join(stats, lead=",\n        "),
+        stratum_label=label,
+        stratum_group=group,
+        scaling=_join(scaling),
+        checks=checks_sql,
+        raise_problem=dialect.raise_error("'rwn_sql: ' || problem"),
+        eps=float_literal(spec.eps),
+        s_estimate=s_estimate,
+        diameter2=diameter2,
+        grid_order=grid_order,
+        point_columns=_join(point_columns),
+        offset_columns=offset_columns,
+        probe_keys=_join(probe_keys, sep=",\n            ", lead=",\n            "),
+        build_keys=_join(build_keys, sep=",\n            ", lead=",\n            "),
+        grid_margin=grid_margin,
+        category_margin=category_margin,
+        distance2="\n                + ".join(terms),
+        join_condition=" AND ".join(joins) if joins else "true",
+        k_search=k_search,
+        eps2=eps2,
+        radius2=radius2,
+    )
+
+
+def neighborhoods_sql(source: str, spec: RWNSpec, pairs: bool = False,
+                      dialect: DuckDBDialect = DUCKDB) -> str:
+    """Per record: `record` (1-based input position), neighbourhood `size`, `radius`
+    = max(eps, r_k) and `dcr` (distance to the closest other record). With pairs=True:
+    one row per (record, neighbor, distance) instead."""
+    ctes = neighborhood_ctes(source, spec, dialect)
+    if pairs:
+        final = ("SELECT record, neighbor, sqrt(d2) AS distance\n"
+                 "FROM (SELECT rid AS record, unnest(members, recursive := true) FROM hood)\n"
+                 "    AS u(record, d2, neighbor)\n"
+                 "ORDER BY record, distance, neighbor")
+    else:
+        final = ("SELECT rid AS record, len(members) AS size, sqrt(radius2) AS radius, "
+                 "sqrt(dcr2) AS dcr\nFROM hood\nORDER BY record")
+    return "WITH RECURSIVE\n" + ctes + "\n" + final
+
+
+def perturb_ctes(source: str, spec: RWNSpec, key_sql: str, dialect: DuckDBDialect = DUCKDB) -> str:
+    """Neighbourhood CTEs plus `draws` and `picks(rid, donor_1, ...)`: the donor record of
+    every perturbed cell (the record itself when the cell is kept, NULL when S_i is empty)."""
+    hashes, donors = [], []
+    threshold = float_literal(spec.q * TWO_52)   # exact: q * 2^52 is a power-of-two scaling
+    for i, c in enumerate(spec.columns, 1):
+        hashes.append(f"{hash_sql(key_sql, PERTURB_PURPOSE, 'rid', c, dialect)} AS h_{i}")
+        keep_bits, pick_bits = bits_sql(f"h_{i}", 0, dialect), bits_sql(f"h_{i}", 1, dialect)
+        index = (f"least(len(members), 1 + CAST(floor({pick_bits} / {float(TWO_52)!r} * len(members)) "
+                 f"AS BIGINT))")
+        donors.append(f"CASE WHEN {keep_bits} < {threshold} THEN members[{index}].j ELSE rid END "
+                      f"AS donor_{i}")
+    tail = _render("rwn_perturb.sql", hashes=_join(hashes), donors=_join(donors))
+    return neighborhood_ctes(source, spec, dialect) + ",\n" + tail
+
+
+def perturb_sql(source: str, spec: RWNSpec, key_sql: str = KEY_PLACEHOLDER,
+                dialect: DuckDBDialect = DUCKDB) -> str:
+    """The release: every input row once, in input order, the spec's columns perturbed,
+    other columns unchanged (minus `spec.drop`), column types preserved."""
+    replace = ", ".join(f"d_{i}.{quote_ident(c)} AS {quote_ident(c)}" for i, c in enumerate(spec.columns, 1))
+    exclude = ", ".join(["__rwn_rid"] + [quote_ident(c) for c in spec.drop])
+    joins = "\n".join(f"LEFT JOIN staged d_{i} ON d_{i}.__rwn_rid = p.donor_{i}"
+                      for i in range(1, len(spec.columns) + 1))
+    final = (f"SELECT s.* EXCLUDE ({exclude}) REPLACE ({replace})\n"
+             f"FROM picks p\nJOIN staged s ON s.__rwn_rid = p.rid\n{joins}\n"
+             f"ORDER BY s.__rwn_rid")
+    return "WITH RECURSIVE\n" + perturb_ctes(source, spec, key_sql, dialect) + "\n" + final
+
+
+def donors_sql(source: str, spec: RWNSpec, key_sql: str = KEY_PLACEHOLDER,
+               dialect: DuckDBDialect = DUCKDB) -> str:
+    """Diagnostics (never publish): per record and perturbed column, the donor record and
+    the neighbourhood size. `donor` equals `record` when the cell was kept."""
+    names = ", ".join(quote_literal(c) for c in spec.columns)
+    donors = ", ".join(f"p.donor_{i}" for i in range(1, len(spec.columns) + 1))
+    final = ("SELECT p.rid AS record, u.column_name, u.donor, len(h.members) AS size\n"
+             "FROM picks p JOIN hood h ON h.rid = p.rid,\n"
+             f"    LATERAL (SELECT unnest([{names}]) AS column_name, unnest([{donors}]) AS donor) u\n"
+             "ORDER BY record, column_name")
+    return "WITH RECURSIVE\n" + perturb_ctes(source, spec, key_sql, dialect) + "\n" + final

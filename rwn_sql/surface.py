@@ -1,0 +1,67 @@
+"""rwn_sql.install(con): the SQL surface (Python UDFs that build SQL, and table macros)."""
+from __future__ import annotations
+
+from importlib import resources
+
+import duckdb
+from duckdb.sqltypes import BIGINT, BOOLEAN, DOUBLE, VARCHAR
+
+from . import engine, sqlgen
+from .errors import RWNError
+from .identifiers import quote_literal
+from .randomness import resolve_key
+from .spec import RWNSpec
+
+VARCHAR_LIST = duckdb.list_type(VARCHAR)
+
+
+def _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, drop=()):
+    try:
+        return RWNSpec(columns=tuple(columns or ()), categorical=tuple(categorical or ()), k=int(k),
+                       eps=eps, q=q, scale=scale, strata=tuple(strata or ()), weight=weight,
+                       on_missing=on_missing, drop=tuple(drop or ()))
+    except (TypeError, ValueError) as exc:
+        raise RWNError(str(exc)) from None
+
+
+def _source(con, name, spec):
+    if not isinstance(name, str):
+        raise RWNError("the first argument must be a table or view name (a string)")
+    src = engine.resolve_source(con.cursor(), name)
+    engine.check_columns(spec, src)
+    return src.sql
+
+
+def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Register rwn_sql's SQL functions and table macros on `con`. Safe to call again."""
+
+    def perturb_sql(source, columns, k, eps, q, scale, strata, categorical, weight, on_missing,
+                    drop, key, seed):
+        spec = _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, drop)
+        the_key = resolve_key(key, seed)
+        return sqlgen.perturb_sql(_source(con, source, spec), spec, quote_literal(the_key))
+
+    def neighborhoods_sql(source, columns, k, eps, scale, strata, categorical, weight, on_missing,
+                          pairs):
+        spec = _spec(columns, k, eps, 1.0, scale, strata, categorical, weight, on_missing)
+        return sqlgen.neighborhoods_sql(_source(con, source, spec), spec, pairs=bool(pairs))
+
+    functions = {
+        "rwn_perturb_sql": (perturb_sql, [VARCHAR, VARCHAR_LIST, BIGINT, DOUBLE, DOUBLE, VARCHAR,
+                                          VARCHAR_LIST, VARCHAR_LIST, DOUBLE, VARCHAR, VARCHAR_LIST,
+                                          VARCHAR, BIGINT]),
+        "rwn_neighborhoods_sql": (neighborhoods_sql, [VARCHAR, VARCHAR_LIST, BIGINT, DOUBLE, VARCHAR,
+                                                      VARCHAR_LIST, VARCHAR_LIST, DOUBLE, VARCHAR,
+                                                      BOOLEAN]),
+    }
+    for name, (fn, params) in functions.items():
+        try:
+            con.remove_function(name)
+        except duckdb.Error:
+            pass
+        con.create_function(name, fn, params, VARCHAR, null_handling="special",
+                            exception_handling="default")
+    for statement in resources.files("rwn_sql.sql").joinpath("macros.sql").read_text().split(";\n"):
+        if statement.strip() and not all(line.startswith("--") for line in statement.strip().splitlines()):
+            con.execute(statement).fetchall()
+    return con

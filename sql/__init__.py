@@ -1,0 +1,1 @@
+# SQL templates of rwn_sql, shipped as the package data `rwn_sql.sql`.

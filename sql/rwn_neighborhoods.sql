@@ -1,0 +1,97 @@
+-- rwn_sql: exact RWN neighbourhoods by grid-bucketed self-joins (METHODS.md section 1).
+-- S_i = { j != i in i's stratum : d(i, j) <= max(eps, r_k(i)) }, ties at the radius included.
+-- Records are bucketed into grid cells of side s; every j within s of i lies in i's cell or
+-- an adjacent one, so a record is exact once k records and eps lie within its margin. Records
+-- that are not yet exact retry with s doubled: no step compares all pairs.
+src AS (
+    SELECT * FROM $source
+),
+staged AS $materialized(
+    -- record identity: 1-based input position (DuckDB preserves insertion order)
+    SELECT row_number() OVER () AS __rwn_rid, *
+    FROM src$missing_filter
+),
+stats AS (
+    SELECT count(*) AS n$stats
+    FROM staged
+),
+strata_sizes AS (
+    SELECT coalesce(min(size), 0) AS smallest, arg_min(label, size) AS smallest_label
+    FROM (SELECT $stratum_label AS label, count(*) AS size FROM staged GROUP BY $stratum_group)
+),
+params AS (
+    SELECT *$scaling,
+        CASE
+            WHEN n = 0 THEN 'the input has no records'$checks
+        END AS problem
+    FROM stats, strata_sizes
+),
+settings AS (
+    -- s0: starting cell side; diameter: no two records are further apart than this
+    SELECT
+        CASE WHEN problem IS NOT NULL THEN $raise_problem
+             ELSE greatest($eps * 1.000001, $s_estimate, 1e-9 * diameter, 1e-12)
+        END AS s0,
+        diameter$grid_order
+    FROM (SELECT *, sqrt($diameter2) AS diameter FROM params)
+),
+points AS $materialized(
+    -- scaled distance coordinates x_*, categorical distance columns c_*, strata k_*,
+    -- and the grid coordinates g_* (the numeric columns with the largest scaled spread)
+    SELECT s.__rwn_rid AS rid$point_columns
+    FROM staged s, params p, settings st
+),
+offsets AS (
+    SELECT $offset_columns
+),
+search(lvl, rid, done, members, radius2, dcr2) AS (
+    SELECT -1, rid, false, NULL::STRUCT(d2 DOUBLE, j BIGINT)[], NULL::DOUBLE, NULL::DOUBLE
+    FROM points
+    UNION ALL
+    (WITH
+    active AS (
+        -- records still searching move to the next level, with cell side s = s0 * 2^lvl
+        SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0, w.lvl + 1) AS s, st.diameter, p.*
+        FROM search w JOIN points p ON p.rid = w.rid, settings st
+        WHERE NOT w.done
+    ),
+    level AS (SELECT DISTINCT s FROM active),
+    probe AS (
+        -- margin: every record within this distance of i is in i's block of cells
+        SELECT a.*$probe_keys,
+            CASE WHEN s >= 2 * diameter THEN 'Infinity'::DOUBLE
+                 ELSE pow(greatest(least($grid_margin$category_margin), 0.0), 2)
+            END AS margin2
+        FROM active a
+    ),
+    build AS (
+        SELECT p.*$build_keys
+        FROM points p, level l
+    ),
+    pairs AS (
+        SELECT a.lvl, a.rid AS i, b.rid AS j, a.margin2,
+            $distance2 AS d2
+        FROM probe a CROSS JOIN offsets o
+        LEFT JOIN build b ON $join_condition
+    ),
+    found AS (
+        SELECT lvl, i,
+            count(*) FILTER (WHERE j <> i AND d2 <= margin2) >= $k_search AND $eps2 <= min(margin2)
+                OR min(margin2) = 'Infinity'::DOUBLE AS done,
+            coalesce(list(struct_pack(d2 := d2, j := j) ORDER BY d2, j)
+                         FILTER (WHERE j <> i AND d2 <= margin2), []) AS found
+        FROM pairs
+        GROUP BY lvl, i
+    )
+    SELECT lvl, i, done,
+        CASE WHEN done THEN list_filter(found, lambda e: e.d2 <= $radius2) END,
+        CASE WHEN done THEN $radius2 END,
+        CASE WHEN done THEN found[1].d2 END
+    FROM found)
+),
+hood AS (
+    -- the exact neighbourhoods: members sorted by (distance, record)
+    SELECT rid, members, radius2, dcr2
+    FROM search, settings
+    WHERE done AND settings.s0 > 0
+)

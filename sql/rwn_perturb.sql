@@ -1,0 +1,11 @@
+-- rwn_sql: RWN perturbation. Per record and column, independently: with probability q the
+-- value is replaced by the same column of a member of S_i drawn uniformly, else kept.
+-- Draws come from a keyed hash of (key, purpose, record, column); see rwn_sql/randomness.py.
+draws AS (
+    SELECT rid, members$hashes
+    FROM hood
+),
+picks AS (
+    SELECT rid$donors
+    FROM draws
+)
