@@ -40,10 +40,7 @@ def neighborhoods(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, e
                  weight=weight, on_missing=on_missing)
     src = _prepare(con, source, spec)
     text = sqlgen.neighborhoods_sql(src.sql, spec, pairs=pairs)
-    if sql:
-        return text
-    engine.run(con, f"SELECT count(*) FROM ({text})")   # surface input errors now, not on first fetch
-    return con.sql(text)
+    return text if sql else con.sql(text)
 
 
 def perturb(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: float = 0.0,
@@ -61,9 +58,26 @@ def perturb(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: fl
     seed a fresh 256-bit key is drawn from the operating system and never stored.
     `seed` is for experiments only: anyone who knows it can redo the draws.
 
-    Returns a DuckDB relation, or None when `into` names a table to create (atomically).
+    Returns a DuckDB relation (problems in the data, such as NULLs or a stratum smaller
+    than k + 1, raise duckdb.InvalidInputException "rwn_sql: ..." when it is first
+    fetched), or None when `into` names a table to create: that runs at once, in one
+    statement, so an error or interrupt leaves no table, and data problems raise RWNError.
     With sql=True returns the SQL text, with the key shown as getvariable('rwn_key').
     """
+    text = perturb_statement(con, source, columns, k=k, eps=eps, q=q, scale=scale, strata=strata,
+                             categorical=categorical, weight=weight, on_missing=on_missing, drop=drop,
+                             key=key, seed=seed, show=sql)
+    if sql:
+        return text
+    if into is not None:
+        engine.write_table(con, text, into, replace=replace)
+        return None
+    return con.sql(text)
+
+
+def perturb_statement(con, source, columns, *, k, eps, q, scale, strata, categorical, weight,
+                      on_missing, drop, key, seed, show: bool = False) -> str:
+    """The SQL of a perturb call. show=True puts getvariable('rwn_key') where the key goes."""
     spec = _spec(columns, k=k, eps=eps, q=q, scale=scale, strata=strata, categorical=categorical,
                  weight=weight, on_missing=on_missing, drop=drop)
     try:
@@ -71,14 +85,7 @@ def perturb(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: fl
     except (TypeError, ValueError) as exc:
         raise RWNError(str(exc)) from None
     src = _prepare(con, source, spec)
-    if sql:
-        return sqlgen.perturb_sql(src.sql, spec, KEY_PLACEHOLDER)
-    text = sqlgen.perturb_sql(src.sql, spec, quote_literal(the_key))
-    if into is not None:
-        engine.write_table(con, text, into, replace=replace)
-        return None
-    engine.run(con, f"SELECT count(*) FROM ({text})")
-    return con.sql(text)
+    return sqlgen.perturb_sql(src.sql, spec, KEY_PLACEHOLDER if show else quote_literal(the_key))
 
 
 def donors(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: float = 0.0,

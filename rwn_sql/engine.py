@@ -76,18 +76,18 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
     if db is not None:
         alias = attach_read_only(con, db[0])
         sql, label = f"{quote_ident(alias)}.{quote_ident(db[1])}", f"table {db[1]!r} in {db[0]!r}"
-    elif file_format(source) is not None and not _is_table(con, source):
-        if not os.path.exists(source):
-            raise RWNError(f"input file {source!r} does not exist")
+    elif file_format(source) is not None and os.path.isfile(source):
         reader = "read_parquet" if file_format(source) == "parquet" else "read_csv"
         sql, label = f"{reader}({quote_literal(source)})", f"file {source!r}"
-    elif QUERY_START.match(source) and not _is_table(con, source):
+    elif QUERY_START.match(source):
         sql, label = f"({source})", "the query"
-    else:
-        if not _is_table(con, source):
-            raise RWNError(f"no table or view named {source!r} (give a table or view name, "
-                           f"a SQL query, or a .csv/.parquet path)")
+    elif _is_table(con, source):
         sql, label = source_from_table(source), f"table {source!r}"
+    elif file_format(source) is not None:
+        raise RWNError(f"input file {source!r} does not exist")
+    else:
+        raise RWNError(f"no table or view named {source!r} (give a table or view name as written in "
+                       f"SQL, a SQL query, or a .csv/.parquet path)")
     try:
         rows = con.execute(f"DESCRIBE SELECT * FROM {sql}").fetchall()
     except duckdb.Error as exc:
@@ -146,16 +146,16 @@ def table_exists(con, name: str) -> bool:
     return _is_table(con, name)
 
 
-def write_table(con: duckdb.DuckDBPyConnection, sql: str, into: str, replace: bool = False) -> None:
+def write_table(con: duckdb.DuckDBPyConnection, sql: str, into: str, replace: bool = False) -> int:
     """CREATE TABLE `into` AS `sql`: one statement, so an error or interrupt leaves no table."""
     if table_exists(con, into) and not replace:
         raise RWNError(f"table {into!r} already exists (pass replace=True / --overwrite to replace it)")
     verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
     target = quote_ident(into)
-    run(con, f"{verb} {target} AS\n{sql}")
+    return run(con, f"{verb} {target} AS\n{sql}")[0][0]
 
 
-def write_output(con: duckdb.DuckDBPyConnection, sql: str, target: str, overwrite: bool = False) -> None:
+def write_output(con: duckdb.DuckDBPyConnection, sql: str, target: str, overwrite: bool = False) -> int:
     """Write the result of `sql` to a CSV/Parquet file or 'file.duckdb:table', atomically:
     files are written under a temporary name and renamed; tables are created in one statement."""
     db = split_db_target(target)
@@ -170,10 +170,9 @@ def write_output(con: duckdb.DuckDBPyConnection, sql: str, target: str, overwrit
             if exists and not overwrite:
                 raise RWNError(f"table {table!r} already exists in {path!r} (use --overwrite)")
             verb = "CREATE OR REPLACE TABLE" if overwrite else "CREATE TABLE"
-            run(con, f"{verb} {quote_ident(alias)}.{quote_ident(table)} AS\n{sql}")
+            return run(con, f"{verb} {quote_ident(alias)}.{quote_ident(table)} AS\n{sql}")[0][0]
         finally:
             con.execute(f"DETACH {quote_ident(alias)}").fetchall()
-        return
     fmt = file_format(target)
     if fmt is None:
         raise RWNError(f"output {target!r}: use a .csv, .parquet or file.duckdb:table target")
@@ -185,8 +184,9 @@ def write_output(con: duckdb.DuckDBPyConnection, sql: str, target: str, overwrit
     tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
     options = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER)"
     try:
-        run(con, f"COPY (\n{sql}\n) TO {quote_literal(str(tmp))} {options}")
+        rows = run(con, f"COPY (\n{sql}\n) TO {quote_literal(str(tmp))} {options}")[0][0]
         os.replace(tmp, out)
+        return rows
     finally:
         if tmp.exists():
             tmp.unlink()
