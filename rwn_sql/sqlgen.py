@@ -73,7 +73,8 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
         elif spec.scale == "zscore":
             # Distances ignore the centre; the sd is rounded to 10 significant digits so that
             # parallel summation order cannot change the scaled values.
-            off, sc = "0.0", f"round(sd_{i}, 9 - CAST(floor(log10(sd_{i})) AS INTEGER))"
+            off, sc = "0.0", (f"CASE WHEN sd_{i} > 0 THEN "
+                             f"round(sd_{i}, 9 - CAST(floor(log10(sd_{i})) AS INTEGER)) END")
         else:
             off, sc = "0.0", "1.0"
         scaling += [f"{off} AS off_{i}", f"{sc} AS sc_{i}"]

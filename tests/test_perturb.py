@@ -106,7 +106,7 @@ def test_columns_draw_independent_donors(con, uniform3):
 
 def test_same_result_with_one_thread_and_many(tmp_path):
     rng = np.random.default_rng(1)
-    n = 300_000       # several DuckDB row groups, so 4 threads really run in parallel
+    n = 250_000       # three DuckDB row groups, so 4 threads really run in parallel
     results = []
     for threads in (1, 4):
         con = duckdb.connect()

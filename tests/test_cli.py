@@ -1,0 +1,93 @@
+"""The rwn-sql command line, end to end."""
+import os
+import subprocess
+import sys
+
+import duckdb
+import pytest
+
+from conftest import BODYFAT
+from rwn_sql.cli import build_parser, main
+
+COLS = "Age,Weight,Height"
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "rwn_sql.cli", *map(str, args)], capture_output=True, text=True)
+
+
+def test_perturb_csv_parquet_duckdb_same_release(tmp_path):
+    key = tmp_path / "key.txt"
+    key.write_text("0123456789abcdef0123456789abcdef\n")
+    outs = [tmp_path / "r.csv", tmp_path / "r.parquet", f"{tmp_path / 'r.duckdb'}:release"]
+    for out in outs:
+        res = run("perturb", BODYFAT, out, "--columns", COLS, "--eps", "0.3", "--key-file", key, "--threads", "2")
+        assert res.returncode == 0, res.stderr
+        assert "wrote 241 rows" in res.stderr
+    con = duckdb.connect()
+    a = con.execute(f"SELECT * FROM read_csv('{outs[0]}')").fetchall()
+    b = con.execute(f"SELECT * FROM read_parquet('{outs[1]}')").fetchall()
+    con.execute(f"ATTACH '{tmp_path / 'r.duckdb'}' AS r (READ_ONLY)").fetchall()
+    c = con.execute("SELECT * FROM r.release").fetchall()
+    assert a == b == c and len(a) == 241
+    orig = con.execute(f"SELECT * FROM read_csv('{BODYFAT}')").fetchall()
+    assert a != orig and [r[0] for r in a] == [r[0] for r in orig]      # BodyFat passes through
+
+
+def test_release_from_duckdb_input(tmp_path):
+    db = tmp_path / "in.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(f"CREATE TABLE people AS SELECT * FROM read_csv('{BODYFAT}')").fetchall()
+    con.close()
+    res = run("perturb", f"{db}:people", tmp_path / "out.csv", "--columns", COLS, "--seed", "3", "--drop", "BodyFat")
+    assert res.returncode == 0, res.stderr
+    header = (tmp_path / "out.csv").read_text().splitlines()[0]
+    assert not header.startswith("BodyFat") and header.startswith("Age")
+
+
+def test_errors_leave_nothing_behind(tmp_path):
+    out = tmp_path / "out.csv"
+    res = run("perturb", BODYFAT, out, "--columns", "Age,Wieght")
+    assert res.returncode == 2 and "column 'Wieght' is not in" in res.stderr
+    res = run("perturb", BODYFAT, out, "--columns", COLS, "--k", "500")
+    assert res.returncode == 2 and "k = 500 needs at least 501" in res.stderr
+    res = run("perturb", BODYFAT, out, "--columns", COLS, "--q", "3")
+    assert res.returncode == 2 and "q must be in [0, 1]" in res.stderr
+    assert os.listdir(tmp_path) == []                                   # no output, no temp file
+    res = run("perturb", BODYFAT, BODYFAT, "--columns", COLS, "--overwrite")
+    assert res.returncode == 2 and "never modifies its input" in res.stderr
+    out.write_text("precious")
+    res = run("perturb", BODYFAT, out, "--columns", COLS)
+    assert res.returncode == 2 and "already exists" in res.stderr and out.read_text() == "precious"
+
+
+def test_neighborhoods_summary(tmp_path, capsys):
+    assert main(["neighborhoods", str(BODYFAT), "--columns", "BodyFat,Age,Weight,Height,Neck,Chest,Abdomen,"
+                 "Hip,Thigh,Knee,Ankle,Biceps,Forearm,Wrist", "--eps", "0.4",
+                 "--output", str(tmp_path / "n.csv")]) == 0
+    text = capsys.readouterr().out
+    assert "241 records" in text and "neighbourhood size" in text
+    size_line = next(line for line in text.splitlines() if line.startswith("neighbourhood size"))
+    assert size_line.split()[-1] == "68"                                  # the paper's largest size at eps 0.4
+    rows = duckdb.connect().execute(f"SELECT count(*) FROM read_csv('{tmp_path / 'n.csv'}')").fetchone()[0]
+    assert rows == 241
+
+
+def test_show_sql_prints_runnable_sql_without_key(tmp_path):
+    key = tmp_path / "key.txt"
+    key.write_text("super-secret-key-42")
+    res = run("perturb", BODYFAT, tmp_path / "o.csv", "--columns", "Age", "--key-file", key, "--show-sql")
+    assert res.returncode == 0 and "WITH RECURSIVE" in res.stdout and "super-secret-key-42" not in res.stdout
+
+
+def test_help_documents_every_option():
+    parser = build_parser()
+    for name in ("perturb", "neighborhoods"):
+        sub = parser._subparsers._group_actions[0].choices[name]
+        for action in sub._actions:
+            if action.option_strings and action.dest != "help":
+                assert action.help and len(action.help) > 10, (name, action.dest)
+    res = run("perturb", "--help")
+    for option in ("--columns", "--k", "--eps", "--q", "--scale", "--strata", "--categorical", "--drop",
+                   "--key-file", "--seed", "--threads", "--memory-limit"):
+        assert option in res.stdout
