@@ -53,12 +53,13 @@ def make_data(rows: int, kind: str) -> np.ndarray:
     return values * np.array([1.0, 1000.0, 0.01])
 
 
-def exact_d2(x: np.ndarray, rows: np.ndarray, cand: np.ndarray) -> np.ndarray:
-    """Squared distances from x[rows] to x[cand] with the SQL's operations in its order:
-    (a.x_1 - b.x_1)^2 + (a.x_2 - b.x_2)^2 + ..., so ties compare bit for bit."""
+def exact_d2(cols: list[np.ndarray], i, j: np.ndarray) -> np.ndarray:
+    """Squared distances from record(s) i to records j (i broadcasts against j) with the
+    SQL's operations in its order, (a.x_1 - b.x_1)^2 + (a.x_2 - b.x_2)^2 + ..., so that
+    ties compare bit for bit. `cols` are the scaled columns."""
     d2 = 0.0
-    for c in range(x.shape[1]):
-        diff = x[rows, c].reshape(rows.shape + (1,) * (cand.ndim - rows.ndim)) - x[cand, c]
+    for x in cols:
+        diff = x[i] - x[j]
         d2 = d2 + diff * diff
     return d2
 
@@ -68,11 +69,12 @@ def reference_hoods(values: np.ndarray, k: int, eps: float, threads: int):
     cand[i, :sizes[i]], or extra[i] for the records that needed a ball query."""
     lo, hi = values.min(axis=0), values.max(axis=0)
     x = (values - lo) / (hi - lo)
+    cols = [np.ascontiguousarray(x[:, c]) for c in range(x.shape[1])]
     n = len(x)
     tree = cKDTree(x)
     dist, cand = tree.query(x, k=k + 2, workers=threads)     # self plus k+1 others, usually
     rows = np.arange(n)
-    d2 = exact_d2(x, rows, cand)
+    d2 = exact_d2(cols, rows[:, None], cand)
     d2[cand == rows[:, None]] = np.inf                       # drop the self-match wherever it sits
     order = np.argsort(d2, axis=1, kind="stable")
     cand, d2 = np.take_along_axis(cand, order, 1), np.take_along_axis(d2, order, 1)
@@ -87,7 +89,7 @@ def reference_hoods(values: np.ndarray, k: int, eps: float, threads: int):
                                       workers=threads)
         for i, ball in zip(suspicious, balls):
             others = np.array([j for j in ball if j != i], dtype=np.int64)
-            od2 = exact_d2(x, np.array(i), others)
+            od2 = exact_d2(cols, i, others)
             radius2[i] = max(eps * eps, np.sort(od2)[k - 1])
             extra[i] = others[od2 <= radius2[i]]
             sizes[i] = len(extra[i])

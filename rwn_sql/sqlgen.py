@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from string import Template
 
 from .dialect import DUCKDB, DuckDBDialect
@@ -23,9 +24,18 @@ SLACK = "1e-9"             # relative safety margin against floating-point round
 PERTURB_PURPOSE = "rwn.perturb"
 
 
+def sql_text(name: str) -> str:
+    """A file of the sql/ folder: installed as `rwn_sql.sql`, or read from a source checkout."""
+    try:
+        folder = resources.files("rwn_sql.sql")
+    except ModuleNotFoundError:
+        folder = Path(__file__).resolve().parent.parent / "sql"
+    return folder.joinpath(name).read_text(encoding="utf-8")
+
+
 @lru_cache(maxsize=None)
 def template(name: str) -> Template:
-    return Template(resources.files("rwn_sql.sql").joinpath(name).read_text(encoding="utf-8"))
+    return Template(sql_text(name))
 
 
 def _render(name: str, **values) -> str:

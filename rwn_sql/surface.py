@@ -1,8 +1,6 @@
 """rwn_sql.install(con): the SQL surface (Python UDFs that build SQL, and table macros)."""
 from __future__ import annotations
 
-from importlib import resources
-
 import duckdb
 from duckdb.sqltypes import BIGINT, BOOLEAN, DOUBLE, VARCHAR
 
@@ -61,7 +59,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             pass
         con.create_function(name, fn, params, VARCHAR, null_handling="special",
                             exception_handling="default")
-    for statement in resources.files("rwn_sql.sql").joinpath("macros.sql").read_text().split(";\n"):
+    for statement in sqlgen.sql_text("macros.sql").split(";\n"):
         if statement.strip() and not all(line.startswith("--") for line in statement.strip().splitlines()):
             con.execute(statement).fetchall()
     return con
