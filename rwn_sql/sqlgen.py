@@ -168,8 +168,17 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
     eps2 = float_literal(spec.eps * spec.eps)
     radius2 = eps2 if spec.k == 0 else f"greatest({eps2}, found[{spec.k}].d2)"
 
+    if G:
+        cells = ", ".join([f"k_{i}" for i in range(1, len(strata) + 1)]
+                          + [f"floor(g_{d} / st.s0)" for d in range(1, G + 1)])
+        # expected count per cell at s0 for evenly spread data: 2 (k + 1) / V_G (see s_estimate)
+        start_level = (f"-CAST(round(log2(greatest(count(*) OVER (PARTITION BY {cells}) * "
+                       f"{UNIT_BALL[G]!r} / {2 * (k_search + 1)}, 1)) / {G}) AS INTEGER)")
+    else:
+        start_level = "0"
     return _render(
         "rwn_neighborhoods.sql",
+        start_level=start_level,
         source=source,
         materialized=dialect.materialized(),
         missing_filter=missing_filter,

@@ -35,25 +35,34 @@ settings AS (
         diameter$grid_order
     FROM (SELECT *, sqrt($diameter2) AS diameter FROM params)
 ),
-points AS $materialized(
+scaled AS (
     -- scaled distance coordinates x_*, categorical distance columns c_*, strata k_*,
     -- and the grid coordinates g_* (the numeric columns with the largest scaled spread)
     SELECT s.__rwn_rid AS rid$point_columns
     FROM staged s, params p, settings st
 ),
+points AS $materialized(
+    -- start_lvl: records in dense cells start on a finer grid. The cell count at side s0,
+    -- over the count expected if the data were spread evenly, gives the local density;
+    -- each level halves the side, dividing the count by 2^G.
+    SELECT scaled.*,
+        $start_level AS start_lvl
+    FROM scaled, settings st
+),
 offsets AS (
     SELECT $offset_columns
 ),
-search(lvl, rid, done, members, radius2, dcr2) AS (
-    SELECT -1, rid, false, NULL::STRUCT(d2 DOUBLE, j BIGINT)[], NULL::DOUBLE, NULL::DOUBLE
+search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
+    SELECT (SELECT min(start_lvl) FROM points) - 1, rid, start_lvl, false,
+        NULL::STRUCT(d2 DOUBLE, j BIGINT)[], NULL::DOUBLE, NULL::DOUBLE
     FROM points
     UNION ALL
     (WITH
     active AS (
-        -- records still searching move to the next level, with cell side s = s0 * 2^lvl
+        -- records still searching whose start level is reached; cell side s = s0 * 2^lvl
         SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0, w.lvl + 1) AS s, st.diameter, p.*
         FROM search w JOIN points p ON p.rid = w.rid, settings st
-        WHERE NOT w.done
+        WHERE NOT w.done AND w.start_lvl <= w.lvl + 1
     ),
     level AS (SELECT DISTINCT s FROM active),
     probe AS (
@@ -69,25 +78,30 @@ search(lvl, rid, done, members, radius2, dcr2) AS (
         FROM points p, level l
     ),
     pairs AS (
-        SELECT a.lvl, a.rid AS i, b.rid AS j, a.margin2,
+        -- candidates within the margin; i itself (distance 0) is always among them
+        SELECT a.lvl, a.rid AS i, a.start_lvl, b.rid AS j, a.margin2,
             $distance2 AS d2
         FROM probe a CROSS JOIN offsets o
-        LEFT JOIN build b ON $join_condition
+        JOIN build b ON $join_condition
     ),
     found AS (
-        SELECT lvl, i,
-            count(*) FILTER (WHERE j <> i AND d2 <= margin2) >= $k_search AND $eps2 <= min(margin2)
+        SELECT lvl, i, any_value(start_lvl) AS start_lvl,
+            count(*) - 1 >= $k_search AND $eps2 <= min(margin2)
                 OR min(margin2) = 'Infinity'::DOUBLE AS done,
-            coalesce(list(struct_pack(d2 := d2, j := j) ORDER BY d2, j)
-                         FILTER (WHERE j <> i AND d2 <= margin2), []) AS found
+            list_sort(coalesce(list(struct_pack(d2 := d2, j := j)) FILTER (WHERE j <> i), [])) AS found
         FROM pairs
+        WHERE d2 <= margin2
         GROUP BY lvl, i
     )
-    SELECT lvl, i, done,
+    SELECT lvl, i, start_lvl, done,
         CASE WHEN done THEN list_filter(found, lambda e: e.d2 <= $radius2) END,
         CASE WHEN done THEN $radius2 END,
         CASE WHEN done THEN found[1].d2 END
-    FROM found)
+    FROM found
+    UNION ALL
+    SELECT w.lvl + 1, w.rid, w.start_lvl, false, NULL, NULL, NULL   -- not yet at their start level
+    FROM search w
+    WHERE NOT w.done AND w.start_lvl > w.lvl + 1)
 ),
 hood AS (
     -- the exact neighbourhoods: members sorted by (distance, record)
