@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import duckdb
-from duckdb.sqltypes import BIGINT, BOOLEAN, DOUBLE, VARCHAR
+try:                                   # duckdb >= 1.4
+    from duckdb.sqltypes import BIGINT, BOOLEAN, DOUBLE, VARCHAR
+except ImportError:                    # older duckdb
+    from duckdb.typing import BIGINT, BOOLEAN, DOUBLE, VARCHAR
 
 from . import engine, sqlgen
 from .errors import RWNError
