@@ -140,3 +140,17 @@ def test_interrupted_run_leaves_no_table(con):
     assert time.perf_counter() - started < 30
     assert no_table(con, "out")
     assert con.execute("SELECT count(*) FROM big").fetchone()[0] == n
+
+
+def test_interrupted_file_write_leaves_no_file(con, tmp_path):
+    from rwn_sql import engine
+    rng = np.random.default_rng(1)
+    n = 400_000
+    load_numpy(con, "big", {"x": rng.uniform(size=n), "y": rng.uniform(size=n)})
+    sql = rwn_sql.perturb(con, "big", ["x", "y"], eps=0.05, seed=1).sql_query()
+    timer = threading.Timer(0.5, con.interrupt)
+    timer.start()
+    with pytest.raises((duckdb.InterruptException, duckdb.Error, KeyboardInterrupt)):
+        engine.write_output(con, sql, str(tmp_path / "out.parquet"))
+    timer.cancel()
+    assert list(tmp_path.iterdir()) == []

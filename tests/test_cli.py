@@ -46,6 +46,7 @@ def test_release_from_duckdb_input(tmp_path):
 
 
 def test_errors_leave_nothing_behind(tmp_path):
+    before = BODYFAT.read_bytes()
     out = tmp_path / "out.csv"
     res = run("perturb", BODYFAT, out, "--columns", "Age,Wieght")
     assert res.returncode == 2 and "column 'Wieght' is not in" in res.stderr
@@ -59,6 +60,7 @@ def test_errors_leave_nothing_behind(tmp_path):
     out.write_text("precious")
     res = run("perturb", BODYFAT, out, "--columns", COLS)
     assert res.returncode == 2 and "already exists" in res.stderr and out.read_text() == "precious"
+    assert BODYFAT.read_bytes() == before                                 # the input is only read
 
 
 def test_neighborhoods_summary(tmp_path, capsys):
