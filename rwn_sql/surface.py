@@ -7,13 +7,14 @@ try:                                   # duckdb >= 1.4
 except ImportError:                    # older duckdb
     from duckdb.typing import BIGINT, BOOLEAN, DOUBLE, VARCHAR
 
-from . import engine, sqlgen
+from . import engine, privacy, sqlgen
 from .errors import RWNError
 from .identifiers import quote_literal
 from .randomness import resolve_key
 from .spec import RWNSpec
 
 VARCHAR_LIST = duckdb.list_type(VARCHAR)
+TAILS = duckdb.struct_type({"upper": DOUBLE, "lower": DOUBLE})
 
 
 def _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, drop=()):
@@ -31,6 +32,29 @@ def _source(con, name, spec):
     src = engine.resolve_source(con.cursor(), name)
     engine.check_columns(spec, src)
     return src.sql
+
+
+def _exact_tails(n, count, p, m, eps):
+    if None in (n, count, p, m, eps):
+        return None
+    upper, lower = privacy.exact_tails(int(n), int(count), float(p), int(m), float(eps))
+    return {"upper": upper, "lower": lower}
+
+
+def _register(con, name, fn, params, returns) -> None:
+    try:
+        con.remove_function(name)
+    except duckdb.Error:
+        pass
+    con.create_function(name, fn, params, returns, null_handling="special", exception_handling="default")
+
+
+def ensure_functions(con: duckdb.DuckDBPyConnection) -> None:
+    """Register the scalar functions that generated SQL calls (rwn_exact_tails)."""
+    try:
+        con.execute("SELECT rwn_exact_tails(1, 1, 0.5, 2, 0.5)").fetchall()
+    except duckdb.Error:
+        _register(con, "rwn_exact_tails", _exact_tails, [BIGINT, BIGINT, DOUBLE, BIGINT, DOUBLE], TAILS)
 
 
 def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
@@ -56,12 +80,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
                                                       BOOLEAN]),
     }
     for name, (fn, params) in functions.items():
-        try:
-            con.remove_function(name)
-        except duckdb.Error:
-            pass
-        con.create_function(name, fn, params, VARCHAR, null_handling="special",
-                            exception_handling="default")
+        _register(con, name, fn, params, VARCHAR)
+    _register(con, "rwn_exact_tails", _exact_tails, [BIGINT, BIGINT, DOUBLE, BIGINT, DOUBLE], TAILS)
     for statement in sqlgen.sql_text("macros.sql").split(";\n"):
         if statement.strip() and not all(line.startswith("--") for line in statement.strip().splitlines()):
             con.execute(statement).fetchall()

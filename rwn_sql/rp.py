@@ -1,0 +1,228 @@
+"""Uniform perturbation of a sensitive attribute, reconstruction and the
+(eps, delta)-reconstruction-privacy audit: the public Python API (docs/METHODS.md section 2)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import duckdb
+
+from . import engine, privacy, rp_sql
+from .errors import RWNError
+from .identifiers import float_literal, quote_ident, quote_literal
+from .randomness import KEY_PLACEHOLDER, resolve_key
+from .surface import ensure_functions
+
+__all__ = ["randomize", "audit", "estimates", "AuditResult"]
+
+
+def _fail(exc: Exception) -> RWNError:
+    return RWNError(str(exc))
+
+
+def _public(src, sensitive: str, public) -> tuple[str, ...]:
+    if public is None:
+        return tuple(c for c in src.names if c != sensitive)
+    if isinstance(public, str):
+        public = [public]
+    return tuple(public)
+
+
+def _check_names(src, sensitive, public) -> None:
+    for role, cols in (("sensitive", [sensitive]), ("public", public)):
+        for c in cols:
+            if not isinstance(c, str) or c not in src.names:
+                raise RWNError(f"{role}: column {c!r} is not in {src.label} (its columns: {', '.join(src.names)})")
+
+
+def read_domain_file(path) -> list[str]:
+    """One value per line; blank lines are ignored."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            values = [line.rstrip("\r\n") for line in fh]
+    except OSError as exc:
+        raise RWNError(f"cannot read domain file {str(path)!r}: {exc.strerror}") from None
+    return [v for v in values if v.strip() != ""]
+
+
+def resolve_domain(con, src, sensitive: str, domain, nulls: str) -> tuple[list[str], str]:
+    """The published domain as strings plus the SQL list literal of the column's type. Given
+    domains must cover every value in the data."""
+    type_sql = src.type_of(sensitive)
+    s = quote_ident(sensitive)
+    if domain is None:
+        rows = engine.run(con, f"SELECT DISTINCT CAST({s} AS VARCHAR) AS v FROM {src.sql} "
+                               f"WHERE {s} IS NOT NULL ORDER BY v")
+        values = [r[0] for r in rows]
+    else:
+        if isinstance(domain, (str, os.PathLike)):
+            values = read_domain_file(domain)
+        else:
+            values = [str(v) for v in domain]
+        dup = {v for v in values if values.count(v) > 1}
+        if dup:
+            raise RWNError(f"the domain lists {sorted(dup)[0]!r} more than once")
+    if len(values) < 2:
+        raise RWNError(f"the domain of {sensitive!r} has {len(values)} value(s); uniform perturbation needs at least 2")
+    literal = rp_sql.domain_literal(values, type_sql)
+    try:
+        engine.run(con, f"SELECT {literal}")
+    except duckdb.Error as exc:
+        raise RWNError(f"the domain does not fit the type {type_sql} of column {sensitive!r}: {exc}") from None
+    if domain is not None:
+        missing = engine.run(con, f"SELECT DISTINCT CAST({s} AS VARCHAR) FROM {src.sql} "
+                                  f"WHERE {s} IS NOT NULL AND NOT list_contains({literal}, {s}) ORDER BY 1 LIMIT 6")
+        if missing:
+            shown = ", ".join(repr(r[0]) for r in missing[:5]) + (", ..." if len(missing) > 5 else "")
+            raise RWNError(f"the domain misses values present in the data: {shown}")
+    if nulls == "error":
+        nnull = engine.run(con, f"SELECT count(*) FROM {src.sql} WHERE {s} IS NULL")[0][0]
+        if nnull:
+            raise RWNError(f"the sensitive column {sensitive!r} has {nnull} NULL values; clean them or use "
+                           f"nulls='drop' (those records are then left out of the release)")
+    return values, literal
+
+
+def _prepare(con, source, sensitive, p, public, domain, nulls):
+    try:
+        privacy.check_p(p)
+    except ValueError as exc:
+        raise _fail(exc) from None
+    src = engine.resolve_source(con, source)
+    pub = _public(src, sensitive, public)
+    _check_names(src, sensitive, pub)
+    try:
+        spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub, nulls=nulls)
+    except ValueError as exc:
+        raise _fail(exc) from None
+    values, literal = resolve_domain(con, src, sensitive, domain, nulls)
+    return src, spec, values, literal
+
+
+def _privacy(p, m, epsilon, delta, test) -> privacy.PrivacyParams:
+    try:
+        return privacy.PrivacyParams(p=float(p), m=m, eps=epsilon, delta=delta, test=test)
+    except ValueError as exc:
+        raise _fail(exc) from None
+
+
+def _blocks(pp: privacy.PrivacyParams):
+    try:
+        return privacy.block_table(pp)
+    except ValueError as exc:
+        raise _fail(exc) from None
+
+
+def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, public=None, domain=None,
+              key: str | None = None, seed: int | None = None, enforce=None, test: str = "chernoff",
+              nulls: str = "error", into: str | None = None, replace: bool = False, sql: bool = False):
+    """Uniform perturbation of `sensitive` with retention probability p.
+
+    The release holds the `public` columns (default: every other column) exactly and the
+    randomized sensitive column; any other column is left out, because every released
+    column narrows the personal groups an attacker can form. `domain` is a list of values
+    or a file with one value per line (default: the values in the data). NULL sensitive
+    values: nulls='error' (default) refuses them, nulls='drop' leaves those records out.
+    enforce=(eps, delta) splits each personal group too large to pass the chosen `test`
+    ('chernoff' or 'exact') at frequency 1 into t blocks that share one coin and one
+    replacement value; each record keeps its own transition probabilities, so
+    reconstruction stays unbiased.
+    Returns a DuckDB relation, or None with `into` (a table created in one statement).
+    """
+    src, spec, values, literal = _prepare(con, source, sensitive, p, public, domain, nulls)
+    blocks = None
+    if enforce is not None:
+        try:
+            eps, delta = enforce
+        except (TypeError, ValueError):
+            raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
+        blocks = _blocks(_privacy(p, len(values), eps, delta, test))
+    try:
+        the_key = resolve_key(key, seed)
+    except (TypeError, ValueError) as exc:
+        raise _fail(exc) from None
+    output = [c for c in src.names if c in spec.public or c == sensitive]
+    text = rp_sql.randomize_sql(src.sql, spec, output, literal,
+                                KEY_PLACEHOLDER if sql else quote_literal(the_key), blocks)
+    if sql:
+        return text
+    if into is not None:
+        engine.write_table(con, text, into, replace=replace)
+        return None
+    return con.sql(text)
+
+
+@dataclass
+class AuditResult:
+    """Per personal group and sensitive value: `rows` (a DuckDB relation); and the summary."""
+    rows: duckdb.DuckDBPyRelation
+    groups: int
+    failing_groups: int
+    records: int
+    failing_records: int
+    test: str
+    enforced: bool
+
+    def summary(self) -> str:
+        state = "after enforcement" if self.enforced else "before enforcement"
+        return (f"{self.test} test, {state}: {self.failing_groups} of {self.groups} personal groups fail "
+                f"({self.failing_records} of {self.records} records)")
+
+
+def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsilon: float, delta: float,
+          public=None, domain=None, test: str = "chernoff", enforce: bool = False,
+          nulls: str = "error", sql: bool = False):
+    """(eps, delta)-reconstruction-privacy audit of the ORIGINAL data (data steward side).
+
+    For every personal group and every sensitive value present in it: group size, trials
+    (the group size, or its block count t when `enforce`), value count and frequency, mu,
+    theta, the full Chernoff bounds and the exact tail probabilities, and whether it passes
+    each test; `group_passes` applies the chosen `test` to all values of the group.
+    """
+    src, spec, values, literal = _prepare(con, source, sensitive, p, public, domain, nulls)
+    pp = _privacy(p, len(values), epsilon, delta, test)
+    blocks = _blocks(pp) if enforce else None
+    ensure_functions(con)
+    text = rp_sql.audit_sql(src.sql, spec, literal, pp.eps, pp.delta, test, blocks)
+    if sql:
+        return text
+    rel = con.sql(text)
+    pub = ", ".join(quote_ident(c) for c in spec.public)
+    groups = f"SELECT DISTINCT {pub + ', ' if pub else ''}group_size, group_passes FROM ({text})"
+    g, fg, r, fr = engine.run(con, f"""SELECT count(*), count(*) FILTER (WHERE NOT group_passes),
+        sum(group_size), coalesce(sum(group_size) FILTER (WHERE NOT group_passes), 0) FROM ({groups})""")[0]
+    return AuditResult(rows=rel, groups=g, failing_groups=fg, records=int(r or 0), failing_records=int(fr),
+                       test=test, enforced=bool(enforce))
+
+
+def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float, domain, group_by=(),
+              where: str | None = None, values=None, sql: bool = False):
+    """Reconstructed counts from a release, needing only the release, p and the domain.
+
+    Per group of `group_by` (public columns) and per domain value (or, with `values`, for
+    that set of values together): released_count, group_size, the unbiased `estimate`, its
+    `std_error`, a 95% interval [ci_low, ci_high] and `estimate_clipped` to [0, group size].
+    `where` is a SQL predicate over public columns.
+    """
+    try:
+        privacy.check_p(p)
+    except ValueError as exc:
+        raise _fail(exc) from None
+    src = engine.resolve_source(con, release)
+    group_by = (group_by,) if isinstance(group_by, str) else tuple(group_by)
+    _check_names(src, sensitive, group_by)
+    if sensitive in group_by:
+        raise RWNError(f"group_by: {sensitive!r} is the sensitive attribute; its values are the rows already")
+    if isinstance(domain, (str, os.PathLike)):
+        domain = read_domain_file(domain)
+    if domain is None or len(domain) < 2:
+        raise RWNError("estimates need the published domain (at least 2 values)")
+    literal = rp_sql.domain_literal(domain, src.type_of(sensitive))
+    vals = None
+    if values is not None:
+        vals = [f"CAST({quote_literal(str(v))} AS {src.type_of(sensitive)})" for v in values]
+        unknown = [v for v in values if str(v) not in {str(d) for d in domain}]
+        if unknown:
+            raise RWNError(f"values {unknown} are not in the domain")
+    text = rp_sql.estimates_sql(src.sql, sensitive, float_literal(p), literal, group_by, where, vals)
+    return text if sql else con.sql(text)

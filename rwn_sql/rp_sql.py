@@ -1,0 +1,176 @@
+"""Pure SQL builders for uniform perturbation, reconstruction and the privacy audit
+(docs/METHODS.md section 2). Nothing here touches a connection."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .dialect import DUCKDB, DuckDBDialect
+from .identifiers import float_literal, quote_ident, quote_literal
+from .randomness import TWO_52, bits_sql, hash_sql
+from .sqlgen import _join, _render
+
+RANDOMIZE_PURPOSE = "rp.randomize"
+BLOCK_PURPOSE = "rp.block"
+NULLS = ("error", "drop")
+
+
+@dataclass(frozen=True)
+class RandomizeSpec:
+    sensitive: str
+    p: float
+    public: tuple[str, ...]
+    nulls: str = "error"
+
+    def __post_init__(self):
+        if self.sensitive in self.public:
+            raise ValueError(f"column {self.sensitive!r} is both the sensitive attribute and public")
+        if len(set(self.public)) != len(self.public):
+            dup = next(c for c in self.public if self.public.count(c) > 1)
+            raise ValueError(f"public: column {dup!r} is listed twice")
+        if self.nulls not in NULLS:
+            raise ValueError(f"nulls must be one of {', '.join(NULLS)}; got {self.nulls!r}")
+
+
+def domain_literal(values, type_sql: str) -> str:
+    """The domain as a typed SQL list: CAST(['a', 'b'] AS VARCHAR[])."""
+    return f"CAST([{', '.join(quote_literal(str(v)) for v in values)}] AS {type_sql}[])"
+
+
+def list_literal(ints) -> str:
+    return "[" + ", ".join(str(int(v)) for v in ints) + "]"
+
+
+def _trials(size_sql: str, blocks) -> str:
+    """Number of trials of a group of `size_sql` records under the block table."""
+    if blocks is None:
+        return size_sql
+    top = len(blocks)
+    return (f"CASE WHEN {size_sql} > {top} THEN {blocks[-1]} "
+            f"ELSE {list_literal(blocks)}[CAST({size_sql} AS BIGINT)] END")
+
+
+def randomize_ctes(source: str, spec: RandomizeSpec, domain_sql: str, key_sql: str,
+                   blocks=None, dialect: DuckDBDialect = DUCKDB) -> str:
+    s = quote_ident(spec.sensitive)
+    pub = ", ".join(quote_ident(c) for c in spec.public)
+    null_filter = f"\n    WHERE {s} IS NOT NULL" if spec.nulls == "drop" else ""
+    if blocks is None:
+        units = "SELECT CAST(__rwn_rid AS VARCHAR) AS unit, * FROM staged"
+    else:
+        part = f"PARTITION BY {pub}" if pub else ""
+        order = hash_sql(key_sql, BLOCK_PURPOSE, "__rwn_rid", spec.sensitive, dialect)
+        units = (
+            "-- enforcement: a personal group of n records is split at random into t(n) blocks;\n"
+            "    -- each block shares one coin and one replacement value (t depends on n only)\n"
+            "    SELECT 'g' || gid || 'b' || ((pos - 1) % trials) AS unit, * EXCLUDE (gid, pos, trials)\n"
+            "    FROM (\n"
+            f"        SELECT *, min(__rwn_rid) OVER ({part}) AS gid,\n"
+            f"            row_number() OVER ({part} ORDER BY {order}) AS pos,\n"
+            f"            {_trials(f'count(*) OVER ({part})', blocks)} AS trials\n"
+            "        FROM staged)")
+    missing = "'rwn_sql: the domain misses values present in the data: ' || missing"
+    return _render(
+        "rp_randomize.sql",
+        source=source,
+        materialized=dialect.materialized(),
+        null_filter=null_filter,
+        domain_origin="given by the data steward" if "CAST([" in domain_sql else "the values in the data",
+        domain_values=f"SELECT unnest({domain_sql})",
+        sens=s,
+        raise_empty=dialect.raise_error("'rwn_sql: the input has no records'"),
+        raise_nulls=dialect.raise_error(quote_literal(
+            f"rwn_sql: the sensitive column {quote_ident(spec.sensitive)} has ") + " || nulls || "
+            + quote_literal(" NULL values; clean them or use nulls='drop' (those records are then left out)")),
+        raise_missing=dialect.raise_error(missing),
+        raise_small_domain=dialect.raise_error(quote_literal(
+            "rwn_sql: the domain of the sensitive attribute needs at least 2 values")),
+        units=units,
+        hash=hash_sql(key_sql, RANDOMIZE_PURPOSE, "unit", spec.sensitive, dialect),
+    )
+
+
+def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_sql: str, key_sql: str,
+                  blocks=None, dialect: DuckDBDialect = DUCKDB) -> str:
+    """The release: the public columns and the randomized sensitive column, in source order,
+    one row per input record (minus NULL-sensitive records with nulls='drop'), input order."""
+    s = quote_ident(spec.sensitive)
+    keep, pick = bits_sql("h", 0, dialect), bits_sql("h", 1, dialect)
+    threshold = float_literal(spec.p * TWO_52)
+    randomized = (f"CASE WHEN {keep} < {threshold} THEN {s} "
+                  f"ELSE d.vals[least(d.m, 1 + CAST(floor({pick} / {float(TWO_52)!r} * d.m) AS BIGINT))] END")
+    cols = [f"{randomized} AS {s}" if c == spec.sensitive else quote_ident(c) for c in output_columns]
+    final = ("SELECT " + ",\n    ".join(cols) + "\nFROM draws, domain d, checks\n"
+             "WHERE checks.ok\nORDER BY __rwn_rid")
+    return "WITH\n" + randomize_ctes(source, spec, domain_sql, key_sql, blocks, dialect) + "\n" + final
+
+
+def audit_sql(source: str, spec: RandomizeSpec, domain_sql: str, eps: float, delta: float, test: str,
+              blocks=None, dialect: DuckDBDialect = DUCKDB) -> str:
+    """Per personal group and value present in it: the reconstruction-privacy statistics and
+    verdicts. The exact tails come from the rwn_exact_tails() function of rwn_sql.install."""
+    pub_cols = ", ".join(quote_ident(c) for c in spec.public) or "NULL::VARCHAR AS __rwn_all"
+    p, b = float_literal(spec.p), f"((1 - {float_literal(spec.p)}) / (SELECT m FROM domain))"
+    body = _render(
+        "rp_audit.sql",
+        source=source,
+        null_filter=f"\n    WHERE {quote_ident(spec.sensitive)} IS NOT NULL" if spec.nulls == "drop" else "",
+        domain_values=f"SELECT unnest({domain_sql})",
+        public_cols=pub_cols if spec.public else "__rwn_all",
+        sens=quote_ident(spec.sensitive),
+        trials=_trials("group_size", blocks),
+        p=p, b=b, eps=float_literal(eps),
+        exact=(f"rwn_exact_tails(CAST(trials AS BIGINT), CAST(trial_count AS BIGINT), {p}, "
+               f"(SELECT m FROM domain), {float_literal(eps)})"),
+    )
+    if not spec.public:   # one personal group holding everyone
+        body = body.replace("SELECT * FROM src", "SELECT *, NULL::VARCHAR AS __rwn_all FROM src", 1)
+    d = float_literal(delta)
+    verdict = {"chernoff": f"chernoff_upper >= {d} AND chernoff_lower >= {d}",
+               "exact": f"exact.upper >= {d} AND exact.lower >= {d}"}
+    pub_out = "".join(quote_ident(c) + ", " for c in spec.public)
+    partition = ", ".join(quote_ident(c) for c in spec.public) or "__rwn_all"
+    final = (f"SELECT {pub_out}group_size, trials, value, value_count, frequency, mu, theta,\n"
+             "    chernoff_upper, chernoff_lower, exact.upper AS exact_upper, exact.lower AS exact_lower,\n"
+             f"    {verdict['chernoff']} AS passes_chernoff,\n"
+             f"    {verdict['exact']} AS passes_exact,\n"
+             f"    bool_and({verdict[test]}) OVER (PARTITION BY {partition}) AS group_passes\n"
+             f"FROM bounds\nORDER BY {pub_out}value")
+    return "WITH\n" + body + "\n" + final
+
+
+def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, group_by=(),
+                  where_sql: str | None = None, values=None, dialect: DuckDBDialect = DUCKDB) -> str:
+    """Reconstructed counts over a release. Per group of `group_by` (public columns): with
+    values=None, one row per domain value; else one row for the value set `values` (a list
+    of SQL literals of the sensitive type), whose estimate is the sum over the set."""
+    s = quote_ident(sensitive)
+    groups = [quote_ident(c) for c in group_by]
+    gsel = "".join(g + ", " for g in groups)
+    gby = ", ".join(groups) if groups else "()"
+    if values is None:
+        join = " AND ".join([f"c.{g} IS NOT DISTINCT FROM g.{g}" for g in groups] + ["c.value = d.value"])
+        counts = (f"SELECT {''.join('g.' + x + ', ' for x in groups)}d.value, 1 AS set_size, g.group_size,\n"
+                  f"        CAST(coalesce(c.n, 0) AS BIGINT) AS released_count\n"
+                  f"    FROM (SELECT {gsel}count(*) AS group_size FROM released GROUP BY {gby}) g\n"
+                  f"    CROSS JOIN (SELECT unnest(domain) AS value FROM params) d\n"
+                  f"    LEFT JOIN (SELECT {gsel}{s} AS value, count(*) AS n FROM released GROUP BY ALL) c\n"
+                  f"        ON {join}")
+        output = f"{gsel}value,\n    "
+        order = ", ".join(groups + ["value"])
+    else:
+        in_list = ", ".join(values)
+        counts = (f"SELECT {gsel}{len(values)} AS set_size, count(*) AS group_size,\n"
+                  f"        count(*) FILTER (WHERE {s} IN ({in_list})) AS released_count\n"
+                  f"    FROM released GROUP BY {gby}")
+        output = gsel + "\n    " if gsel else ""
+        order = ", ".join(groups) if groups else "group_size"
+    return "WITH\n" + _render(
+        "rp_estimates.sql",
+        release=release,
+        where=f"\n    WHERE {where_sql}" if where_sql else "",
+        p=p_sql,
+        domain=domain_sql,
+        counts=counts,
+        output_cols=output,
+        order=order,
+    )
