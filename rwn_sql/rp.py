@@ -13,7 +13,7 @@ from .identifiers import float_literal, quote_ident, quote_literal
 from .randomness import KEY_PLACEHOLDER, resolve_key
 from .surface import ensure_functions
 
-__all__ = ["randomize", "audit", "estimates", "AuditResult"]
+__all__ = ["randomize", "audit", "estimates", "release", "AuditResult"]
 
 
 def _fail(exc: Exception) -> RWNError:
@@ -150,6 +150,35 @@ def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, 
         engine.write_table(con, text, into, replace=replace)
         return None
     return con.sql(text)
+
+
+def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p: float, public=None,
+            domain=None, key: str | None = None, seed: int | None = None, enforce=None,
+            test: str = "chernoff", nulls: str = "error", table: str | None = None,
+            overwrite: bool = False) -> int:
+    """Randomize like `randomize` and write a standalone release database at `path` (see
+    rwn_sql.release): the released table, its published parameters and reconstruction
+    views, never the key or raw data. Returns the number of released rows."""
+    from .release import ReleaseMeta, write_release
+    text = randomize(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed,
+                     enforce=enforce, test=test, nulls=nulls).sql_query()
+    src, spec, values, _ = _prepare(con, source, sensitive, p, public, domain, nulls)
+    name = table or _table_name(source)
+    eps, delta = enforce if enforce is not None else (None, None)
+    meta = ReleaseMeta(table_name=name, sensitive=sensitive, sensitive_type=src.type_of(sensitive),
+                       public=spec.public, p=float(p), domain=tuple(values), enforced=enforce is not None,
+                       epsilon=eps, delta=delta, test=test if enforce is not None else None)
+    return write_release(con, text, path, meta, overwrite=overwrite)
+
+
+def _table_name(source) -> str:
+    """A table name for a release: the file or table name of the source, else 'released'."""
+    text = os.fspath(source) if isinstance(source, os.PathLike) else str(source)
+    db = engine.split_db_target(text)
+    if db:
+        return db[1]
+    base = os.path.basename(text).split(".")[0] if engine.file_format(text) else text
+    return base if base.replace("_", "").isalnum() and not engine.QUERY_START.match(base) else "released"
 
 
 @dataclass

@@ -1,0 +1,137 @@
+"""Standalone release databases for analysts and BI tools.
+
+A release database is a DuckDB file holding only:
+  * the released table(s);
+  * `rwn_release_metadata`: one row per released table with the published parameters
+    (method, p, the domain, eps, delta, test, RWN parameters) and never the key or raw data;
+  * ready-made reconstruction views `<table>_estimates` (per sensitive value) and
+    `<table>_estimates_by_<column>` (per public column and sensitive value), plain SQL that
+    a DuckDB without rwn_sql can run.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import secrets
+from dataclasses import dataclass, field
+
+import duckdb
+
+from . import __version__, engine, rp_sql
+from .errors import RWNError
+from .identifiers import float_literal, quote_ident, quote_literal
+
+METADATA_TABLE = "rwn_release_metadata"
+METADATA_COLUMNS = """
+    table_name VARCHAR, method VARCHAR, sensitive VARCHAR, sensitive_type VARCHAR, public VARCHAR[],
+    p DOUBLE, domain VARCHAR[], m INTEGER, enforced BOOLEAN, epsilon DOUBLE, delta DOUBLE, test VARCHAR,
+    rwn_columns VARCHAR[], rwn_k INTEGER, rwn_eps DOUBLE, rwn_q DOUBLE, rwn_scale VARCHAR,
+    rows BIGINT, created_at TIMESTAMP, rwn_sql_version VARCHAR"""
+
+
+@dataclass(frozen=True)
+class ReleaseMeta:
+    """The published parameters of one released table."""
+    table_name: str
+    sensitive: str
+    sensitive_type: str
+    public: tuple[str, ...]
+    p: float
+    domain: tuple[str, ...]
+    method: str = "uniform_perturbation"
+    enforced: bool = False
+    epsilon: float | None = None
+    delta: float | None = None
+    test: str | None = None
+    rwn: dict = field(default_factory=dict)
+
+    @property
+    def m(self) -> int:
+        return len(self.domain)
+
+    def domain_sql(self) -> str:
+        return rp_sql.domain_literal(self.domain, self.sensitive_type)
+
+    def p_sql(self) -> str:
+        return float_literal(self.p)
+
+
+def view_name(table: str, by: str | None = None) -> str:
+    """`<table>_estimates` or `<table>_estimates_by_<column>` (non-word characters -> _)."""
+    base = f"{table}_estimates" + (f"_by_{by}" if by else "")
+    return re.sub(r"\W", "_", base)
+
+
+def estimates_view_sql(meta: ReleaseMeta, by: str | None) -> str:
+    """A view over the released table that reads p and the domain from the metadata table."""
+    md = (f"(SELECT {{}} FROM {METADATA_TABLE} WHERE table_name = {quote_literal(meta.table_name)})")
+    p_sql = md.format("p")
+    domain_sql = f"CAST({md.format('domain')} AS {meta.sensitive_type}[])"
+    return rp_sql.estimates_sql(quote_ident(meta.table_name), meta.sensitive, p_sql, domain_sql,
+                                (by,) if by else ())
+
+
+def read_metadata(con: duckdb.DuckDBPyConnection, table: str | None = None, schema: str | None = None) -> ReleaseMeta:
+    """The metadata of `table` (or of the only released table) in a release database."""
+    prefix = f"{quote_ident(schema)}." if schema else ""
+    try:
+        rows = con.execute(f"SELECT table_name, sensitive, sensitive_type, public, p, domain, method, enforced, "
+                           f"epsilon, delta, test FROM {prefix}{METADATA_TABLE}").fetchall()
+    except duckdb.Error:
+        raise RWNError(f"not a release database: it has no {METADATA_TABLE} table") from None
+    if table is not None:
+        rows = [r for r in rows if r[0].lower() == table.lower()]
+        if not rows:
+            raise RWNError(f"the release has no table {table!r}")
+    if len(rows) != 1:
+        raise RWNError("the release holds several tables; name one")
+    r = rows[0]
+    return ReleaseMeta(table_name=r[0], sensitive=r[1], sensitive_type=r[2], public=tuple(r[3]), p=r[4],
+                       domain=tuple(r[5]), method=r[6], enforced=r[7], epsilon=r[8], delta=r[9], test=r[10])
+
+
+def write_release(con: duckdb.DuckDBPyConnection, release_sql: str, path: str, meta: ReleaseMeta,
+                  overwrite: bool = False) -> int:
+    """Write a standalone release database at `path`, atomically: built under a temporary
+    name beside it and renamed when complete. Returns the number of released rows."""
+    if os.path.exists(path) and not overwrite:
+        raise RWNError(f"release database {path!r} already exists (use --overwrite to replace it)")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise RWNError(f"output folder {folder!r} does not exist")
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(4)}.tmp")
+    alias = "__rwn_release_" + secrets.token_hex(4)
+    con.execute(f"ATTACH {quote_literal(tmp)} AS {quote_ident(alias)}").fetchall()
+    try:
+        target = f"{quote_ident(alias)}.{quote_ident(meta.table_name)}"
+        rows = engine.run(con, f"CREATE TABLE {target} AS\n{release_sql}")[0][0]
+        con.execute(f"CREATE TABLE {quote_ident(alias)}.{METADATA_TABLE} ({METADATA_COLUMNS})").fetchall()
+        rwn = meta.rwn or {}
+        con.execute(f"INSERT INTO {quote_ident(alias)}.{METADATA_TABLE} VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [meta.table_name, meta.method, meta.sensitive, meta.sensitive_type, list(meta.public),
+                     meta.p, list(meta.domain), meta.m, meta.enforced, meta.epsilon, meta.delta, meta.test,
+                     rwn.get("columns"), rwn.get("k"), rwn.get("eps"), rwn.get("q"), rwn.get("scale"),
+                     rows, _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None), __version__]).fetchall()
+        previous = con.execute("SELECT current_database(), current_schema()").fetchone()
+        con.execute(f"USE {quote_ident(alias)}").fetchall()
+        try:   # views are bound in the release database itself, so they name its tables only
+            for by in (None,) + tuple(meta.public):
+                con.execute(f"CREATE VIEW {quote_ident(view_name(meta.table_name, by))} AS\n"
+                            f"{estimates_view_sql(meta, by)}").fetchall()
+        finally:
+            con.execute(f"USE {quote_ident(previous[0])}.{quote_ident(previous[1])}").fetchall()
+        con.execute(f"DETACH {quote_ident(alias)}").fetchall()
+        os.replace(tmp, path)
+        return rows
+    except BaseException:
+        try:
+            con.execute(f"DETACH {quote_ident(alias)}").fetchall()
+        except duckdb.Error:
+            pass
+        raise
+    finally:
+        for leftover in (tmp, tmp + ".wal"):
+            if os.path.exists(leftover):
+                os.remove(leftover)
