@@ -2,6 +2,10 @@
 
     rwn-sql perturb INPUT OUTPUT --columns a,b,c [--k 5] [--eps 0] [--q 1] ...
     rwn-sql neighborhoods INPUT --columns a,b,c [--k 5] [--eps 0] ...
+    rwn-sql randomize INPUT OUTPUT --sensitive s --p 0.7 [--public a,b] [--enforce EPS,DELTA] ...
+    rwn-sql audit INPUT --sensitive s --p 0.7 --epsilon 0.5 --delta 0.1 [--public a,b] [--test exact]
+    rwn-sql release INPUT OUTPUT.duckdb --sensitive s --p 0.7 [--public a,b] [--enforce EPS,DELTA] ...
+    rwn-sql query RELEASE.duckdb "SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' GROUP BY sex"
 
 INPUT and OUTPUT may be CSV, Parquet, or file.duckdb:table.
 """
@@ -17,6 +21,7 @@ import duckdb
 
 from . import __version__, api, engine
 from .errors import RWNError
+from .identifiers import quote_ident
 from .randomness import read_key_file
 from .spec import ON_MISSING, SCALES
 
@@ -92,7 +97,100 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--output", default=None, metavar="FILE",
                    help="also write per-record (record, size, radius, dcr) to a .csv/.parquet file")
     n.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
+
+    r = sub.add_parser("randomize", help="uniform perturbation of a sensitive attribute",
+                       description="Write a release of INPUT where the --sensitive column keeps its value with "
+                                   "probability p and otherwise takes a uniformly drawn domain value. The "
+                                   "--public columns are released exactly; other columns are left out.")
+    r.add_argument("input", metavar="INPUT")
+    r.add_argument("output", metavar="OUTPUT")
+    _add_rp_options(r)
+    _add_key_options(r)
+    r.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    r.add_argument("--show-sql", action="store_true",
+                   help="print the SQL the run executes (the key shown as getvariable('rwn_key'))")
+
+    a = sub.add_parser("audit", help="(eps, delta)-reconstruction-privacy audit of every personal group",
+                       description="Audit the ORIGINAL data: for every personal group (records sharing all public "
+                                   "values) and every sensitive value in it, the Chernoff bounds and exact tail "
+                                   "probabilities of micro reconstruction, and the verdict; then a summary.")
+    a.add_argument("input", metavar="INPUT")
+    _add_rp_options(a, audit=True)
+    a.add_argument("--after-enforcement", action="store_true",
+                   help="audit the groups as randomize --enforce splits them into blocks")
+    a.add_argument("--output", default=None, metavar="FILE",
+                   help="write the per-group, per-value audit rows to a .csv/.parquet file")
+    a.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
+
+    q = sub.add_parser("query", help="answer a COUNT(*) query on a release with reconstruction",
+                       description="Rewrite a count query over a release database (made by 'rwn-sql release') into "
+                                   "the unbiased reconstruction: per output row the released count, the estimate, "
+                                   "its standard error and a 95% interval. Supported: SELECT [group columns,] "
+                                   "COUNT(*) FROM <table> [WHERE ...] [GROUP BY ...] with AND/OR/NOT/IN/comparisons "
+                                   "on public columns and = or IN on the sensitive column.")
+    q.add_argument("release", metavar="RELEASE", help="a release database file (.duckdb)")
+    q.add_argument("sql", metavar="SQL", help="the count query")
+    q.add_argument("--output", default=None, metavar="FILE", help="also write the answer to a .csv/.parquet file")
+    q.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
+    q.add_argument("--show-sql", action="store_true", help="print the rewritten SQL")
+
+    rl = sub.add_parser("release", help="write a standalone release database for analysts and BI tools",
+                        description="Randomize the --sensitive column (optionally after RWN on --rwn-columns) and "
+                                    "write a DuckDB database holding only the released table, the published "
+                                    "parameters (rwn_release_metadata; never the key or raw data) and ready-made "
+                                    "reconstruction views that a plain DuckDB can query.")
+    rl.add_argument("input", metavar="INPUT")
+    rl.add_argument("output", metavar="OUTPUT.duckdb")
+    _add_rp_options(rl)
+    _add_key_options(rl)
+    rl.add_argument("--table", default=None, help="name of the released table (default: the input's name)")
+    rl.add_argument("--rwn-columns", type=column_list, default=[], metavar="A,B",
+                    help="also perturb these numeric columns with RWN before randomizing (they stay public)")
+    rl.add_argument("--rwn-k", type=int, default=5, help="k of the RWN step (default 5)")
+    rl.add_argument("--rwn-eps", type=float, default=0.0, help="eps of the RWN step (default 0)")
+    rl.add_argument("--rwn-q", type=float, default=1.0, help="q of the RWN step (default 1)")
+    rl.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    for sp in (r, a, q, rl):
+        sp.add_argument("--threads", type=int, default=None, help="DuckDB worker threads (default: all cores)")
+        sp.add_argument("--memory-limit", default=None, metavar="SIZE", help="DuckDB memory limit such as 2GB")
     return parser
+
+
+def _enforce_pair(text: str):
+    try:
+        eps, delta = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected EPS,DELTA such as 0.5,0.1; got {text!r}") from None
+    return eps, delta
+
+
+def _add_rp_options(p: argparse.ArgumentParser, audit: bool = False) -> None:
+    p.add_argument("--sensitive", required=True, help="the sensitive attribute (one column)")
+    p.add_argument("--p", type=float, required=True, help="retention probability, in (0, 1)")
+    p.add_argument("--public", type=column_list, default=None, metavar="A,B,C",
+                   help="public attributes, released exactly (default: every other column)")
+    p.add_argument("--domain-file", default=None, metavar="F",
+                   help="the sensitive attribute's domain, one value per line (default: the values in the data)")
+    p.add_argument("--test", choices=("chernoff", "exact"), default="chernoff",
+                   help="privacy test: chernoff (the paper's bounds; proves violations only) or exact "
+                        "(exact tail probabilities; certifies)")
+    p.add_argument("--nulls", choices=("error", "drop"), default="error",
+                   help="NULL sensitive values: error (default) or drop those records from the release")
+    if audit:
+        p.add_argument("--epsilon", type=float, required=True, help="relative reconstruction error eps")
+        p.add_argument("--delta", type=float, required=True, help="minimum tail probability delta, in (0, 1)")
+    else:
+        p.add_argument("--enforce", type=_enforce_pair, default=None, metavar="EPS,DELTA",
+                       help="enforce (eps, delta)-reconstruction-privacy with the block mechanism")
+
+
+def _add_key_options(p: argparse.ArgumentParser) -> None:
+    keys = p.add_mutually_exclusive_group()
+    keys.add_argument("--key-file", metavar="F",
+                      help="file holding the secret key (>= 16 characters): the same key reproduces the release")
+    keys.add_argument("--seed", type=int, default=None,
+                      help="integer seed, FOR EXPERIMENTS ONLY. Without --key-file or --seed a fresh random "
+                           "key is used and never stored")
 
 
 def _connect(args) -> duckdb.DuckDBPyConnection:
@@ -169,6 +267,92 @@ def cmd_neighborhoods(args) -> int:
     return 0
 
 
+def _rp_opts(args) -> dict:
+    domain = args.domain_file
+    return dict(public=args.public, domain=domain, test=args.test, nulls=args.nulls)
+
+
+def cmd_randomize(args) -> int:
+    from . import rp
+    if _same_target(args.input, args.output):
+        raise RWNError("OUTPUT is the same as INPUT; rwn-sql never modifies its input")
+    key = read_key_file(args.key_file) if args.key_file else None
+    con = _connect(args)
+    opts = dict(_rp_opts(args), key=key, seed=args.seed, enforce=args.enforce)
+    if args.show_sql:
+        print(rp.randomize_statement(con, args.input, args.sensitive, args.p, show=True, **opts))
+    start = time.perf_counter()
+    sql = rp.randomize_statement(con, args.input, args.sensitive, args.p, **opts)
+    rows = engine.write_output(con, sql, args.output, overwrite=args.overwrite)
+    log(f"rwn-sql randomize: {args.input} -> {args.output}: {rows} rows, sensitive {args.sensitive!r}, "
+        f"p = {args.p}" + (f", enforced (eps, delta) = {args.enforce} ({args.test} test)" if args.enforce else "")
+        + f" in {time.perf_counter() - start:.2f} s")
+    return 0
+
+
+def cmd_audit(args) -> int:
+    from . import rp
+    con = _connect(args)
+    result = rp.audit(con, args.input, args.sensitive, args.p, args.epsilon, args.delta, enforce=args.after_enforcement,
+                      **_rp_opts(args))
+    print(f"rwn-sql audit: {args.input}: sensitive {args.sensitive!r}, p = {args.p}, "
+          f"(eps, delta) = ({args.epsilon}, {args.delta})")
+    print(result.summary())
+    rows = result.rows.sql_query()
+    cols = [d[0] for d in con.execute(f"SELECT * FROM ({rows}) LIMIT 0").description]
+    public = cols[: cols.index("group_size")]
+    tail = "least(exact_upper, exact_lower)" if args.test == "exact" else "least(chernoff_upper, chernoff_lower)"
+    partition = ", ".join(quote_ident(c) for c in public) or "group_size"
+    worst = engine.run(con, f"""SELECT * FROM ({rows}) WHERE NOT group_passes
+        QUALIFY row_number() OVER (PARTITION BY {partition} ORDER BY {tail}) = 1
+        ORDER BY group_size DESC LIMIT 5""")
+    if worst:
+        print("largest failing groups, each with its most exposed value:")
+        for row in worst:
+            d = dict(zip(cols, row))
+            group = ", ".join(f"{c}={d[c]}" for c in public)
+            print(f"  {group}: {d['group_size']} records ({d['trials']} trials); {d['value']!r} f = {d['frequency']:.3f}: "
+                  f"Chernoff U = {d['chernoff_upper']:.3g}, L = {d['chernoff_lower']:.3g}; "
+                  f"exact {d['exact_upper']:.3g}, {d['exact_lower']:.3g}")
+    if args.output:
+        engine.write_output(con, result.rows.sql_query(), args.output, overwrite=args.overwrite)
+        print(f"wrote the audit rows to {args.output}")
+    return 0
+
+
+def cmd_query(args) -> int:
+    from .query import run_query
+    if not os.path.isfile(args.release):
+        raise RWNError(f"release database {args.release!r} does not exist")
+    con = _connect(args)
+    alias = engine.attach_read_only(con, args.release)
+    rel, rewritten = run_query(con, args.sql, schema=alias)
+    if args.show_sql:
+        print(rewritten.sql)
+    if rewritten.note:
+        print(rewritten.note, file=sys.stderr)
+    print(rel)
+    if args.output:
+        engine.write_output(con, rel.sql_query(), args.output, overwrite=args.overwrite)
+    return 0
+
+
+def cmd_release(args) -> int:
+    from . import rp
+    key = read_key_file(args.key_file) if args.key_file else None
+    con = _connect(args)
+    rwn = None
+    if args.rwn_columns:
+        rwn = dict(columns=args.rwn_columns, k=args.rwn_k, eps=args.rwn_eps, q=args.rwn_q, scale="minmax")
+    start = time.perf_counter()
+    table = args.table or rp._table_name(args.input)
+    rows = rp.release(con, args.input, args.output, args.sensitive, args.p, key=key, seed=args.seed,
+                      enforce=args.enforce, table=table, overwrite=args.overwrite, rwn=rwn, **_rp_opts(args))
+    log(f"rwn-sql release: {args.input} -> {args.output}: table {table!r} ({rows} rows), metadata and "
+        f"reconstruction views in {time.perf_counter() - start:.2f} s")
+    return 0
+
+
 def log(message: str) -> None:
     print(message, file=sys.stderr)
 
@@ -177,7 +361,9 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return {"perturb": cmd_perturb, "neighborhoods": cmd_neighborhoods}[args.command](args)
+        commands = {"perturb": cmd_perturb, "neighborhoods": cmd_neighborhoods, "randomize": cmd_randomize,
+                    "audit": cmd_audit, "query": cmd_query, "release": cmd_release}
+        return commands[args.command](args)
     except RWNError as exc:
         print(f"rwn-sql: error: {exc}", file=sys.stderr)
         return 2

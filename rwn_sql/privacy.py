@@ -123,24 +123,139 @@ def chernoff_max_group(pp: PrivacyParams) -> int:
     return int(math.floor(math.log(pp.delta) / math.log(worst) + 1e-12))
 
 
-def block_table(pp: PrivacyParams) -> list[int]:
-    """t[n-1] = number of independent trials (blocks) for a personal group of n records, for
-    n = 1 .. len(t); groups larger than len(t) get t[-1]. t(n) is the largest trial count
-    not above n that passes the chosen test at f = 1 (docs/METHODS.md: the worst case for the
-    Chernoff bounds, which grow as f falls), so it depends only on public quantities
-    (n, p, m, eps, delta). Raises if not even one trial passes.
+@lru_cache(maxsize=65536)
+def block_tails(n: int, t: int, p: float, m: int, eps: float) -> tuple[float, float]:
+    """Exact tails at f = 1 for a group of n records split into t blocks of sizes
+    ceil(n/t) and floor(n/t), each block one trial: O* = (q+1) X + q Y with
+    X ~ Binomial(n mod t, a), Y ~ Binomial(t - n mod t, a), q = n // t."""
+    pp = PrivacyParams.__new__(PrivacyParams)
+    object.__setattr__(pp, "p", p), object.__setattr__(pp, "m", m), object.__setattr__(pp, "eps", eps)
+    q, r = divmod(n, t)
+    mu, theta = mu_theta(n, 1.0, pp)
+    px, py = _binom_pmf(r, pp.a), _binom_pmf(t - r, pp.a)
+    o = (q + 1) * np.arange(r + 1)[:, None] + q * np.arange(t - r + 1)[None, :]
+    prob = px[:, None] * py[None, :]
+    hi, lo = (1 + theta) * mu, (1 - theta) * mu
+    upper = float(prob[o > hi + REL_TOL * max(1.0, hi)].sum())
+    lower = float(prob[o < lo - REL_TOL * max(1.0, abs(lo))].sum())
+    return min(upper, 1.0), min(lower, 1.0)
 
-    The exact tails are not monotone in f: a group kept at t = n trials can still fail the
-    exact test for a value with f < 1, and the audit after enforcement shows such groups."""
-    n_max = chernoff_max_group(pp)
-    # the exact tails are at most the Chernoff bounds: nothing above n_max can pass
-    passing = [t for t in range(1, n_max + 1) if passes(t, t, pp)]
-    if not passing:
-        raise ValueError(f"(eps, delta) = ({pp.eps}, {pp.delta}) cannot be achieved with p = {pp.p}, "
-                         f"m = {pp.m} and the {pp.test} test: even a single trial fails at f = 1")
-    table, best = [], 0
-    for n in range(1, passing[-1] + 1):
-        if n in passing:
-            best = n
-        table.append(best if best else 1)
-    return table
+
+@lru_cache(maxsize=65536)
+def block_tails_single(n: int, t: int, p: float, m: int, eps: float) -> tuple[float, float]:
+    """Exact tails for a value held by ONE record (f = 1/n) of a group of n records split at
+    random into t blocks: its block (size q+1 with probability r(q+1)/n, else q) adds 1 if
+    retained, its size if replaced by the value; every other block adds its size with
+    probability b."""
+    pp = PrivacyParams.__new__(PrivacyParams)
+    object.__setattr__(pp, "p", p), object.__setattr__(pp, "m", m), object.__setattr__(pp, "eps", eps)
+    q, r = divmod(n, t)
+    mu, theta = mu_theta(n, 1.0 / n, pp)
+    hi, lo = (1 + theta) * mu, (1 - theta) * mu
+    upper = lower = 0.0
+    for size, weight in ((q + 1, r * (q + 1) / n), (q, (t - r) * q / n)):
+        if weight == 0 or size == 0:
+            continue
+        big = r - (size == q + 1)          # other blocks of size q+1, and of size q
+        small = (t - 1) - big
+        others = np.zeros(n + 1)
+        pb, ps = _binom_pmf(big, pp.b), _binom_pmf(small, pp.b)
+        for i, wi in enumerate(pb):
+            for j, wj in enumerate(ps):
+                others[i * (q + 1) + j * q] += wi * wj
+        own = {1: pp.p, size: (1 - pp.p) / pp.m, 0: (1 - pp.p) * (1 - 1 / pp.m)}
+        if size == 1:
+            own = {1: pp.a, 0: 1 - pp.a}
+        for add, w in own.items():
+            o = np.arange(n + 1) + add
+            upper += weight * w * float(others[o > hi + REL_TOL * max(1.0, hi)].sum())
+            lower += weight * w * float(others[o < lo - REL_TOL * max(1.0, abs(lo))].sum())
+    return min(upper, 1.0), min(lower, 1.0)
+
+
+ALL_COUNTS_MAX = 64    # block designs of groups up to this size are checked at every count
+
+
+@lru_cache(maxsize=65536)
+def block_tails_count(n: int, t: int, c: int, p: float, m: int, eps: float) -> tuple[float, float]:
+    """Exact tails for a value held by c of n records split at random into t blocks (sizes
+    ceil(n/t), floor(n/t)). Dynamic programme over the blocks: the number of holders that
+    fall into a block is hypergeometric; a block adds its holders if retained (p), its size
+    if replaced by the value ((1-p)/m), else nothing."""
+    pp = PrivacyParams.__new__(PrivacyParams)
+    object.__setattr__(pp, "p", p), object.__setattr__(pp, "m", m), object.__setattr__(pp, "eps", eps)
+    q, r = divmod(n, t)
+    sizes = [q + 1] * r + [q] * (t - r)
+    state = np.zeros((c + 1, n + 1))          # state[holders left, O* so far]
+    state[c, 0] = 1.0
+    left = n
+    held = np.arange(c + 1)
+    log_fact = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1)))])
+
+    def log_comb(a, b):
+        return log_fact[a] - log_fact[b] - log_fact[a - b]
+
+    for size in sizes:
+        new = np.zeros_like(state)
+        for j in range(0, min(size, c) + 1):
+            # probability that j of the `held` remaining holders fall into this block
+            ok = (held >= j) & (held <= left) & (left - held >= size - j)
+            k = held[ok]
+            h = np.zeros(c + 1)
+            h[ok] = np.exp(log_comb(k, j) + log_comb(left - k, size - j) - log_comb(left, size))
+            src = state[j:] * h[j:, None]
+            if not src.any():
+                continue
+            dst = new[: c + 1 - j]
+            dst[:, j:] += p * src[:, : n + 1 - j]                       # retained: adds its j holders
+            dst[:, size:] += (1 - p) / m * src[:, : n + 1 - size]       # replaced by the value
+            dst += (1 - p) * (1 - 1 / m) * src                          # replaced by another value
+        state, left = new, left - size
+    pmf = state[0]
+    mu, theta = mu_theta(n, c / n, pp)
+    o = np.arange(n + 1)
+    hi, lo = (1 + theta) * mu, (1 - theta) * mu
+    upper = float(pmf[o > hi + REL_TOL * max(1.0, hi)].sum())
+    lower = float(pmf[o < lo - REL_TOL * max(1.0, abs(lo))].sum())
+    return min(upper, 1.0), min(lower, 1.0)
+
+
+def _design_passes(n: int, t: int, pp: PrivacyParams) -> bool:
+    """Does a group of n records in t blocks pass? Chernoff (the paper's test): t independent
+    trials at f = 1. Exact: the exact tails of the block design at both extremes, f = 1 and a
+    value held by a single record (intermediate frequencies are checked by Monte Carlo in
+    the tests)."""
+    if pp.test == "chernoff":
+        return passes(t, t, pp)
+    tails = block_tails(n, t, pp.p, pp.m, pp.eps) + block_tails_single(n, t, pp.p, pp.m, pp.eps)
+    if min(tails) < pp.delta:
+        return False
+    if n <= ALL_COUNTS_MAX:
+        return all(min(block_tails_count(n, t, c, pp.p, pp.m, pp.eps)) >= pp.delta for c in range(2, n))
+    return True
+
+
+def trials_for_sizes(sizes, pp: PrivacyParams) -> dict[int, int]:
+    """Number of randomization units t(n) for personal groups of each size n. It depends
+    only on public quantities (n, p, m, eps, delta), never on a group's own frequencies:
+
+      * n independent trials when they pass the test for every possible count of a value
+        (for the Chernoff test f = 1 is the worst case, its bounds grow as f falls; the
+        exact tails are not monotone in f, so every count is checked);
+      * otherwise the most blocks t < n that pass at f = 1 (docs/METHODS.md): the group is
+        split into t blocks (sizes differ by at most one) sharing one coin and one
+        replacement value each; for the exact test the tails of that very block design are
+        computed exactly, at f = 1 and for a value held by one record.
+
+    0 means no design passes (the caller refuses such data)."""
+    n_max = chernoff_max_group(pp)        # the exact tails are at most the Chernoff bounds
+    at_one = [t for t in range(1, n_max + 1) if passes(t, t, pp)]
+    out = {}
+    for n in sorted({int(x) for x in sizes}):
+        if n in at_one and (pp.test == "chernoff" or all(passes(n, c, pp) for c in range(1, n))):
+            out[n] = n
+            continue
+        # Chernoff: t independent trials; exact: any split, checked on the design itself
+        candidates = at_one if pp.test == "chernoff" else range(1, n_max + 1)
+        out[n] = next((t for t in reversed(candidates) if t < n and _design_passes(n, t, pp)), 0)
+    return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 from dataclasses import dataclass
 
 import duckdb
@@ -106,11 +107,22 @@ def _privacy(p, m, epsilon, delta, test) -> privacy.PrivacyParams:
         raise _fail(exc) from None
 
 
-def _blocks(pp: privacy.PrivacyParams):
+def _blocks(con, src, spec, pp: privacy.PrivacyParams) -> dict[int, int]:
+    """Trial counts for the personal-group sizes present in the data (public quantities)."""
+    pub = ", ".join(quote_ident(c) for c in spec.public)
+    where = f" WHERE {quote_ident(spec.sensitive)} IS NOT NULL" if spec.nulls == "drop" else ""
+    sizes = [r[0] for r in engine.run(con, f"SELECT DISTINCT count(*) FROM {src.sql}{where}"
+                                           f"{' GROUP BY ' + pub if pub else ''}")]
     try:
-        return privacy.block_table(pp)
+        trials = privacy.trials_for_sizes(sizes, pp)
     except ValueError as exc:
         raise _fail(exc) from None
+    impossible = sorted(n for n, t in trials.items() if t == 0)
+    if impossible:
+        raise RWNError(f"(eps, delta) = ({pp.eps}, {pp.delta}) cannot be achieved for personal groups of "
+                       f"{', '.join(map(str, impossible[:5]))} records with p = {pp.p}, m = {pp.m} and the "
+                       f"{pp.test} test, whatever the number of blocks")
+    return trials
 
 
 def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, public=None, domain=None,
@@ -129,21 +141,8 @@ def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, 
     reconstruction stays unbiased.
     Returns a DuckDB relation, or None with `into` (a table created in one statement).
     """
-    src, spec, values, literal = _prepare(con, source, sensitive, p, public, domain, nulls)
-    blocks = None
-    if enforce is not None:
-        try:
-            eps, delta = enforce
-        except (TypeError, ValueError):
-            raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
-        blocks = _blocks(_privacy(p, len(values), eps, delta, test))
-    try:
-        the_key = resolve_key(key, seed)
-    except (TypeError, ValueError) as exc:
-        raise _fail(exc) from None
-    output = [c for c in src.names if c in spec.public or c == sensitive]
-    text = rp_sql.randomize_sql(src.sql, spec, output, literal,
-                                KEY_PLACEHOLDER if sql else quote_literal(the_key), blocks)
+    text = randomize_statement(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed,
+                               enforce=enforce, test=test, nulls=nulls, show=sql)
     if sql:
         return text
     if into is not None:
@@ -152,23 +151,65 @@ def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, 
     return con.sql(text)
 
 
+def randomize_statement(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls,
+                        show: bool = False) -> str:
+    """The SQL of a randomize call. show=True puts getvariable('rwn_key') where the key goes."""
+    src, spec, values, literal = _prepare(con, source, sensitive, p, public, domain, nulls)
+    blocks = None
+    if enforce is not None:
+        try:
+            eps, delta = enforce
+        except (TypeError, ValueError):
+            raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
+        blocks = _blocks(con, src, spec, _privacy(p, len(values), eps, delta, test))
+    try:
+        the_key = resolve_key(key, seed)
+    except (TypeError, ValueError) as exc:
+        raise _fail(exc) from None
+    output = [c for c in src.names if c in spec.public or c == sensitive]
+    return rp_sql.randomize_sql(src.sql, spec, output, literal,
+                                KEY_PLACEHOLDER if show else quote_literal(the_key), blocks)
+
+
 def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p: float, public=None,
             domain=None, key: str | None = None, seed: int | None = None, enforce=None,
             test: str = "chernoff", nulls: str = "error", table: str | None = None,
-            overwrite: bool = False) -> int:
+            overwrite: bool = False, rwn: dict | None = None) -> int:
     """Randomize like `randomize` and write a standalone release database at `path` (see
     rwn_sql.release): the released table, its published parameters and reconstruction
-    views, never the key or raw data. Returns the number of released rows."""
+    views, never the key or raw data. With rwn=dict(columns=[...], k=, eps=, q=, scale=) the
+    named numeric columns are first perturbed by RWN (they stay public, now perturbed).
+    Returns the number of released rows."""
+    from . import api
     from .release import ReleaseMeta, write_release
-    text = randomize(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed,
-                     enforce=enforce, test=test, nulls=nulls).sql_query()
-    src, spec, values, _ = _prepare(con, source, sensitive, p, public, domain, nulls)
     name = table or _table_name(source)
-    eps, delta = enforce if enforce is not None else (None, None)
-    meta = ReleaseMeta(table_name=name, sensitive=sensitive, sensitive_type=src.type_of(sensitive),
-                       public=spec.public, p=float(p), domain=tuple(values), enforced=enforce is not None,
-                       epsilon=eps, delta=delta, test=test if enforce is not None else None)
-    return write_release(con, text, path, meta, overwrite=overwrite)
+    staged = None
+    try:
+        if rwn:
+            try:   # the RWN step runs once, into a temporary table the randomization reads
+                the_key = resolve_key(key, seed)
+            except (TypeError, ValueError) as exc:
+                raise _fail(exc) from None
+            key, seed = the_key, None
+            staged = "__rwn_stage_" + secrets.token_hex(4)
+            rwn = dict(dict(k=5, eps=0.0, q=1.0, scale="minmax"), **rwn)
+            text = api.perturb_statement(con, source, rwn["columns"], k=rwn["k"], eps=rwn["eps"], q=rwn["q"],
+                                         scale=rwn["scale"], strata=(), categorical=(), weight=1.0,
+                                         on_missing="error", drop=(), key=key, seed=None)
+            engine.run(con, f"CREATE TEMP TABLE {quote_ident(staged)} AS {text}")
+            source = staged
+        src, spec, values, literal = _prepare(con, source, sensitive, p, public, domain, nulls)
+        text = randomize_statement(con, source, sensitive, p, public=public, domain=values, key=key, seed=seed,
+                                   enforce=enforce, test=test, nulls=nulls)
+        eps, delta = enforce if enforce is not None else (None, None)
+        meta = ReleaseMeta(table_name=name, sensitive=sensitive, sensitive_type=src.type_of(sensitive),
+                           public=spec.public, p=float(p), domain=tuple(values), enforced=enforce is not None,
+                           epsilon=eps, delta=delta, test=test if enforce is not None else None,
+                           method="rwn+uniform_perturbation" if rwn else "uniform_perturbation", rwn=rwn or {})
+        return write_release(con, text, path, meta, overwrite=overwrite)
+    finally:
+        if staged:
+            con.execute(f"DROP TABLE IF EXISTS {quote_ident(staged)}").fetchall()
 
 
 def _table_name(source) -> str:
@@ -210,7 +251,7 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
     """
     src, spec, values, literal = _prepare(con, source, sensitive, p, public, domain, nulls)
     pp = _privacy(p, len(values), epsilon, delta, test)
-    blocks = _blocks(pp) if enforce else None
+    blocks = _blocks(con, src, spec, pp) if enforce else None
     ensure_functions(con)
     text = rp_sql.audit_sql(src.sql, spec, literal, pp.eps, pp.delta, test, blocks)
     if sql:

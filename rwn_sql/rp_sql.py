@@ -36,17 +36,16 @@ def domain_literal(values, type_sql: str) -> str:
     return f"CAST([{', '.join(quote_literal(str(v)) for v in values)}] AS {type_sql}[])"
 
 
-def list_literal(ints) -> str:
-    return "[" + ", ".join(str(int(v)) for v in ints) + "]"
+def trials_values(trials: dict[int, int]) -> str:
+    """The public table of trial counts per group size as a VALUES list: (size, trials)."""
+    return "(VALUES " + ", ".join(f"({int(n)}, {int(t)})" for n, t in sorted(trials.items())) + ") AS tr(size, t)"
 
 
-def _trials(size_sql: str, blocks) -> str:
-    """Number of trials of a group of `size_sql` records under the block table."""
-    if blocks is None:
-        return size_sql
-    top = len(blocks)
-    return (f"CASE WHEN {size_sql} > {top} THEN {blocks[-1]} "
-            f"ELSE {list_literal(blocks)}[CAST({size_sql} AS BIGINT)] END")
+def _trials_check(dialect: DuckDBDialect) -> str:
+    """t for a group size, refusing sizes without a design (t = 0) or missing from the table."""
+    return (f"CASE WHEN tr.t IS NULL THEN {dialect.raise_error(quote_literal('rwn_sql: a personal group size is missing from the trials table; rebuild the SQL for this data'))}"
+            f" WHEN tr.t = 0 THEN {dialect.raise_error(quote_literal('rwn_sql: a personal group of ') + ' || tr.size || ' + quote_literal(' records cannot pass the test with any number of blocks'))}"
+            " ELSE tr.t END")
 
 
 def randomize_ctes(source: str, spec: RandomizeSpec, domain_sql: str, key_sql: str,
@@ -62,12 +61,14 @@ def randomize_ctes(source: str, spec: RandomizeSpec, domain_sql: str, key_sql: s
         units = (
             "-- enforcement: a personal group of n records is split at random into t(n) blocks;\n"
             "    -- each block shares one coin and one replacement value (t depends on n only)\n"
-            "    SELECT 'g' || gid || 'b' || ((pos - 1) % trials) AS unit, * EXCLUDE (gid, pos, trials)\n"
-            "    FROM (\n"
-            f"        SELECT *, min(__rwn_rid) OVER ({part}) AS gid,\n"
-            f"            row_number() OVER ({part} ORDER BY {order}) AS pos,\n"
-            f"            {_trials(f'count(*) OVER ({part})', blocks)} AS trials\n"
-            "        FROM staged)")
+            "    SELECT 'g' || gid || 'b' || ((pos - 1) % trials) AS unit, * EXCLUDE (gid, pos, gsize, trials)\n"
+            f"    FROM (SELECT g.*, {_trials_check(dialect)} AS trials\n"
+            "        FROM (\n"
+            f"            SELECT *, min(__rwn_rid) OVER ({part}) AS gid,\n"
+            f"                row_number() OVER ({part} ORDER BY {order}) AS pos,\n"
+            f"                count(*) OVER ({part}) AS gsize\n"
+            "            FROM staged) g\n"
+            f"        LEFT JOIN {trials_values(blocks)} ON tr.size = g.gsize)")
     missing = "'rwn_sql: the domain misses values present in the data: ' || missing"
     return _render(
         "rp_randomize.sql",
@@ -117,10 +118,12 @@ def audit_sql(source: str, spec: RandomizeSpec, domain_sql: str, eps: float, del
         domain_values=f"SELECT unnest({domain_sql})",
         public_cols=pub_cols if spec.public else "__rwn_all",
         sens=quote_ident(spec.sensitive),
-        trials=_trials("group_size", blocks),
+        trials=(f"(SELECT {_trials_check(dialect)} FROM {trials_values(blocks)} "
+                f"RIGHT JOIN (SELECT 1) ON tr.size = c.group_size)" if blocks else "group_size"),
         p=p, b=b, eps=float_literal(eps),
-        exact=(f"rwn_exact_tails(CAST(trials AS BIGINT), CAST(trial_count AS BIGINT), {p}, "
-               f"(SELECT m FROM domain), {float_literal(eps)})"),
+        exact=(f"CASE WHEN enforced THEN rwn_block_tails(CAST(group_size AS BIGINT), CAST(trials AS BIGINT), "
+               f"{p}, (SELECT m FROM domain), {float_literal(eps)}) ELSE rwn_exact_tails(CAST(group_size AS BIGINT), "
+               f"CAST(value_count AS BIGINT), {p}, (SELECT m FROM domain), {float_literal(eps)}) END"),
     )
     if not spec.public:   # one personal group holding everyone
         body = body.replace("SELECT * FROM src", "SELECT *, NULL::VARCHAR AS __rwn_all FROM src", 1)
@@ -129,7 +132,7 @@ def audit_sql(source: str, spec: RandomizeSpec, domain_sql: str, eps: float, del
                "exact": f"exact.upper >= {d} AND exact.lower >= {d}"}
     pub_out = "".join(quote_ident(c) + ", " for c in spec.public)
     partition = ", ".join(quote_ident(c) for c in spec.public) or "__rwn_all"
-    final = (f"SELECT {pub_out}group_size, trials, value, value_count, frequency, mu, theta,\n"
+    final = (f"SELECT {pub_out}group_size, trials, enforced, value, value_count, frequency, mu, theta,\n"
              "    chernoff_upper, chernoff_lower, exact.upper AS exact_upper, exact.lower AS exact_lower,\n"
              f"    {verdict['chernoff']} AS passes_chernoff,\n"
              f"    {verdict['exact']} AS passes_exact,\n"

@@ -41,6 +41,13 @@ def _exact_tails(n, count, p, m, eps):
     return {"upper": upper, "lower": lower}
 
 
+def _block_tails(n, t, p, m, eps):
+    if None in (n, t, p, m, eps):
+        return None
+    upper, lower = privacy.block_tails(int(n), int(t), float(p), int(m), float(eps))
+    return {"upper": upper, "lower": lower}
+
+
 def _register(con, name, fn, params, returns) -> None:
     try:
         con.remove_function(name)
@@ -50,11 +57,16 @@ def _register(con, name, fn, params, returns) -> None:
 
 
 def ensure_functions(con: duckdb.DuckDBPyConnection) -> None:
-    """Register the scalar functions that generated SQL calls (rwn_exact_tails)."""
+    """Register the scalar functions that generated SQL calls (rwn_exact_tails, rwn_block_tails)."""
     try:
-        con.execute("SELECT rwn_exact_tails(1, 1, 0.5, 2, 0.5)").fetchall()
+        con.execute("SELECT rwn_exact_tails(1, 1, 0.5, 2, 0.5), rwn_block_tails(2, 1, 0.5, 2, 0.5)").fetchall()
     except duckdb.Error:
-        _register(con, "rwn_exact_tails", _exact_tails, [BIGINT, BIGINT, DOUBLE, BIGINT, DOUBLE], TAILS)
+        _register_tails(con)
+
+
+def _register_tails(con) -> None:
+    _register(con, "rwn_exact_tails", _exact_tails, [BIGINT, BIGINT, DOUBLE, BIGINT, DOUBLE], TAILS)
+    _register(con, "rwn_block_tails", _block_tails, [BIGINT, BIGINT, DOUBLE, BIGINT, DOUBLE], TAILS)
 
 
 def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
@@ -71,7 +83,29 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         spec = _spec(columns, k, eps, 1.0, scale, strata, categorical, weight, on_missing)
         return sqlgen.neighborhoods_sql(_source(con, source, spec), spec, pairs=bool(pairs))
 
+    def randomize_sql(source, sensitive, p, public, domain, key, seed, epsilon, delta, test, nulls):
+        from . import rp
+        enforce = None if epsilon is None and delta is None else (epsilon, delta)
+        return rp.randomize_statement(con.cursor(), source, sensitive, p, public=public, domain=domain,
+                                      key=key, seed=seed, enforce=enforce, test=test, nulls=nulls)
+
+    def audit_sql(source, sensitive, p, epsilon, delta, public, domain, test, enforce, nulls):
+        from . import rp
+        return rp.audit(con.cursor(), source, sensitive, p, epsilon, delta, public=public, domain=domain,
+                        test=test, enforce=bool(enforce), nulls=nulls, sql=True)
+
+    def estimates_sql(release, sensitive, p, domain, group_by, where, values):
+        from . import rp
+        return rp.estimates(con.cursor(), release, sensitive, p, domain, group_by=group_by or (),
+                            where=where, values=values, sql=True)
+
     functions = {
+        "rwn_randomize_sql": (randomize_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,
+                                              BIGINT, DOUBLE, DOUBLE, VARCHAR, VARCHAR]),
+        "rwn_audit_sql": (audit_sql, [VARCHAR, VARCHAR, DOUBLE, DOUBLE, DOUBLE, VARCHAR_LIST, VARCHAR_LIST,
+                                      VARCHAR, BOOLEAN, VARCHAR]),
+        "rwn_estimates_sql": (estimates_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,
+                                              VARCHAR_LIST]),
         "rwn_perturb_sql": (perturb_sql, [VARCHAR, VARCHAR_LIST, BIGINT, DOUBLE, DOUBLE, VARCHAR,
                                           VARCHAR_LIST, VARCHAR_LIST, DOUBLE, VARCHAR, VARCHAR_LIST,
                                           VARCHAR, BIGINT]),
@@ -81,7 +115,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     }
     for name, (fn, params) in functions.items():
         _register(con, name, fn, params, VARCHAR)
-    _register(con, "rwn_exact_tails", _exact_tails, [BIGINT, BIGINT, DOUBLE, BIGINT, DOUBLE], TAILS)
+    _register_tails(con)
     for statement in sqlgen.sql_text("macros.sql").split(";\n"):
         if statement.strip() and not all(line.startswith("--") for line in statement.strip().splitlines()):
             con.execute(statement).fetchall()

@@ -1,7 +1,10 @@
 -- rwn_sql: (eps, delta)-reconstruction-privacy audit of every personal group (records that
 -- share all public values), on the ORIGINAL data. For each value x with frequency f > 0 in
--- a group of n records (or n trials when enforcing): mu = n (f p + b), theta = eps f p / (f p + b),
--- the full Chernoff bounds U, L and the exact tail probabilities of the released count O*.
+-- a group of n records: mu = n (f p + b), theta = eps f p / (f p + b), the full Chernoff bounds
+-- U, L and the exact tail probabilities of the released count O*. A group that enforcement splits
+-- into t < n blocks is evaluated at the worst case f = 1, the design point of the block
+-- mechanism: Chernoff with mu = t a, exact with the tails of that block design (its per-value
+-- tails at f < 1 are checked by Monte Carlo in the tests).
 src AS (
     SELECT * FROM $source
 ),
@@ -18,15 +21,19 @@ cells AS (
     GROUP BY $public_cols, $sens
 ),
 trials AS (
-    SELECT *, $trials AS trials, value_count / group_size AS frequency
-    FROM cells
+    SELECT c.*, $trials AS trials, value_count / group_size AS frequency
+    FROM cells c
+),
+design AS (
+    SELECT *, trials < group_size AS enforced,
+        CASE WHEN trials < group_size THEN 1.0 ELSE frequency END AS f_eval
+    FROM trials
 ),
 stats AS (
     SELECT *,
-        trials * (frequency * $p + $b) AS mu,
-        $eps * frequency * $p / (frequency * $p + $b) AS theta,
-        greatest(1, round(frequency * trials)) AS trial_count
-    FROM trials
+        trials * (f_eval * $p + $b) AS mu,
+        $eps * f_eval * $p / (f_eval * $p + $b) AS theta
+    FROM design
 ),
 bounds AS (
     SELECT *,

@@ -1,0 +1,214 @@
+"""Benchmark: uniform perturbation and the reconstruction-privacy audit (rwn_sql.rp) in DuckDB
+against a plain GROUP BY count over the same columns.
+
+One process, one in-memory DuckDB connection. The data are census-like records generated
+in SQL from range(N) with keyed-hash columns (fixed data seed): public attributes sex (2
+values), race (5), age_band (10), education (16) and region (50) with skewed frequencies,
+and the sensitive attribute occupation (15 values) whose distribution shifts with
+education, so the personal groups differ. Generating and materializing the table `people`
+is not timed. Timed separately, each writing a table:
+
+  baseline        CREATE TABLE ... AS SELECT <5 public>, occupation, count(*) FROM people GROUP BY ALL
+  randomize       rp.randomize(con, "people", "occupation", p, public=[...], seed, into="released")
+  audit chernoff  rp.audit(..., p, eps, delta, test="chernoff") (its summary counts run inside
+                  the call) plus CREATE TABLE audit_rows AS <result.rows>
+  audit exact     the same with test="exact"
+  enforce exact   rp.randomize(..., enforce=(eps, delta), test="exact", into="released_enforced")
+
+rwn_sql's in-process caches of exact tail probabilities are emptied before every step, so
+no step profits from an earlier one. Every time is also shown as a ratio to the baseline; the headline the project tracks is
+(randomize + chernoff audit) / baseline, target at most 5x. Afterwards, untimed: the share
+of released values that differ from the original against its expectation (1-p)(1-1/m).
+
+    python benchmarks/bench_rp.py                       # 10,000,000 rows, 2 threads
+    python benchmarks/bench_rp.py --rows 200000         # quick check, a few seconds
+    python benchmarks/bench_rp.py --threads 1 --p 0.7
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import time
+
+import duckdb
+import numpy as np
+
+import rwn_sql
+from rwn_sql import privacy, rp
+
+PUBLIC = ["sex", "race", "age_band", "education", "region"]
+SENSITIVE = "occupation"
+DATA_SEED = 20240601
+HEADLINE_TARGET = 5.0
+
+
+def uniform_sql(column: int) -> str:
+    """A uniform double in [0, 1) per row i, independent across `column`s: the top 53 bits of
+    DuckDB's hash of one distinct integer per (data seed, row, column)."""
+    return (f"((hash(i * 16 + {column} + {DATA_SEED} * 10000000000) >> 11)::DOUBLE"
+            f" / 9007199254740992.0)")
+
+
+def make_people(con: duckdb.DuckDBPyConnection, rows: int) -> None:
+    """CREATE TABLE people: `rows` census-like records. Skews: sex 51/49, race 60/18/13/6/3 %,
+    age_band, education and region from powers of a uniform (region 0 holds ~17%, region 49
+    ~0.5%); occupation has its mode at about education * 15/16 and a long tail above it."""
+    u = uniform_sql
+    con.execute(f"""
+        CREATE TABLE people AS
+        SELECT sex, race, age_band, education, region,
+            printf('occ%02d', (CAST(education AS INTEGER) * 15 // 16
+                               + CAST(floor(15 * pow(u_occ, 2.5)) AS INTEGER)) % 15 + 1) AS occupation
+        FROM (
+            SELECT
+                CASE WHEN {u(1)} < 0.51 THEN 'F' ELSE 'M' END AS sex,
+                CASE WHEN {u(2)} < 0.60 THEN 'white' WHEN {u(2)} < 0.78 THEN 'hispanic'
+                     WHEN {u(2)} < 0.91 THEN 'black' WHEN {u(2)} < 0.97 THEN 'asian'
+                     ELSE 'other' END AS race,
+                CAST(floor(10 * pow({u(3)}, 1.3)) AS TINYINT) AS age_band,
+                CAST(floor(16 * pow({u(4)}, 0.7)) AS TINYINT) AS education,
+                CAST(floor(50 * pow({u(5)}, 2.2)) AS SMALLINT) AS region,
+                {u(6)} AS u_occ
+            FROM range({rows}) t(i)
+            ORDER BY i)""")
+
+
+def clear_caches() -> None:
+    """Empty rwn_sql's in-process memo caches (the exact tail probabilities are lru_cached
+    Python functions) so that every timed step starts cold, as in a fresh process."""
+    for obj in vars(privacy).values():
+        if callable(getattr(obj, "cache_clear", None)):
+            obj.cache_clear()
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024   # Linux: kilobytes
+
+
+def cpu_name() -> str:
+    name = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            name = next((l.split(":", 1)[1].strip() for l in fh if l.startswith("model name")), name)
+    except OSError:
+        pass
+    return f"{name or platform.machine()} ({platform.machine()}), os.cpu_count() = {os.cpu_count()}"
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="Times exclude data generation; the check after the "
+                                        "timings is untimed. Every step writes a table in the "
+                                        "same in-memory database.")
+    ap.add_argument("--rows", type=int, default=10_000_000, help="number of records (default 10,000,000)")
+    ap.add_argument("--threads", type=int, default=2, help="DuckDB threads (default 2)")
+    ap.add_argument("--p", type=float, default=0.5, help="retention probability p (default 0.5)")
+    ap.add_argument("--eps", type=float, default=0.5,
+                    help="reconstruction-privacy eps for the audits and enforcement (default 0.5)")
+    ap.add_argument("--delta", type=float, default=0.1,
+                    help="reconstruction-privacy delta for the audits and enforcement (default 0.1)")
+    ap.add_argument("--seed", type=int, default=1,
+                    help="perturbation seed (default 1); the data seed is fixed")
+    args = ap.parse_args(argv)
+    if args.rows < 1 or args.threads < 1:
+        ap.error("need --rows >= 1 and --threads >= 1")
+
+    con = duckdb.connect()
+    con.execute(f"SET threads = {args.threads}")
+    t0 = time.perf_counter()
+    make_people(con, args.rows)
+    t_gen = time.perf_counter() - t0
+    groups, cells = con.execute(
+        f"SELECT count(DISTINCT ({', '.join(PUBLIC)})), count(DISTINCT ({', '.join(PUBLIC)}, {SENSITIVE})) "
+        f"FROM people").fetchone()
+    sizes = con.execute(f"SELECT min(n), median(n), max(n) FROM (SELECT count(*) AS n FROM people "
+                        f"GROUP BY {', '.join(PUBLIC)})").fetchone()
+    m = con.execute(f"SELECT count(DISTINCT {SENSITIVE}) FROM people").fetchone()[0]
+
+    print(f"rows      {args.rows:,} (census-like, generated in {t_gen:.1f} s, untimed)")
+    print(f"columns   public {', '.join(PUBLIC)} (2 x 5 x 10 x 16 x 50); sensitive {SENSITIVE} (m = {m})")
+    print(f"groups    {groups:,} personal groups, {cells:,} (group, value) cells; group size "
+          f"min {sizes[0]:,}, median {sizes[1]:,.0f}, max {sizes[2]:,}")
+    print(f"params    p = {args.p}, eps = {args.eps}, delta = {args.delta}, seed = {args.seed}")
+    print(f"threads   {args.threads}")
+    print(f"duckdb    {duckdb.__version__}; numpy {np.__version__}; rwn_sql {rwn_sql.__version__}")
+    print(f"machine   {cpu_name()}")
+    print(f"peak RSS  {peak_rss_mb():,.0f} MB after generating the data")
+
+    cols = ", ".join(PUBLIC + [SENSITIVE])
+    common = dict(public=PUBLIC)
+    audits = {}
+
+    def baseline():
+        con.execute(f"CREATE TABLE group_counts AS SELECT {cols}, count(*) AS n FROM people GROUP BY ALL")
+
+    def randomize():
+        rp.randomize(con, "people", SENSITIVE, p=args.p, **common, seed=args.seed, into="released")
+
+    def audit(test):
+        def run():
+            result = rp.audit(con, "people", SENSITIVE, args.p, args.eps, args.delta, **common, test=test)
+            con.execute(f"CREATE TABLE audit_rows_{test} AS {result.rows.sql_query()}")
+            audits[test] = result
+        return run
+
+    def enforce():
+        rp.randomize(con, "people", SENSITIVE, p=args.p, **common, seed=args.seed,
+                     enforce=(args.eps, args.delta), test="exact", into="released_enforced")
+
+    steps = [
+        ("baseline", baseline, f"CREATE TABLE AS SELECT <5 public>, {SENSITIVE}, count(*) GROUP BY ALL"),
+        ("randomize", randomize, "rp.randomize(..., into='released')"),
+        ("audit chernoff", audit("chernoff"), "rp.audit(..., test='chernoff') + CREATE TABLE audit_rows"),
+        ("audit exact", audit("exact"), "rp.audit(..., test='exact') + CREATE TABLE audit_rows"),
+        ("enforce exact", enforce, "rp.randomize(..., enforce=(eps, delta), test='exact')"),
+    ]
+    times, failed = {}, {}
+    print()
+    for name, fn, what in steps:
+        clear_caches()
+        t0 = time.perf_counter()
+        try:
+            fn()
+        except rwn_sql.RWNError as exc:    # report a refused step and go on with the others
+            failed[name] = str(exc)
+        times[name] = time.perf_counter() - t0
+        ratio = "" if name == "baseline" else f"{times[name] / times['baseline']:7.2f}x"
+        print(f"{name:<15} {times[name]:8.2f} s {ratio:>8}   {what}   (peak RSS so far {peak_rss_mb():,.0f} MB)")
+        if name in failed:
+            print(f"{'':<15} FAILED after {times[name]:.2f} s: RWNError: {failed[name]}")
+
+    if "randomize" in failed or "audit chernoff" in failed:
+        print("\nheadline  not available: a step it needs failed")
+    else:
+        headline = (times["randomize"] + times["audit chernoff"]) / times["baseline"]
+        print(f"\nheadline  {headline:8.2f}x    (randomize + audit chernoff) / baseline"
+              f"   (target <= {HEADLINE_TARGET:g}x: {'met' if headline <= HEADLINE_TARGET else 'MISSED'})")
+
+    print("\naudits (summary counts from rp.audit)")
+    for test, result in audits.items():
+        print(f"  {test:<9} {result.failing_groups:,} of {result.groups:,} personal groups fail "
+              f"({result.failing_records:,} of {result.records:,} records); "
+              f"{con.execute(f'SELECT count(*) FROM audit_rows_{test}').fetchone()[0]:,} audit rows")
+
+    # --- sanity check (untimed): released rows line up with people in input order -------------
+    expected = (1 - args.p) * (1 - 1 / m)
+    print("\nsanity check (untimed)")
+    for table in ("released", "released_enforced"):
+        if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [table]).fetchone()[0]:
+            print(f"  {table:<18} not written")
+            continue
+        n, changed, public_moved = con.execute(f"""
+            SELECT count(*), avg(CAST(r.{SENSITIVE} <> o.{SENSITIVE} AS DOUBLE)),
+                   count(*) FILTER (WHERE {' OR '.join(f'r.{c} <> o.{c}' for c in PUBLIC)})
+            FROM (SELECT * FROM people) o POSITIONAL JOIN (SELECT * FROM {table}) r""").fetchone()
+        print(f"  {table:<18} {n:,} rows; share of {SENSITIVE} changed {changed:.4f} "
+              f"(expected {expected:.4f} without enforcement); public values moved: {public_moved:,}")
+    print(f"\npeak RSS  {peak_rss_mb():,.0f} MB (whole process, at the end)")
+
+
+if __name__ == "__main__":
+    main()

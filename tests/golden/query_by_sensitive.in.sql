@@ -1,0 +1,1 @@
+SELECT sex, occupation, COUNT(*) FROM adult GROUP BY sex, occupation

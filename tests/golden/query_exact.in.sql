@@ -1,0 +1,1 @@
+SELECT race, COUNT(*) FROM adult WHERE sex = 'Female' GROUP BY race

@@ -1,0 +1,282 @@
+"""Analysts' count queries over a release: the rewrite (golden SQL), its numbers (equal to
+rp.estimates, the release's views and plain counts) and the refusals."""
+import os
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import ROOT
+from rwn_sql import RWNError, rp
+from rwn_sql.query import ESTIMATE_COLUMNS, rewrite, run_query
+from rwn_sql.release import ReleaseMeta, read_metadata
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+UPDATE = os.environ.get("RWN_UPDATE_GOLDEN") == "1"   # RWN_UPDATE_GOLDEN=1 pytest tests/test_query.py
+ADULT = ROOT / "examples" / "data" / "adult.csv"
+PUBLIC = ("sex", "race", "relationship", "education", "marital_status")
+DOMAIN = ("?", "Adm-clerical", "Armed-Forces", "Craft-repair", "Exec-managerial", "Farming-fishing",
+          "Handlers-cleaners", "Machine-op-inspct", "Other-service", "Priv-house-serv", "Prof-specialty",
+          "Protective-serv", "Sales", "Tech-support", "Transport-moving")
+# the published parameters of the release built below (test_meta_matches_release checks it)
+META = ReleaseMeta(table_name="adult", sensitive="occupation", sensitive_type="VARCHAR", public=PUBLIC,
+                   p=0.5, domain=DOMAIN)
+ISSUE = "SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' AND race IN ('Black', 'Other') GROUP BY sex"
+
+
+def golden_cases():
+    return sorted(p.name[: -len(".in.sql")] for p in GOLDEN.glob("query_*.in.sql"))
+
+
+@pytest.mark.parametrize("name", golden_cases())
+def test_golden(name):
+    query = (GOLDEN / f"{name}.in.sql").read_text(encoding="utf-8")
+    out = GOLDEN / f"{name}.out.sql"
+    sql = rewrite(query, META).sql + "\n"
+    if UPDATE:
+        out.write_text(sql, encoding="utf-8")
+    assert out.exists(), f"{out.name} is missing; regenerate with RWN_UPDATE_GOLDEN=1"
+    assert sql == out.read_text(encoding="utf-8")
+
+
+def test_golden_cases_present():
+    assert {"query_issue_example", "query_by_sensitive", "query_exact", "query_or_not_between",
+            "query_micro"} <= set(golden_cases())
+
+
+@pytest.mark.parametrize("query,micro,exact,group_by,values", [
+    (ISSUE, False, False, ("sex",), ("Sales",)),
+    ("SELECT sex, occupation, COUNT(*) FROM adult GROUP BY sex, occupation", False, False,
+     ("sex", "occupation"), None),
+    ("SELECT race, COUNT(*) FROM adult WHERE sex = 'Female' GROUP BY race", False, True, ("race",), None),
+    # all public attributes pinned by equalities, IN of one value and IS NULL, or grouped
+    ("SELECT COUNT(*) FROM adult WHERE sex = 'Male' AND 'White' = race AND relationship IN ('Husband', 'Husband') "
+     "AND education IS NULL AND marital_status = 'Divorced' AND occupation = 'Sales'", True, False, (), ("Sales",)),
+    ("SELECT sex, race, relationship, education, marital_status, occupation, COUNT(*) FROM adult "
+     "GROUP BY sex, race, relationship, education, marital_status, occupation", True, False,
+     ("sex", "race", "relationship", "education", "marital_status", "occupation"), None),
+    # one attribute not pinned: a range, an OR, an IN of two values
+    ("SELECT COUNT(*) FROM adult WHERE sex = 'Male' AND race = 'White' AND relationship = 'Husband' "
+     "AND education >= 'B' AND marital_status = 'Divorced' AND occupation = 'Sales'", False, False, (), ("Sales",)),
+    ("SELECT COUNT(*) FROM adult WHERE sex = 'Male' AND race = 'White' AND relationship = 'Husband' "
+     "AND (education = 'Bachelors' OR marital_status = 'Divorced') AND occupation = 'Sales'", False, False, (),
+     ("Sales",)),
+    ("SELECT sex, race, relationship, education, COUNT(*) FROM adult WHERE marital_status IN ('Divorced', 'Widowed') "
+     "AND occupation = 'Sales' GROUP BY sex, race, relationship, education", False, False,
+     ("sex", "race", "relationship", "education"), ("Sales",)),
+    # an exact count of a personal group reconstructs nothing
+    ("SELECT COUNT(*) FROM adult WHERE sex = 'Male' AND race = 'White' AND relationship = 'Husband' "
+     "AND education = 'Bachelors' AND marital_status = 'Divorced'", False, True, (), None),
+    # repeated values count once: |V| enters the estimate
+    ("SELECT COUNT(*) FROM adult WHERE occupation IN ('Sales', 'Sales', 'Tech-support')", False, False, (),
+     ("Sales", "Tech-support")),
+])
+def test_flags(query, micro, exact, group_by, values):
+    r = rewrite(query, META)
+    assert (r.micro, r.exact, r.group_by, r.values) == (micro, exact, group_by, values)
+    assert f"{str(micro).lower()} AS micro_reconstruction" in r.sql
+    assert ("WARNING micro reconstruction" in r.note) == micro
+
+
+def test_note_names_alias():
+    assert "alias \"n\"" in rewrite("SELECT COUNT(*) AS n FROM adult WHERE occupation = 'Sales'", META).note
+
+
+def test_odd_names_are_quoted_by_identifiers():
+    meta = ReleaseMeta(table_name='t"x', sensitive="s s", sensitive_type="VARCHAR", public=('my"col', "b"),
+                       p=0.5, domain=("it's", "b"))
+    sql = rewrite("""SELECT "my""col", COUNT(*) FROM "t""x" WHERE "my""col" = 'a''b' AND b = 'new
+line' AND "s s" = 'it''s' GROUP BY "my""col" """, meta).sql
+    assert """WHERE "my""col" = 'a''b' AND "b" = 'new\nline'""" in sql
+    assert """IN (CAST('it''s' AS VARCHAR))""" in sql
+    assert """FROM "t""x\"""" in sql
+
+
+@pytest.mark.parametrize("query,message", [
+    ("SELECT COUNT(*) FROM adult JOIN adult b ON true", "joins"),
+    ("SELECT COUNT(*) FROM adult, adult b", "joins"),
+    ("SELECT COUNT(*) FROM (SELECT * FROM adult)", "subqueries"),
+    ("SELECT COUNT(*) FROM adult WHERE sex IN (SELECT sex FROM adult)", "subqueries"),
+    ("WITH a AS (SELECT * FROM adult) SELECT COUNT(*) FROM a", "WITH clause"),
+    ("SELECT sex, COUNT(*) FROM adult GROUP BY sex UNION SELECT sex, COUNT(*) FROM adult GROUP BY sex",
+     "set operations"),
+    ("SELECT COUNT(*) FROM adult; SELECT COUNT(*) FROM adult", "several statements"),
+    ("DELETE FROM adult", "only SELECT count queries"),
+    ("SELECT sex, AVG(1) FROM adult GROUP BY sex", r"the aggregate AVG\(1\); only COUNT\(\*\)"),
+    ("SELECT COUNT(DISTINCT sex) FROM adult", r"only COUNT\(\*\) \(or COUNT\(1\)\) is answered"),
+    ("SELECT COUNT(occupation) FROM adult", r"only COUNT\(\*\)"),
+    ("SELECT COUNT(*) FILTER (WHERE sex = 'Male') FROM adult", "put the condition in the WHERE clause"),
+    ("SELECT DISTINCT sex, COUNT(*) FROM adult GROUP BY sex", "SELECT DISTINCT"),
+    ("SELECT sex, COUNT(*) FROM adult GROUP BY sex HAVING COUNT(*) > 5", "HAVING clause"),
+    ("SELECT sex, COUNT(*) FROM adult GROUP BY sex ORDER BY sex", "ORDER BY clause"),
+    ("SELECT COUNT(*) FROM adult LIMIT 1", "LIMIT clause"),
+    ("SELECT sex, COUNT(*) OVER () FROM adult", r"window functions \(OVER\)"),
+    ("SELECT lower(sex), COUNT(*) FROM adult GROUP BY sex", "functions on columns are not answered"),
+    ("SELECT COUNT(*) FROM adult WHERE lower(sex) = 'male'", "functions on columns are not answered"),
+    ("SELECT COUNT(*) FROM adult WHERE sex LIKE 'M%'", "the condition sex LIKE 'M%'"),
+    ("SELECT COUNT(*) FROM adult WHERE sex = race || 'x'", "compare columns with literals"),
+    ("SELECT *, COUNT(*) FROM adult", r"SELECT \*"),
+    ("SELECT sex, COUNT(*), COUNT(1) FROM adult GROUP BY sex", "appears 2 times"),
+    ("SELECT sex FROM adult GROUP BY sex", "appears 0 times"),
+    ("SELECT sex, COUNT(*) FROM adult", '"sex" is selected but not in GROUP BY'),
+    ("SELECT COUNT(*) FROM adult GROUP BY sex", '"sex" is in GROUP BY but not selected'),
+    ("SELECT sex AS s, COUNT(*) FROM adult GROUP BY sex", "grouped columns keep their names"),
+    ("SELECT sex, COUNT(*) FROM adult GROUP BY ALL", "GROUP BY ALL"),
+    ("SELECT sex, COUNT(*) FROM adult GROUP BY 1", "group by column names only"),
+    ("SELECT COUNT(*) FROM people", 'counts from "people", not from the release table "adult"'),
+    ("SELECT COUNT(*) FROM read_csv('adult.csv')", "FROM must name the release table"),
+    ("SELECT COUNT(*)", "no FROM clause"),
+    ("SELECT COUNT(*) FROM adult a WHERE adult.sex = 'Male'", "names table 'adult', not 'a'"),
+    # the sensitive attribute: one top-level AND condition = / IN on domain literals
+    ("SELECT COUNT(*) FROM adult WHERE sex = 'Male' OR occupation = 'Sales'",
+     '"occupation" inside OR: the public part of the predicate must be separable'),
+    ("SELECT COUNT(*) FROM adult WHERE NOT occupation IN ('Sales')", '"occupation" inside NOT'),
+    ("SELECT COUNT(*) FROM adult WHERE occupation <> 'Sales'",
+     r"may only appear as \"occupation\" = 'value' or \"occupation\" IN"),
+    ("SELECT COUNT(*) FROM adult WHERE occupation = sex", "with literal values"),
+    ("SELECT COUNT(*) FROM adult WHERE occupation = 'Sales' AND occupation IN ('Sales', 'Tech-support')",
+     "2 conditions on the sensitive attribute"),
+])
+def test_refusals_say_what_is_supported(query, message):
+    with pytest.raises(RWNError, match=message) as info:
+        rewrite(query, META)
+    assert r"supported: SELECT [g1, g2, ...,] COUNT(*) FROM <release table>" in str(info.value)
+
+
+@pytest.mark.parametrize("query,message", [
+    ("SELECT COUNT(*) FROM adult WHERE age > 30",
+     'unknown column "age": the release table "adult" has columns "sex", "race", "relationship", '
+     '"education", "marital_status", "occupation"'),
+    ("SELECT COUNT(*) FROM adult WHERE occupation IN ('Sales', 'Pilot')",
+     r"'Pilot' not in the published domain of \"occupation\" \('\?', 'Adm-clerical'"),
+    ("SELECT COUNT(*) FROM adult WHERE sex = 'Male' AND (", "cannot parse the query"),
+    ("SELECT COUNT(*) FROM adult WHERE sex = 'Male", "cannot parse the query"),
+])
+def test_errors_name_the_problem(query, message):
+    with pytest.raises(RWNError, match=message):
+        rewrite(query, META)
+
+
+# ---- execution on a real release --------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def release_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("release") / "adult.duckdb"
+    with duckdb.connect() as con:
+        rp.release(con, str(ADULT), str(path), "occupation", 0.5, public=list(PUBLIC), seed=3)
+    return path
+
+
+@pytest.fixture(scope="module")
+def rcon(release_path):
+    con = duckdb.connect(str(release_path), read_only=True)
+    yield con
+    con.close()
+
+
+def rows(query, con, **kw):
+    rel, _ = run_query(con, query, **kw)
+    return rel.fetchall()
+
+
+def strip_flag(result):
+    return [r[:-1] for r in result]
+
+
+def test_meta_matches_release(rcon):
+    assert read_metadata(rcon) == META
+
+
+def test_issue_example_equals_rp_estimates(rcon):
+    got = rows(ISSUE, rcon)
+    want = rp.estimates(rcon, "adult", "occupation", 0.5, list(DOMAIN), group_by=["sex"],
+                        where="race IN ('Black', 'Other')", values=["Sales"]).fetchall()
+    assert strip_flag(got) == want and len(want) == 2
+    assert all(r[-1] is False for r in got)
+    plain = rcon.sql("SELECT sex, count(*) FROM adult WHERE occupation = 'Sales' AND race IN ('Black', 'Other') "
+                     "GROUP BY sex ORDER BY sex").fetchall()
+    assert [(r[0], r[1]) for r in got] == plain     # released_count: the plain count on the release
+
+
+def test_by_sensitive_equals_views(rcon):
+    got = rows("SELECT occupation, sex, COUNT(*) FROM adult GROUP BY sex, occupation", rcon)
+    assert strip_flag(got) == rcon.sql("SELECT * FROM adult_estimates_by_sex").fetchall()
+    got = rows("SELECT occupation, COUNT(*) FROM adult GROUP BY occupation", rcon)
+    assert strip_flag(got) == rcon.sql("SELECT * FROM adult_estimates").fetchall()
+    assert len(got) == len(DOMAIN)
+
+
+def test_by_sensitive_with_values_keeps_those_rows(rcon):
+    got = rows("SELECT race, occupation, COUNT(*) FROM adult WHERE occupation IN ('Tech-support', 'Sales') "
+               "GROUP BY race, occupation", rcon)
+    want = rcon.sql("SELECT * FROM adult_estimates_by_race WHERE value IN ('Sales', 'Tech-support')").fetchall()
+    assert strip_flag(got) == want and len(want) == 10
+
+
+def test_micro_equals_rp_estimates(rcon):
+    pins = ("sex = 'Male' AND race = 'White' AND relationship = 'Husband' AND education = 'Bachelors' "
+            "AND marital_status = 'Married-civ-spouse'")
+    rel, r = run_query(rcon, f"SELECT COUNT(*) FROM adult WHERE {pins} AND occupation IN ('Sales', 'Tech-support')")
+    got = rel.fetchall()
+    want = rp.estimates(rcon, "adult", "occupation", 0.5, list(DOMAIN), where=pins,
+                        values=["Sales", "Tech-support"]).fetchall()
+    assert r.micro and strip_flag(got) == want and got[0][-1] is True
+    assert got[0][0] == rcon.sql(f"SELECT count(*) FROM adult WHERE {pins} "
+                                 "AND occupation IN ('Sales', 'Tech-support')").fetchall()[0][0]
+
+
+def test_public_predicate_equals_rp_estimates(rcon):
+    where = ("(race = 'White' OR NOT education BETWEEN 'Assoc-acdm' AND 'Doctorate') "
+             "AND marital_status IS NOT NULL")
+    got = rows(f"SELECT sex, COUNT(*) FROM adult WHERE {where} AND occupation IN ('Sales', 'Exec-managerial') "
+               "GROUP BY sex", rcon)
+    want = rp.estimates(rcon, "adult", "occupation", 0.5, list(DOMAIN), group_by=["sex"], where=where,
+                        values=["Sales", "Exec-managerial"]).fetchall()
+    assert strip_flag(got) == want
+
+
+def test_exact_count_equals_plain_count(rcon):
+    got = rows("SELECT race, COUNT(*) FROM adult WHERE sex = 'Female' GROUP BY race", rcon)
+    plain = rcon.sql("SELECT race, count(*) FROM adult WHERE sex = 'Female' GROUP BY race ORDER BY race").fetchall()
+    assert [(r[0], r[1]) for r in got] == plain
+    assert all(r[1] == r[2] == r[3] == r[5] == r[6] == r[7] and r[4] == 0.0 and r[8] is False for r in got)
+    assert rows("SELECT COUNT(*) FROM adult", rcon)[0][:2] == (32561, 32561)
+
+
+def test_one_shape_for_exact_and_reconstructed(rcon):
+    exact, _ = run_query(rcon, "SELECT sex, COUNT(*) FROM adult GROUP BY sex")
+    recon, _ = run_query(rcon, "SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' GROUP BY sex")
+    assert exact.columns == recon.columns == ["sex", *ESTIMATE_COLUMNS, "micro_reconstruction"]
+    assert exact.types == recon.types
+
+
+@pytest.mark.parametrize("name", golden_cases())
+def test_golden_sql_runs_on_the_release(rcon, name):
+    query = (GOLDEN / f"{name}.in.sql").read_text(encoding="utf-8")
+    assert rcon.sql((GOLDEN / f"{name}.out.sql").read_text(encoding="utf-8")).fetchall() == rows(query, rcon)
+
+
+def test_attached_release(release_path, rcon):
+    want = rows(ISSUE, rcon)
+    with duckdb.connect() as con:
+        con.execute(f"ATTACH '{release_path}' AS rel (READ_ONLY)").fetchall()
+        assert rows(ISSUE, con, schema="rel") == want
+        assert rows(ISSUE.replace("FROM adult", "FROM rel.adult"), con) == want
+        with pytest.raises(RWNError, match='reads from "rel" but schema "other" was given'):
+            run_query(con, ISSUE.replace("FROM adult", "FROM rel.adult"), schema="other")
+        with pytest.raises(RWNError, match="not a release database"):
+            run_query(con, ISSUE)
+
+
+def test_odd_names_run(con, tmp_path):
+    con.execute("""CREATE TABLE "we""ird" AS SELECT * FROM (VALUES ('a', 'x y', 'it''s'), ('b', 'x y', 'b'),
+        ('a', 'z', 'b'), ('a', 'x y', 'it''s')) v("my""col", "sp ace", "s s")""").fetchall()
+    path = str(tmp_path / "odd.duckdb")
+    rp.release(con, '"we""ird"', path, "s s", 0.5, public=['my"col', "sp ace"], seed=1, table='we"ird')
+    with duckdb.connect(path, read_only=True) as rel_con:
+        got = rows("""SELECT "sp ace", COUNT(*) FROM "we""ird" WHERE "my""col" = 'a' AND "s s" = 'it''s'
+                      GROUP BY "sp ace" """, rel_con)
+        want = rp.estimates(rel_con, '"we""ird"', "s s", 0.5, ["b", "it's"], group_by=["sp ace"],
+                            where=""""my""col" = 'a'""", values=["it's"]).fetchall()
+    assert strip_flag(got) == want and len(want) == 2
+    assert all(r[-1] is True for r in got)      # both public attributes fixed per row
