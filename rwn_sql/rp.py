@@ -288,9 +288,14 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
     if domain is None or len(domain) < 2:
         raise RWNError("estimates need the published domain (at least 2 values)")
     literal = rp_sql.domain_literal(domain, src.type_of(sensitive))
+    clash = [c for c in group_by if c.lower() in rp_sql.ESTIMATE_COLUMNS]
+    if clash:
+        raise RWNError(f"group_by: column {clash[0]!r} has the name of an output column of the estimates; "
+                       f"rename it in the release")
     vals = None
     if values is not None:
-        vals = [f"CAST({quote_literal(str(v))} AS {src.type_of(sensitive)})" for v in values]
+        values = list(dict.fromkeys(str(v) for v in values))      # a repeated value is one value
+        vals = [f"CAST({quote_literal(v)} AS {src.type_of(sensitive)})" for v in values]
         unknown = [v for v in values if str(v) not in {str(d) for d in domain}]
         if unknown:
             raise RWNError(f"values {unknown} are not in the domain")

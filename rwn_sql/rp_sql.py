@@ -12,6 +12,8 @@ from .sqlgen import _join, _render
 RANDOMIZE_PURPOSE = "rp.randomize"
 BLOCK_PURPOSE = "rp.block"
 NULLS = ("error", "drop")
+ESTIMATE_COLUMNS = ("value", "released_count", "group_size", "estimate", "std_error", "ci_low", "ci_high",
+                    "estimate_clipped", "set_size", "micro_reconstruction")
 
 
 @dataclass(frozen=True)
@@ -154,18 +156,19 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
         join = " AND ".join([f"c.{g} IS NOT DISTINCT FROM g.{g}" for g in groups] + ["c.value = d.value"])
         counts = (f"SELECT {''.join('g.' + x + ', ' for x in groups)}d.value, 1 AS set_size, g.group_size,\n"
                   f"        CAST(coalesce(c.n, 0) AS BIGINT) AS released_count\n"
-                  f"    FROM (SELECT {gsel}count(*) AS group_size FROM released GROUP BY {gby}) g\n"
+                  f"    FROM (SELECT {gsel}count(*) AS group_size FROM released GROUP BY {gby}\n"
+                  f"          HAVING count(*) > 0) g\n"
                   f"    CROSS JOIN (SELECT unnest(domain) AS value FROM params) d\n"
                   f"    LEFT JOIN (SELECT {gsel}{s} AS value, count(*) AS n FROM released GROUP BY ALL) c\n"
                   f"        ON {join}")
-        output = f"{gsel}value,\n    "
+        output = f"{gsel}value,"
         order = ", ".join(groups + ["value"])
     else:
         in_list = ", ".join(values)
         counts = (f"SELECT {gsel}{len(values)} AS set_size, count(*) AS group_size,\n"
                   f"        count(*) FILTER (WHERE {s} IN ({in_list})) AS released_count\n"
-                  f"    FROM released GROUP BY {gby}")
-        output = gsel + "\n    " if gsel else ""
+                  f"    FROM released GROUP BY {gby} HAVING count(*) > 0")
+        output = gsel.rstrip()
         order = ", ".join(groups) if groups else "group_size"
     return "WITH\n" + _render(
         "rp_estimates.sql",

@@ -8,7 +8,7 @@ released AS (
     SELECT * FROM $release$where
 ),
 params AS (
-    SELECT CAST($p AS DOUBLE) AS p, $domain AS domain, len($domain) AS m
+    SELECT $p AS p, $domain AS domain, len($domain) AS m
 ),
 counts AS (
     $counts
@@ -22,8 +22,7 @@ estimates AS (
                  params.p + (1 - params.p) * c.set_size / params.m AS a
           FROM counts c, params) c
 )
-SELECT $output_cols
-    released_count,
+SELECT $output_cols released_count,
     group_size,
     estimate,
     sqrt(group_size * (f_hat * a * (1 - a) + (1 - f_hat) * b * (1 - b))) / p AS std_error,

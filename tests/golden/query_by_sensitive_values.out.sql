@@ -12,12 +12,13 @@ released AS (
     WHERE "sex" = 'Female'
 ),
 params AS (
-    SELECT CAST(0.5::DOUBLE AS DOUBLE) AS p, CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[]) AS domain, len(CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[])) AS m
+    SELECT 0.5::DOUBLE AS p, CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[]) AS domain, len(CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[])) AS m
 ),
 counts AS (
     SELECT d.value, 1 AS set_size, g.group_size,
         CAST(coalesce(c.n, 0) AS BIGINT) AS released_count
-    FROM (SELECT count(*) AS group_size FROM released GROUP BY ()) g
+    FROM (SELECT count(*) AS group_size FROM released GROUP BY ()
+          HAVING count(*) > 0) g
     CROSS JOIN (SELECT unnest(domain) AS value FROM params) d
     LEFT JOIN (SELECT "occupation" AS value, count(*) AS n FROM released GROUP BY ALL) c
         ON c.value = d.value
@@ -31,9 +32,7 @@ estimates AS (
                  params.p + (1 - params.p) * c.set_size / params.m AS a
           FROM counts c, params) c
 )
-SELECT value,
-    
-    released_count,
+SELECT value, released_count,
     group_size,
     estimate,
     sqrt(group_size * (f_hat * a * (1 - a) + (1 - f_hat) * b * (1 - b))) / p AS std_error,

@@ -12,12 +12,12 @@ released AS (
     WHERE "race" <> 'it''s'
 ),
 params AS (
-    SELECT CAST(0.5::DOUBLE AS DOUBLE) AS p, CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[]) AS domain, len(CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[])) AS m
+    SELECT 0.5::DOUBLE AS p, CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[]) AS domain, len(CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[])) AS m
 ),
 counts AS (
     SELECT "sex", 1 AS set_size, count(*) AS group_size,
         count(*) FILTER (WHERE "occupation" IN (CAST('Sales' AS VARCHAR))) AS released_count
-    FROM released GROUP BY "sex"
+    FROM released GROUP BY "sex" HAVING count(*) > 0
 ),
 estimates AS (
     SELECT c.*,
@@ -28,9 +28,7 @@ estimates AS (
                  params.p + (1 - params.p) * c.set_size / params.m AS a
           FROM counts c, params) c
 )
-SELECT "sex", 
-    
-    released_count,
+SELECT "sex", released_count,
     group_size,
     estimate,
     sqrt(group_size * (f_hat * a * (1 - a) + (1 - f_hat) * b * (1 - b))) / p AS std_error,

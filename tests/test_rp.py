@@ -1,0 +1,335 @@
+"""Uniform perturbation, reconstruction and (eps, delta)-reconstruction-privacy."""
+import itertools
+import math
+from fractions import Fraction
+
+import duckdb
+import numpy as np
+import pytest
+
+import rwn_sql
+from conftest import ROOT, load_numpy
+from rwn_sql import RWNError, privacy, rp
+
+ADULT = ROOT / "examples" / "data" / "adult.csv"
+PUBLIC = ["sex", "race", "relationship", "education", "marital_status"]
+Z = 4.0        # 4-sigma limits: a correct implementation fails one with probability < 1e-4
+
+
+# --- the privacy mathematics, against exhaustive enumeration ------------------------------
+
+def enumerate_release(values, t, p, m, blocks_random=True):
+    """Exact distribution of the released count of value 0, by enumerating every random
+    partition into t blocks (round robin over a random order), coin and replacement."""
+    n = len(values)
+    dist = {}
+    orders = list(itertools.permutations(range(n)))
+    for order in orders:
+        block = [0] * n
+        for pos, rec in enumerate(order):
+            block[rec] = pos % t
+        for coins in itertools.product([True, False], repeat=t):
+            for repl in itertools.product(range(m), repeat=t):
+                prob = Fraction(1, len(orders))
+                for b in range(t):      # coin and replacement drawn independently per block
+                    prob *= (Fraction(p) if coins[b] else 1 - Fraction(p)) / m
+                released = [values[i] if coins[block[i]] else repl[block[i]] for i in range(n)]
+                o = sum(1 for v in released if v == 0)
+                dist[o] = dist.get(o, 0) + prob
+    return dist
+
+
+def tails_from(dist, n, c, p, m, eps):
+    f = Fraction(c, n)
+    b = (1 - Fraction(p)) / m
+    mu = n * (f * Fraction(p) + b)
+    theta = Fraction(eps) * f * Fraction(p) / (f * Fraction(p) + b)
+    upper = sum(w for o, w in dist.items() if o > (1 + theta) * mu)
+    lower = sum(w for o, w in dist.items() if o < (1 - theta) * mu)
+    return float(upper), float(lower)
+
+
+@pytest.mark.parametrize("n,t,c", [(4, 4, 2), (4, 2, 4), (4, 2, 1), (5, 2, 3), (5, 3, 2), (4, 3, 4)])
+def test_tail_functions_equal_enumeration(n, t, c):
+    p, m, eps = 0.5, 3, 0.5
+    values = [0] * c + [1] * (n - c)
+    exact = tails_from(enumerate_release(values, t, Fraction(1, 2), m), n, c, p, m, eps)
+    if t == n:
+        assert privacy.exact_tails(n, c, p, m, eps) == pytest.approx(exact, abs=1e-12)
+    if c == n:
+        assert privacy.block_tails(n, t, p, m, eps) == pytest.approx(exact, abs=1e-12)
+    if c == 1:
+        assert privacy.block_tails_single(n, t, p, m, eps) == pytest.approx(exact, abs=1e-12)
+    assert privacy.block_tails_count(n, t, c, p, m, eps) == pytest.approx(exact, abs=1e-12)
+
+
+def test_methods_example_group_limits():
+    """docs/METHODS.md: f = 1, p = 0.5, m = 10, eps = 0.5, delta = 0.1: the full Chernoff bounds
+    pass groups of up to 33 records, the exact test only groups of 1, 2 or 7."""
+    pp = privacy.PrivacyParams(0.5, 10, 0.5, 0.1, "chernoff")
+    assert privacy.chernoff_max_group(pp) == 33
+    exact = privacy.PrivacyParams(0.5, 10, 0.5, 0.1, "exact")
+    assert [n for n in range(1, 60) if privacy.passes(n, n, exact)] == [1, 2, 7]
+
+
+def test_audit_equals_hand_computation(con):
+    """A group of 4 records with values x, x, x, y and another of 2 records y, z; p = 0.5,
+    domain {x, y, z}; eps = 0.5, delta = 0.1. Every number recomputed here from the formulas."""
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES ('a', 'x'), ('a', 'x'), ('a', 'x'), ('a', 'y'), "
+                "('b', 'y'), ('b', 'z')) v(g, s)").fetchall()
+    p, m, eps, delta = 0.5, 3, 0.5, 0.1
+    res = rp.audit(con, "t", "s", p, eps, delta, public=["g"], test="exact")
+    rows = {(r[0], r[4]): r for r in res.rows.fetchall()}
+    a, b = p + (1 - p) / m, (1 - p) / m
+    for (g, v), n, c in [(("a", "x"), 4, 3), (("a", "y"), 4, 1), (("b", "y"), 2, 1), (("b", "z"), 2, 1)]:
+        r = rows[(g, v)]
+        f = c / n
+        mu, theta = n * (f * p + b), eps * f * p / (f * p + b)
+        u = (math.exp(theta) / (1 + theta) ** (1 + theta)) ** mu
+        low = (math.exp(-theta) / (1 - theta) ** (1 - theta)) ** mu
+        # exact: O* = Binomial(c, a) + Binomial(n - c, b), enumerated
+        pmf = {}
+        for i in range(c + 1):
+            for j in range(n - c + 1):
+                w = math.comb(c, i) * a ** i * (1 - a) ** (c - i) * math.comb(n - c, j) * b ** j * (1 - b) ** (n - c - j)
+                pmf[i + j] = pmf.get(i + j, 0) + w
+        eu = sum(w for o, w in pmf.items() if o > (1 + theta) * mu)
+        el = sum(w for o, w in pmf.items() if o < (1 - theta) * mu)
+        assert r[1] == n and r[2] == n and r[5] == c and r[6] == pytest.approx(f)
+        assert r[7] == pytest.approx(mu) and r[8] == pytest.approx(theta)
+        assert r[9] == pytest.approx(u) and r[10] == pytest.approx(low)
+        assert r[11] == pytest.approx(eu) and r[12] == pytest.approx(el)
+        assert r[13] == (u >= delta and low >= delta) and r[14] == (eu >= delta and el >= delta)
+    assert res.groups == 2 and res.records == 6
+
+
+# --- the estimator --------------------------------------------------------------------------
+
+@pytest.fixture
+def replicated(con):
+    """R copies of a 400-record data set, the copy number a public column: one randomize run
+    gives R independent releases (the draws hash the record, which differs per copy)."""
+    R = 1500
+    rng = np.random.default_rng(4)
+    g = np.array(["A"] * 300 + ["B"] * 100)
+    s = np.where(g == "A", rng.choice(["x", "y", "z", "w"], 400, p=[0.6, 0.2, 0.1, 0.1]),
+                 rng.choice(["x", "y", "z", "w"], 400, p=[0.1, 0.1, 0.2, 0.6]))
+    load_numpy(con, "base", {"g": g, "s": s})
+    con.execute(f"CREATE TABLE rep AS SELECT r AS rep, base.* FROM base, range({R}) t(r)").fetchall()
+    return R
+
+
+def test_estimator_unbiased_with_the_stated_variance(con, replicated):
+    R, p, m = replicated, 0.6, 4
+    rp.randomize(con, "rep", "s", p, public=["rep", "g"], key="unbiasedness-key-01", into="released")
+    est = rp.estimates(con, "released", "s", p, ["w", "x", "y", "z"], group_by=["rep", "g"])
+    summary = con.execute("""
+        SELECT e.g, e.value, count(*), avg(estimate), var_samp(estimate), avg(std_error * std_error),
+               any_value(t.n), any_value(t.size)
+        FROM est e JOIN (SELECT g, s AS value, count(*) AS n, sum(count(*)) OVER (PARTITION BY g) AS size
+                         FROM base GROUP BY g, s) t USING (g, value)
+        GROUP BY e.g, e.value""").fetchall()
+    assert len(summary) == 8
+    a, b = p + (1 - p) / m, (1 - p) / m
+    for g, value, reps, mean, sample_var, mean_se2, n, size in summary:
+        assert reps == R
+        f = n / size
+        var = size * (f * a * (1 - a) + (1 - f) * b * (1 - b)) / p ** 2     # METHODS.md, count scale
+        assert abs(mean - n) <= Z * math.sqrt(var / R), (g, value)
+        # sample variance / true variance ~ chi2(R-1)/(R-1), whose sd is sqrt(2/(R-1))
+        assert abs(sample_var / var - 1) <= Z * math.sqrt(2 / (R - 1)), (g, value)
+        # the reported standard error estimates that variance (plug-in f): close on average
+        assert abs(mean_se2 / var - 1) < 0.1, (g, value)
+
+
+def test_estimator_unbiased_over_many_keys(con):
+    rng = np.random.default_rng(8)
+    load_numpy(con, "small", {"g": rng.choice(["u", "v"], 200), "s": rng.choice(list("abc"), 200, p=[.7, .2, .1])})
+    truth = con.execute("SELECT count(*) FROM small WHERE g = 'u' AND s = 'a'").fetchone()[0]
+    size = con.execute("SELECT count(*) FROM small WHERE g = 'u'").fetchone()[0]
+    p, m, keys = 0.5, 3, 200
+    a, b = p + (1 - p) / m, (1 - p) / m
+    f = truth / size
+    estimates = []
+    for i in range(keys):
+        rp.randomize(con, "small", "s", p, public=["g"], key=f"many-keys-{i:04d}-xxxxxxxx", into="r", replace=True)
+        estimates.append(rp.estimates(con, "r", "s", p, list("abc"), where="g = 'u'", values=["a"]).fetchall()[0][2])
+    var = size * (f * a * (1 - a) + (1 - f) * b * (1 - b)) / p ** 2
+    assert abs(np.mean(estimates) - truth) <= Z * math.sqrt(var / keys)
+
+
+def test_randomize_release_shape_and_rates(con):
+    con.execute(f"CREATE TABLE adult AS SELECT * FROM read_csv('{ADULT}')").fetchall()
+    out = rp.randomize(con, "adult", "occupation", 0.7, public=["sex", "race"], seed=5)
+    assert [c for c in out.columns] == ["occupation", "race", "sex"]          # source order; others left out
+    rows = out.fetchall()
+    orig = con.execute("SELECT occupation, race, sex FROM adult").fetchall()
+    assert [r[1:] for r in rows] == [o[1:] for o in orig]
+    domain = {o[0] for o in orig}
+    assert {r[0] for r in rows} <= domain
+    same = np.mean([r[0] == o[0] for r, o in zip(rows, orig)])
+    expect = 0.7 + 0.3 / len(domain)
+    assert abs(same - expect) <= Z * math.sqrt(expect * (1 - expect) / len(rows))
+    assert rp.randomize(con, "adult", "occupation", 0.7, public=["sex", "race"], seed=5).fetchall() == rows
+    other = rp.randomize(con, "adult", "occupation", 0.7, public=["sex", "race"], seed=6).fetchall()
+    assert np.mean([r[0] != o[0] for r, o in zip(rows, other)]) > 0.3
+
+
+# --- enforcement ------------------------------------------------------------------------------
+
+def test_enforcement_monte_carlo_attack(con):
+    """Real data: the first 3000 adult records. Every personal group that enforcement splits
+    into blocks is replicated R times (the copy number public, so each copy is its own group of
+    the same size, hence the same number of blocks) and released once; over the copies, both
+    tail probabilities of the micro reconstruction of every value are at least delta within
+    Monte Carlo error, and the reconstruction stays unbiased."""
+    p, eps, delta, R = 0.5, 0.5, 0.05, 1500
+    con.execute(f"CREATE TABLE a3 AS SELECT {', '.join(PUBLIC)}, occupation FROM read_csv('{ADULT}') LIMIT 3000").fetchall()
+    audit = rp.audit(con, "a3", "occupation", p, eps, delta, public=PUBLIC, test="exact", enforce=True)
+    assert audit.failing_groups == 0
+    pub = ", ".join(PUBLIC)
+    con.execute(f"CREATE TABLE enforced AS SELECT DISTINCT {pub}, group_size, trials FROM ({audit.rows.sql_query()}) "
+                "WHERE enforced").fetchall()
+    assert con.execute("SELECT count(*) FROM enforced").fetchone()[0] >= 10
+    domain = [r[0] for r in con.execute("SELECT DISTINCT occupation FROM a3 ORDER BY 1").fetchall()]
+    con.execute(f"CREATE TABLE reps AS SELECT r AS rep, a3.* FROM a3 JOIN enforced USING ({pub}), range({R}) t(r)").fetchall()
+    rp.randomize(con, "reps", "occupation", p, public=["rep"] + PUBLIC, domain=domain, enforce=(eps, delta),
+                 test="exact", key="monte-carlo-attack-key", into="released")
+    m, b = len(domain), (1 - p) / len(domain)
+    tails = con.execute(f"""
+        WITH truth AS (SELECT {pub}, occupation AS value, count(*) / any_value(e.group_size) AS f, any_value(e.group_size) AS n
+                       FROM a3 JOIN enforced e USING ({pub}) GROUP BY ALL),
+             released_counts AS (SELECT rep, {pub}, occupation AS value, count(*) AS o FROM released GROUP BY ALL),
+             per_rep AS (SELECT t.*, r.rep, (coalesce(c.o, 0) / t.n - {b}) / {p} AS f_rec
+                         FROM truth t CROSS JOIN range({R}) r(rep)
+                         LEFT JOIN released_counts c ON c.rep = r.rep AND c.value = t.value
+                              AND {' AND '.join(f'c.{c} = t.{c}' for c in PUBLIC)})
+        SELECT {pub}, value, any_value(n), any_value(f),
+               avg(((f_rec - f) / f > {eps})::INT) AS upper, avg(((f_rec - f) / f < -{eps})::INT) AS lower,
+               avg(f_rec) AS mean_rec, stddev_samp(f_rec) AS sd_rec
+        FROM per_rep GROUP BY ALL""").fetchall()
+    mc_error = math.sqrt(delta * (1 - delta) / R)
+    for row in tails:
+        *_, n, f, upper, lower, mean_rec, sd_rec = row
+        assert upper >= delta - Z * mc_error and lower >= delta - Z * mc_error, row
+        assert abs(mean_rec - f) <= Z * sd_rec / math.sqrt(R) + 1e-12, row
+    assert len(tails) >= 30
+
+
+def test_trials_depend_only_on_public_quantities():
+    pp = privacy.PrivacyParams(0.5, 15, 0.5, 0.05, "exact")
+    a = privacy.trials_for_sizes([3, 9, 40, 500], pp)
+    b = privacy.trials_for_sizes([500, 40, 9, 3, 3], pp)
+    assert a == b and all(1 <= t <= n for n, t in a.items())
+    assert a[500] < 500           # large groups are split into blocks
+
+
+# --- release databases -----------------------------------------------------------------------
+
+def test_release_database_is_standalone_and_safe(con, tmp_path):
+    import subprocess
+    import sys
+    key = "release-secret-key-0123456789"
+    path = tmp_path / "adult_release.duckdb"
+    rows = rp.release(con, str(ADULT), str(path), "occupation", 0.5, public=PUBLIC, key=key, enforce=(0.5, 0.05),
+                      test="exact")
+    assert rows == 32561
+    assert key.encode() not in path.read_bytes()
+    script = f"""
+import sys
+sys.modules['rwn_sql'] = None           # a plain duckdb: rwn_sql cannot be imported
+import duckdb
+con = duckdb.connect({str(path)!r}, read_only=True)
+tables = con.execute("SELECT table_name, table_type FROM information_schema.tables ORDER BY 1").fetchall()
+print(tables)
+for name, kind in tables:
+    if kind == 'VIEW':
+        assert con.execute(f'SELECT count(*) FROM "{{name}}"').fetchone()[0] > 0
+print(con.execute("SELECT * FROM rwn_release_metadata").fetchall())
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    tables = eval(out.stdout.splitlines()[0])
+    base = [t for t, kind in tables if kind == "BASE TABLE"]
+    assert sorted(base) == ["adult", "rwn_release_metadata"]
+    views = [t for t, kind in tables if kind == "VIEW"]
+    assert sorted(views) == sorted(["adult_estimates"] + [f"adult_estimates_by_{c}" for c in PUBLIC])
+    rel = duckdb.connect(str(path), read_only=True)
+    assert [c[0] for c in rel.execute("DESCRIBE adult").fetchall()] == \
+        ["education", "marital_status", "occupation", "relationship", "race", "sex"]
+    orig = con.execute(f"SELECT occupation FROM read_csv('{ADULT}')").fetchall()
+    released = rel.execute("SELECT occupation FROM adult").fetchall()
+    assert np.mean([a == b for a, b in zip(orig, released)]) < 0.75               # randomized, not raw
+    meta = rel.execute("SELECT method, p, m, enforced, epsilon, delta, test FROM rwn_release_metadata").fetchone()
+    assert meta == ("uniform_perturbation", 0.5, 15, True, 0.5, 0.05, "exact")
+    by_sex = rel.execute("SELECT * FROM adult_estimates_by_sex ORDER BY sex, value").fetchall()
+    direct = rp.estimates(con, f"{path}:adult", "occupation", 0.5,
+                          [r[0] for r in rel.execute("SELECT unnest(domain) FROM rwn_release_metadata").fetchall()],
+                          group_by=["sex"]).fetchall()
+    assert by_sex == direct
+
+
+# --- SQL surface and bad input ---------------------------------------------------------------
+
+def test_sql_macros_equal_python(con):
+    rwn_sql.install(con)
+    con.execute(f"CREATE TABLE adult AS SELECT * FROM read_csv('{ADULT}')").fetchall()
+    sql = con.execute("SELECT * FROM rwn_randomize('adult', 'occupation', 0.5, public := ['sex', 'race'], "
+                      "seed := 3, epsilon := 0.5, delta := 0.05, test := 'exact')").fetchall()
+    py = rp.randomize(con, "adult", "occupation", 0.5, public=["sex", "race"], seed=3, enforce=(0.5, 0.05),
+                      test="exact").fetchall()
+    assert sql == py
+    a_sql = con.execute("SELECT * FROM rwn_audit('adult', 'occupation', 0.5, 0.5, 0.05, public := ['sex', 'race'])").fetchall()
+    assert a_sql == rp.audit(con, "adult", "occupation", 0.5, 0.5, 0.05, public=["sex", "race"]).rows.fetchall()
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(sensitive="occupatio"), "sensitive: column 'occupatio' is not in"),
+    (dict(public=["sex", "rac"]), "public: column 'rac' is not in"),
+    (dict(public=["sex", "occupation"]), "both the sensitive attribute and public"),
+    (dict(p=1.0), r"p \(retention probability\) must be in \(0, 1\)"),
+    (dict(p=0), r"must be in \(0, 1\)"),
+    (dict(enforce=(0.5, 1.5)), r"delta must be in \(0, 1\)"),
+    (dict(enforce=(0.5, 0.0)), r"delta must be in \(0, 1\)"),
+    (dict(enforce=(2.0, 0.1)), r"eps must be in \(0, 1.0\d*\]"),
+    (dict(enforce=(0.0, 0.1)), r"eps must be in"),
+    (dict(enforce=0.5), "enforce must be a pair"),
+    (dict(enforce=(0.5, 0.1), test="exact"), "cannot be achieved for personal groups of"),
+    (dict(domain=["Sales", "Tech-support"]), "the domain misses values present in the data: '\\?'"),
+    (dict(domain=["Sales"]), "at least 2"),
+    (dict(nulls="keep"), "nulls must be one of error, drop"),
+])
+def test_randomize_bad_input(con, kwargs, message):
+    con.execute(f"CREATE TABLE adult AS SELECT * FROM read_csv('{ADULT}')").fetchall()
+    args = dict(sensitive="occupation", p=0.5, public=PUBLIC, seed=1)
+    args.update(kwargs)
+    with pytest.raises(RWNError, match=message):
+        rp.randomize(con, "adult", args.pop("sensitive"), args.pop("p"), into="out", **args)
+    assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'out'").fetchone()[0] == 0
+
+
+def test_domain_file_and_nulls(con, tmp_path):
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES ('a', 'x'), ('a', NULL), ('b', 'y'), ('b', 'x')) v(g, s)").fetchall()
+    with pytest.raises(RWNError, match="has 1 NULL values"):
+        rp.randomize(con, "t", "s", 0.5, seed=1)
+    out = rp.randomize(con, "t", "s", 0.5, seed=1, nulls="drop").fetchall()
+    assert len(out) == 3 and all(r[1] is not None for r in out)
+    dom = tmp_path / "domain.txt"
+    dom.write_text("x\ny\nz\n")
+    out = rp.randomize(con, "t", "s", 0.5, seed=1, nulls="drop", domain=str(dom)).fetchall()
+    assert {r[1] for r in out} <= {"x", "y", "z"}
+    dom.write_text("x\nz\n")
+    with pytest.raises(RWNError, match="the domain misses values present in the data: 'y'"):
+        rp.randomize(con, "t", "s", 0.5, seed=1, nulls="drop", domain=str(dom))
+
+
+def test_audit_and_estimates_bad_input(con):
+    con.execute(f"CREATE TABLE adult AS SELECT * FROM read_csv('{ADULT}')").fetchall()
+    with pytest.raises(RWNError, match=r"eps must be in \(0, 1.0\d+\] for p = 0.5, m = 15"):
+        rp.audit(con, "adult", "occupation", 0.5, 3.0, 0.1, public=PUBLIC)
+    with pytest.raises(RWNError, match=r"delta must be in \(0, 1\)"):
+        rp.audit(con, "adult", "occupation", 0.5, 0.5, 1.0, public=PUBLIC)
+    with pytest.raises(RWNError, match="group_by: column 'nope' is not in|public: column 'nope' is not in"):
+        rp.estimates(con, "adult", "occupation", 0.5, ["a", "b"], group_by=["nope"])
+    with pytest.raises(RWNError, match="values \\['Nope'\\] are not in the domain"):
+        rp.estimates(con, "adult", "occupation", 0.5, ["Sales", "Tech-support"], values=["Nope"])
