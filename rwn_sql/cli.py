@@ -321,17 +321,14 @@ def cmd_audit(args) -> int:
 
 
 def cmd_query(args) -> int:
-    from .query import run_query
-    if not os.path.isfile(args.release):
-        raise RWNError(f"release database {args.release!r} does not exist")
+    from . import rp
     con = _connect(args)
-    alias = engine.attach_read_only(con, args.release)
-    rel, rewritten = run_query(con, args.sql, schema=alias)
+    rel, rewritten = rp.query(con, args.sql, release=args.release)
     if args.show_sql:
         print(rewritten.sql)
     if rewritten.note:
         print(rewritten.note, file=sys.stderr)
-    print(rel)
+    print_table([d[0] for d in rel.description], rel.fetchall())
     if args.output:
         engine.write_output(con, rel.sql_query(), args.output, overwrite=args.overwrite)
     return 0
@@ -351,6 +348,19 @@ def cmd_release(args) -> int:
     log(f"rwn-sql release: {args.input} -> {args.output}: table {table!r} ({rows} rows), metadata and "
         f"reconstruction views in {time.perf_counter() - start:.2f} s")
     return 0
+
+
+def print_table(columns, rows) -> None:
+    """Rows as an aligned text table; floats with one decimal (counts and estimates)."""
+    def cell(v):
+        if isinstance(v, float):
+            return f"{v:.1f}"
+        return "NULL" if v is None else str(v)
+    body = [[cell(v) for v in row] for row in rows]
+    widths = [max([len(c)] + [len(r[i]) for r in body]) for i, c in enumerate(columns)]
+    print("  ".join(c.rjust(w) for c, w in zip(columns, widths)))
+    for r in body:
+        print("  ".join(v.rjust(w) for v, w in zip(r, widths)))
 
 
 def log(message: str) -> None:

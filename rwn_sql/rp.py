@@ -14,7 +14,7 @@ from .identifiers import float_literal, quote_ident, quote_literal
 from .randomness import KEY_PLACEHOLDER, resolve_key
 from .surface import ensure_functions
 
-__all__ = ["randomize", "audit", "estimates", "release", "AuditResult"]
+__all__ = ["randomize", "audit", "estimates", "release", "query", "AuditResult"]
 
 
 def _fail(exc: Exception) -> RWNError:
@@ -301,3 +301,18 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
             raise RWNError(f"values {unknown} are not in the domain")
     text = rp_sql.estimates_sql(src.sql, sensitive, float_literal(p), literal, group_by, where, vals)
     return text if sql else con.sql(text)
+
+
+def query(con: duckdb.DuckDBPyConnection, sql: str, release: str | None = None):
+    """Answer an analyst's count query with the reconstruction (rwn_sql.query.rewrite): per
+    output row released_count, group_size, estimate, std_error, 95% interval, and whether
+    the query reconstructs single personal groups (micro_reconstruction). `release` is a
+    release database file, attached read-only; without it the release tables and their
+    metadata must be in `con`. Returns (relation, Rewritten)."""
+    from .query import run_query
+    schema = None
+    if release is not None:
+        if not os.path.isfile(os.fspath(release)):
+            raise RWNError(f"release database {str(release)!r} does not exist")
+        schema = engine.attach_read_only(con, os.fspath(release))
+    return run_query(con, sql, schema=schema)
