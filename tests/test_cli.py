@@ -84,8 +84,9 @@ def test_show_sql_prints_runnable_sql_without_key(tmp_path):
 
 def test_help_documents_every_option():
     parser = build_parser()
-    for name in ("perturb", "neighborhoods"):
-        sub = parser._subparsers._group_actions[0].choices[name]
+    choices = parser._subparsers._group_actions[0].choices
+    assert set(choices) == {"perturb", "neighborhoods", "randomize", "audit", "query", "release"}
+    for name, sub in choices.items():
         for action in sub._actions:
             if action.option_strings and action.dest != "help":
                 assert action.help and len(action.help) > 10, (name, action.dest)
@@ -93,3 +94,56 @@ def test_help_documents_every_option():
     for option in ("--columns", "--k", "--eps", "--q", "--scale", "--strata", "--categorical", "--drop",
                    "--key-file", "--seed", "--threads", "--memory-limit"):
         assert option in res.stdout
+
+
+ADULT = BODYFAT.parent / "adult.csv"
+PUB = "sex,race,relationship,education,marital_status"
+
+
+def test_randomize_audit_release_query_commands(tmp_path):
+    out = tmp_path / "r.parquet"
+    res = run("randomize", ADULT, out, "--sensitive", "occupation", "--p", "0.5", "--public", PUB,
+              "--enforce", "0.5,0.05", "--test", "exact", "--seed", "1")
+    assert res.returncode == 0, res.stderr
+    assert "32561 rows" in res.stderr and "enforced" in res.stderr
+    cols = [r[0] for r in duckdb.connect().execute(f"DESCRIBE SELECT * FROM '{out}'").fetchall()]
+    assert sorted(cols) == sorted(PUB.split(",") + ["occupation"])
+
+    res = run("audit", ADULT, "--sensitive", "occupation", "--p", "0.5", "--public", PUB, "--epsilon", "0.5",
+              "--delta", "0.05", "--test", "exact", "--output", tmp_path / "audit.csv")
+    assert res.returncode == 0, res.stderr
+    assert "exact test, before enforcement: 120 of 1317 personal groups fail" in res.stdout
+    assert "largest failing groups" in res.stdout and (tmp_path / "audit.csv").exists()
+    res = run("audit", ADULT, "--sensitive", "occupation", "--p", "0.5", "--public", PUB, "--epsilon", "0.5",
+              "--delta", "0.05", "--test", "exact", "--after-enforcement")
+    assert "after enforcement: 0 of 1317" in res.stdout
+
+    db = tmp_path / "rel.duckdb"
+    res = run("release", ADULT, db, "--sensitive", "occupation", "--p", "0.5", "--public", PUB, "--seed", "2")
+    assert res.returncode == 0, res.stderr
+    res = run("query", db, "SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' AND race IN ('Black', 'Other') "
+                           "GROUP BY sex")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0].split()[:4] == ["sex", "released_count", "group_size", "estimate"]
+    assert [line.split()[0] for line in lines[1:]] == ["Female", "Male"]
+    res = run("query", db, "SELECT sex, AVG(age) FROM adult GROUP BY sex")
+    assert res.returncode == 2 and "unsupported query" in res.stderr and "supported: SELECT" in res.stderr
+    res = run("query", db, "SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' AND race = 'White' AND "
+                           "education = 'HS-grad' AND relationship = 'Husband' AND marital_status = 'Married-civ-spouse' "
+                           "GROUP BY sex")
+    assert res.returncode == 0 and "micro" in res.stderr.lower()
+
+
+def test_rp_command_errors(tmp_path):
+    res = run("randomize", ADULT, tmp_path / "o.csv", "--sensitive", "occupation", "--p", "1.5")
+    assert res.returncode == 2 and "p (retention probability) must be in (0, 1)" in res.stderr
+    res = run("audit", ADULT, "--sensitive", "occupation", "--p", "0.5", "--epsilon", "5", "--delta", "0.1")
+    assert res.returncode == 2 and "eps must be in (0, 1.06667]" in res.stderr
+    dom = tmp_path / "dom.txt"
+    dom.write_text("Sales\nTech-support\n")
+    res = run("randomize", ADULT, tmp_path / "o.csv", "--sensitive", "occupation", "--p", "0.5", "--domain-file", dom)
+    assert res.returncode == 2 and "the domain misses values present in the data" in res.stderr
+    assert not (tmp_path / "o.csv").exists()
+    res = run("query", tmp_path / "missing.duckdb", "SELECT COUNT(*) FROM adult")
+    assert res.returncode == 2 and "does not exist" in res.stderr
