@@ -57,7 +57,8 @@ def uniform_sql(column: int) -> str:
 def make_people(con: duckdb.DuckDBPyConnection, rows: int) -> None:
     """CREATE TABLE people: `rows` census-like records. Skews: sex 51/49, race 60/18/13/6/3 %,
     age_band, education and region from powers of a uniform (region 0 holds ~17%, region 49
-    ~0.5%); occupation has its mode at about education * 15/16 and a long tail above it."""
+    ~0.9%); occupation has its mode at about education * 15/16 and a long tail above it
+    (wrapping round the 15 values)."""
     u = uniform_sql
     con.execute(f"""
         CREATE TABLE people AS

@@ -77,28 +77,54 @@ def chernoff_bounds(mu, theta):
     return np.exp(mu * log_u), np.exp(mu * log_l)
 
 
+_LOG_FACT = np.zeros(1)
+
+
+def _log_fact(n: int) -> np.ndarray:
+    """log(k!) for k = 0 .. at least n (a table grown on demand)."""
+    global _LOG_FACT
+    if len(_LOG_FACT) <= n:
+        _LOG_FACT = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, 2 * n + 2, dtype=float)))])
+    return _LOG_FACT
+
+
 def _binom_pmf(n: int, prob: float) -> np.ndarray:
-    k = np.arange(n + 1)
     if prob <= 0 or prob >= 1:
         out = np.zeros(n + 1)
         out[0 if prob <= 0 else n] = 1.0
         return out
-    logc = np.array([math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) for i in k])
-    return np.exp(logc + k * math.log(prob) + (n - k) * math.log1p(-prob))
+    lf, k = _log_fact(n), np.arange(n + 1)
+    return np.exp(lf[n] - lf[k] - lf[n - k] + k * math.log(prob) + (n - k) * math.log1p(-prob))
+
+
+def _above(threshold: float) -> int:
+    """Smallest integer o with o > threshold (ties decided exactly despite rounding)."""
+    return math.floor(threshold + REL_TOL * max(1.0, abs(threshold))) + 1
+
+
+def _below(threshold: float) -> int:
+    """Largest integer o with o < threshold."""
+    return math.ceil(threshold - REL_TOL * max(1.0, abs(threshold))) - 1
 
 
 @lru_cache(maxsize=65536)
 def exact_tails(n: int, count: int, p: float, m: int, eps: float) -> tuple[float, float]:
     """Exact Pr[O* > (1+theta) mu] and Pr[O* < (1-theta) mu] for a group of n records of
-    which `count` hold the value: O* ~ Binomial(count, a) + Binomial(n - count, b)."""
-    pp = PrivacyParams.__new__(PrivacyParams)
-    object.__setattr__(pp, "p", p), object.__setattr__(pp, "m", m), object.__setattr__(pp, "eps", eps)
-    mu, theta = mu_theta(n, count / n, pp)
-    pmf = np.convolve(_binom_pmf(count, pp.a), _binom_pmf(n - count, pp.b))
-    o = np.arange(len(pmf))
-    hi, lo = (1 + theta) * mu, (1 - theta) * mu
-    upper = float(pmf[o > hi + REL_TOL * max(1.0, hi)].sum())
-    lower = float(pmf[o < lo - REL_TOL * max(1.0, abs(lo))].sum())
+    which `count` hold the value: O* = X + Y, X ~ Binomial(count, a), Y ~ Binomial(n - count, b).
+    Each tail is sum_x P(X = x) P(Y beyond threshold - x), from cumulative sums of Y's pmf."""
+    b = (1 - p) / m
+    a = p + b
+    f = count / n
+    mu, theta = n * (f * p + b), eps * f * p / (f * p + b)
+    px, py = _binom_pmf(count, a), _binom_pmf(n - count, b)
+    sf_y = np.concatenate([np.cumsum(py[::-1])[::-1], [0.0]])      # sf_y[j] = P(Y >= j)
+    cdf_y = np.cumsum(py)                                          # cdf_y[j] = P(Y <= j)
+    x = np.arange(count + 1)
+    need = np.clip(_above((1 + theta) * mu) - x, 0, len(py))       # O* > hi  <=>  Y >= need
+    upper = float(px @ sf_y[need])
+    most = _below((1 - theta) * mu) - x                            # O* < lo  <=>  Y <= most
+    ok = most >= 0
+    lower = float(px[ok] @ cdf_y[np.minimum(most[ok], len(py) - 1)])
     return min(upper, 1.0), min(lower, 1.0)
 
 
@@ -135,9 +161,8 @@ def block_tails(n: int, t: int, p: float, m: int, eps: float) -> tuple[float, fl
     px, py = _binom_pmf(r, pp.a), _binom_pmf(t - r, pp.a)
     o = (q + 1) * np.arange(r + 1)[:, None] + q * np.arange(t - r + 1)[None, :]
     prob = px[:, None] * py[None, :]
-    hi, lo = (1 + theta) * mu, (1 - theta) * mu
-    upper = float(prob[o > hi + REL_TOL * max(1.0, hi)].sum())
-    lower = float(prob[o < lo - REL_TOL * max(1.0, abs(lo))].sum())
+    upper = float(prob[o >= _above((1 + theta) * mu)].sum())
+    lower = float(prob[o <= _below((1 - theta) * mu)].sum())
     return min(upper, 1.0), min(lower, 1.0)
 
 
@@ -151,25 +176,23 @@ def block_tails_single(n: int, t: int, p: float, m: int, eps: float) -> tuple[fl
     object.__setattr__(pp, "p", p), object.__setattr__(pp, "m", m), object.__setattr__(pp, "eps", eps)
     q, r = divmod(n, t)
     mu, theta = mu_theta(n, 1.0 / n, pp)
-    hi, lo = (1 + theta) * mu, (1 - theta) * mu
+    up_from, low_to = _above((1 + theta) * mu), _below((1 - theta) * mu)
     upper = lower = 0.0
     for size, weight in ((q + 1, r * (q + 1) / n), (q, (t - r) * q / n)):
         if weight == 0 or size == 0:
             continue
-        big = r - (size == q + 1)          # other blocks of size q+1, and of size q
+        big = r - (size == q + 1)          # the other blocks: of size q+1, and of size q
         small = (t - 1) - big
-        others = np.zeros(n + 1)
         pb, ps = _binom_pmf(big, pp.b), _binom_pmf(small, pp.b)
-        for i, wi in enumerate(pb):
-            for j, wj in enumerate(ps):
-                others[i * (q + 1) + j * q] += wi * wj
-        own = {1: pp.p, size: (1 - pp.p) / pp.m, 0: (1 - pp.p) * (1 - 1 / pp.m)}
-        if size == 1:
-            own = {1: pp.a, 0: 1 - pp.a}
+        others = np.zeros(n + 1)
+        total = (q + 1) * np.arange(big + 1)[:, None] + q * np.arange(small + 1)[None, :]
+        np.add.at(others, total.ravel(), np.outer(pb, ps).ravel())
+        own = {1: pp.a, 0: 1 - pp.a} if size == 1 else \
+            {1: pp.p, size: (1 - pp.p) / pp.m, 0: (1 - pp.p) * (1 - 1 / pp.m)}
+        o = np.arange(n + 1)
         for add, w in own.items():
-            o = np.arange(n + 1) + add
-            upper += weight * w * float(others[o > hi + REL_TOL * max(1.0, hi)].sum())
-            lower += weight * w * float(others[o < lo - REL_TOL * max(1.0, abs(lo))].sum())
+            upper += weight * w * float(others[o + add >= up_from].sum())
+            lower += weight * w * float(others[o + add <= low_to].sum())
     return min(upper, 1.0), min(lower, 1.0)
 
 
@@ -214,9 +237,8 @@ def block_tails_count(n: int, t: int, c: int, p: float, m: int, eps: float) -> t
     pmf = state[0]
     mu, theta = mu_theta(n, c / n, pp)
     o = np.arange(n + 1)
-    hi, lo = (1 + theta) * mu, (1 - theta) * mu
-    upper = float(pmf[o > hi + REL_TOL * max(1.0, hi)].sum())
-    lower = float(pmf[o < lo - REL_TOL * max(1.0, abs(lo))].sum())
+    upper = float(pmf[o >= _above((1 + theta) * mu)].sum())
+    lower = float(pmf[o <= _below((1 - theta) * mu)].sum())
     return min(upper, 1.0), min(lower, 1.0)
 
 
@@ -227,8 +249,9 @@ def _design_passes(n: int, t: int, pp: PrivacyParams) -> bool:
     the tests)."""
     if pp.test == "chernoff":
         return passes(t, t, pp)
-    tails = block_tails(n, t, pp.p, pp.m, pp.eps) + block_tails_single(n, t, pp.p, pp.m, pp.eps)
-    if min(tails) < pp.delta:
+    if min(block_tails(n, t, pp.p, pp.m, pp.eps)) < pp.delta:          # cheapest check first
+        return False
+    if min(block_tails_single(n, t, pp.p, pp.m, pp.eps)) < pp.delta:
         return False
     if n <= ALL_COUNTS_MAX:
         return all(min(block_tails_count(n, t, c, pp.p, pp.m, pp.eps)) >= pp.delta for c in range(2, n))

@@ -244,21 +244,29 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
           nulls: str = "error", sql: bool = False):
     """(eps, delta)-reconstruction-privacy audit of the ORIGINAL data (data steward side).
 
-    For every personal group and every sensitive value present in it: group size, trials
+    The rows are computed once into a temporary table (`result.rows` reads it; it goes
+    away with the connection). For every personal group and every sensitive value present
+    in it: group size, trials
     (the group size, or its block count t when `enforce`), value count and frequency, mu,
     theta, the full Chernoff bounds and the exact tail probabilities, and whether it passes
     each test; `group_passes` applies the chosen `test` to all values of the group.
     """
     src, spec, values, literal = _prepare(con, source, sensitive, p, public, domain, nulls)
+    clash = [c for c in spec.public if c.lower() in rp_sql.AUDIT_COLUMNS]
+    if clash:
+        raise RWNError(f"public: column {clash[0]!r} has the name of a column of the audit; rename it")
     pp = _privacy(p, len(values), epsilon, delta, test)
     blocks = _blocks(con, src, spec, pp) if enforce else None
     ensure_functions(con)
     text = rp_sql.audit_sql(src.sql, spec, literal, pp.eps, pp.delta, test, blocks)
     if sql:
         return text
-    rel = con.sql(text)
+    # computed once into a temporary table: the summary and the rows read the same result
+    table = "rwn_audit_" + secrets.token_hex(4)
+    engine.run(con, f"CREATE TEMP TABLE {table} AS\n{text}")
+    rel = con.table(table)
     pub = ", ".join(quote_ident(c) for c in spec.public)
-    groups = f"SELECT DISTINCT {pub + ', ' if pub else ''}group_size, group_passes FROM ({text})"
+    groups = f"SELECT DISTINCT {pub + ', ' if pub else ''}group_size, group_passes FROM {table}"
     g, fg, r, fr = engine.run(con, f"""SELECT count(*), count(*) FILTER (WHERE NOT group_passes),
         sum(group_size), coalesce(sum(group_size) FILTER (WHERE NOT group_passes), 0) FROM ({groups})""")[0]
     return AuditResult(rows=rel, groups=g, failing_groups=fg, records=int(r or 0), failing_records=int(fr),

@@ -12,6 +12,9 @@ from .sqlgen import _join, _render
 RANDOMIZE_PURPOSE = "rp.randomize"
 BLOCK_PURPOSE = "rp.block"
 NULLS = ("error", "drop")
+AUDIT_COLUMNS = ("group_size", "trials", "enforced", "value", "value_count", "frequency", "mu", "theta",
+                 "chernoff_upper", "chernoff_lower", "exact_upper", "exact_lower", "passes_chernoff",
+                 "passes_exact", "group_passes", "counts", "cells", "stats", "tails", "tails_key", "f_eval")
 ESTIMATE_COLUMNS = ("value", "released_count", "group_size", "estimate", "std_error", "ci_low", "ci_high",
                     "estimate_clipped", "set_size", "micro_reconstruction")
 
@@ -120,12 +123,14 @@ def audit_sql(source: str, spec: RandomizeSpec, domain_sql: str, eps: float, del
         domain_values=f"SELECT unnest({domain_sql})",
         public_cols=pub_cols if spec.public else "__rwn_all",
         sens=quote_ident(spec.sensitive),
-        trials=(f"(SELECT {_trials_check(dialect)} FROM {trials_values(blocks)} "
-                f"RIGHT JOIN (SELECT 1) ON tr.size = c.group_size)" if blocks else "group_size"),
+        trials=_trials_check(dialect) if blocks else "group_size",
+        trials_join=f"\n    LEFT JOIN {trials_values(blocks)} ON tr.size = c.group_size" if blocks else "",
+        materialized=dialect.materialized(),
         p=p, b=b, eps=float_literal(eps),
-        exact=(f"CASE WHEN enforced THEN rwn_block_tails(CAST(group_size AS BIGINT), CAST(trials AS BIGINT), "
-               f"{p}, (SELECT m FROM domain), {float_literal(eps)}) ELSE rwn_exact_tails(CAST(group_size AS BIGINT), "
-               f"CAST(value_count AS BIGINT), {p}, (SELECT m FROM domain), {float_literal(eps)}) END"),
+        exact=(f"CASE WHEN enforced THEN rwn_block_tails(CAST(group_size AS BIGINT), CAST(tails_key AS BIGINT), "
+               f"{p}, (SELECT m FROM domain), {float_literal(eps)})\n"
+               f"        ELSE rwn_exact_tails(CAST(group_size AS BIGINT), CAST(tails_key AS BIGINT), {p}, "
+               f"(SELECT m FROM domain), {float_literal(eps)}) END"),
     )
     if not spec.public:   # one personal group holding everyone
         body = body.replace("SELECT * FROM src", "SELECT *, NULL::VARCHAR AS __rwn_all FROM src", 1)

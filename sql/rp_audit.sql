@@ -14,15 +14,18 @@ staged AS (
 domain AS (
     SELECT count(*) AS m FROM ($domain_values) AS d(v)
 ),
-cells AS (
-    SELECT $public_cols, $sens AS value, count(*) AS value_count,
-        sum(count(*)) OVER (PARTITION BY $public_cols) AS group_size
+counts AS $materialized(
+    SELECT $public_cols, $sens AS value, count(*) AS value_count
     FROM staged
     GROUP BY $public_cols, $sens
 ),
+cells AS (
+    SELECT *, sum(value_count) OVER (PARTITION BY $public_cols) AS group_size
+    FROM counts
+),
 trials AS (
     SELECT c.*, $trials AS trials, value_count / group_size AS frequency
-    FROM cells c
+    FROM cells c$trials_join
 ),
 design AS (
     SELECT *, trials < group_size AS enforced,
@@ -32,13 +35,19 @@ design AS (
 stats AS (
     SELECT *,
         trials * (f_eval * $p + $b) AS mu,
-        $eps * f_eval * $p / (f_eval * $p + $b) AS theta
+        $eps * f_eval * $p / (f_eval * $p + $b) AS theta,
+        CASE WHEN trials < group_size THEN trials ELSE value_count END AS tails_key
     FROM design
 ),
+tails AS (
+    -- exact tails once per distinct case: (n, count) for independent trials, (n, t) for blocks
+    SELECT enforced, group_size, tails_key, $exact AS exact
+    FROM (SELECT DISTINCT enforced, group_size, tails_key FROM stats)
+),
 bounds AS (
-    SELECT *,
+    SELECT s.*,
         exp(mu * (theta - (1 + theta) * ln(1 + theta))) AS chernoff_upper,
         CASE WHEN theta < 1 THEN exp(mu * (-theta - (1 - theta) * ln(1 - theta))) ELSE exp(-mu) END AS chernoff_lower,
-        $exact AS exact
-    FROM stats
+        t.exact
+    FROM stats s JOIN tails t USING (enforced, group_size, tails_key)
 )
