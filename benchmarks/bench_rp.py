@@ -30,15 +30,13 @@ expectation (1-p)(1-1/m), and that the public columns come back in input order.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import resource
 import time
 
 import duckdb
 import numpy as np
 
 import rwn_sql
+from machine import cpu_seconds, peak_rss_mb, cpu_name
 from rwn_sql import privacy, rp
 
 PUBLIC = ["sex", "race", "age_band", "education", "region"]
@@ -87,23 +85,10 @@ def clear_caches() -> None:
             obj.cache_clear()
 
 
-def cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)    # DuckDB's threads run in this process
-    return usage.ru_utime + usage.ru_stime
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024   # Linux: kilobytes
 
 
-def cpu_name() -> str:
-    name = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            name = next((l.split(":", 1)[1].strip() for l in fh if l.startswith("model name")), name)
-    except OSError:
-        pass
-    return f"{name or platform.machine()} ({platform.machine()}), os.cpu_count() = {os.cpu_count()}"
 
 
 def main(argv=None) -> None:
@@ -117,8 +102,8 @@ def main(argv=None) -> None:
     ap.add_argument("--p", type=float, default=0.5, help="retention probability p (default 0.5)")
     ap.add_argument("--eps", type=float, default=0.5,
                     help="reconstruction-privacy eps for the audits and enforcement (default 0.5)")
-    ap.add_argument("--delta", type=float, default=0.1,
-                    help="reconstruction-privacy delta for the audits and enforcement (default 0.1)")
+    ap.add_argument("--delta", type=float, default=0.05,
+                    help="reconstruction-privacy delta for the audits and enforcement (default 0.05)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="run every step this many times (replacing its table) and report the fastest "
                          "(default 1); timings on small VMs vary by 20-30%% from run to run")

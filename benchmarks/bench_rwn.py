@@ -22,9 +22,6 @@ the reference's S_i. Needs scipy (pip install -e '.[bench]').
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import resource
 import time
 
 import duckdb
@@ -33,6 +30,7 @@ import pyarrow as pa
 from scipy.spatial import cKDTree
 
 import rwn_sql
+from machine import peak_rss_mb, cpu_name
 
 COLUMNS = ["a", "b", "c"]
 DATA_SEED = 20240601
@@ -125,18 +123,8 @@ def from_neighbourhood(released: np.ndarray, values: np.ndarray, hoods) -> int:
     return bad
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024   # Linux: kilobytes
 
 
-def cpu_name() -> str:
-    name = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            name = next((l.split(":", 1)[1].strip() for l in fh if l.startswith("model name")), name)
-    except OSError:
-        pass
-    return f"{name or platform.machine()} ({platform.machine()}), os.cpu_count() = {os.cpu_count()}"
 
 
 def main(argv=None) -> None:

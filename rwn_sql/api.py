@@ -9,7 +9,7 @@ from .identifiers import quote_literal
 from .randomness import KEY_PLACEHOLDER, resolve_key
 from .spec import RWNSpec
 
-__all__ = ["install", "neighborhoods", "perturb", "donors", "RWNSpec"]
+__all__ = ["neighborhoods", "perturb", "perturb_statement", "donors"]
 
 
 def _spec(columns, *, k, eps, q=1.0, scale, strata, categorical, weight, on_missing, drop=()) -> RWNSpec:

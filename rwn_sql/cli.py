@@ -342,7 +342,7 @@ def cmd_release(args) -> int:
     if args.rwn_columns:
         rwn = dict(columns=args.rwn_columns, k=args.rwn_k, eps=args.rwn_eps, q=args.rwn_q, scale="minmax")
     start = time.perf_counter()
-    table = args.table or rp._table_name(args.input)
+    table = args.table or rp.release_table_name(args.input)
     rows = rp.release(con, args.input, args.output, args.sensitive, args.p, key=key, seed=args.seed,
                       enforce=args.enforce, table=table, overwrite=args.overwrite, rwn=rwn, **_rp_opts(args))
     log(f"rwn-sql release: {args.input} -> {args.output}: table {table!r} ({rows} rows), metadata and "

@@ -97,6 +97,14 @@ def _binom_pmf(n: int, prob: float) -> np.ndarray:
     return np.exp(lf[n] - lf[k] - lf[n - k] + k * math.log(prob) + (n - k) * math.log1p(-prob))
 
 
+@lru_cache(maxsize=8192)
+def _binom_cached(n: int, prob: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """pmf, survival P(. >= j) (one longer, ending in 0) and cdf P(. <= j) of Binomial(n, prob);
+    shared by the many (group size, count) pairs of an audit."""
+    pmf = _binom_pmf(n, prob)
+    return pmf, np.concatenate([np.cumsum(pmf[::-1])[::-1], [0.0]]), np.cumsum(pmf)
+
+
 def _above(threshold: float) -> int:
     """Smallest integer o with o > threshold (ties decided exactly despite rounding)."""
     return math.floor(threshold + REL_TOL * max(1.0, abs(threshold))) + 1
@@ -116,9 +124,8 @@ def exact_tails(n: int, count: int, p: float, m: int, eps: float) -> tuple[float
     a = p + b
     f = count / n
     mu, theta = n * (f * p + b), eps * f * p / (f * p + b)
-    px, py = _binom_pmf(count, a), _binom_pmf(n - count, b)
-    sf_y = np.concatenate([np.cumsum(py[::-1])[::-1], [0.0]])      # sf_y[j] = P(Y >= j)
-    cdf_y = np.cumsum(py)                                          # cdf_y[j] = P(Y <= j)
+    px = _binom_cached(count, a)[0]
+    py, sf_y, cdf_y = _binom_cached(n - count, b)                  # P(Y = j), P(Y >= j), P(Y <= j)
     x = np.arange(count + 1)
     need = np.clip(_above((1 + theta) * mu) - x, 0, len(py))       # O* > hi  <=>  Y >= need
     upper = float(px @ sf_y[need])

@@ -84,8 +84,10 @@ def read_metadata(con: duckdb.DuckDBPyConnection, table: str | None = None, sche
         rows = [r for r in rows if r[0].lower() == table.lower()]
         if not rows:
             raise RWNError(f"the release has no table {table!r}")
-    if len(rows) != 1:
-        raise RWNError("the release holds several tables; name one")
+    if not rows:
+        raise RWNError(f"the release database lists no table in {METADATA_TABLE}")
+    if len(rows) > 1:
+        raise RWNError(f"the release holds several tables ({', '.join(r[0] for r in rows)}); name one")
     r = rows[0]
     return ReleaseMeta(table_name=r[0], sensitive=r[1], sensitive_type=r[2], public=tuple(r[3]), p=r[4],
                        domain=tuple(r[5]), method=r[6], enforced=r[7], epsilon=r[8], delta=r[9], test=r[10])

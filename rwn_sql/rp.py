@@ -168,7 +168,8 @@ def randomize_statement(con, source, sensitive, p, *, public, domain, key, seed,
         raise _fail(exc) from None
     output = [c for c in src.names if c in spec.public or c == sensitive]
     return rp_sql.randomize_sql(src.sql, spec, output, literal,
-                                KEY_PLACEHOLDER if show else quote_literal(the_key), blocks)
+                                KEY_PLACEHOLDER if show else quote_literal(the_key), blocks,
+                                check_domain=domain is not None)
 
 
 def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p: float, public=None,
@@ -182,7 +183,7 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
     Returns the number of released rows."""
     from . import api
     from .release import ReleaseMeta, write_release
-    name = table or _table_name(source)
+    name = table or release_table_name(source)
     staged = None
     try:
         if rwn:
@@ -212,7 +213,7 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
             con.execute(f"DROP TABLE IF EXISTS {quote_ident(staged)}").fetchall()
 
 
-def _table_name(source) -> str:
+def release_table_name(source) -> str:
     """A table name for a release: the file or table name of the source, else 'released'."""
     text = os.fspath(source) if isinstance(source, os.PathLike) else str(source)
     db = engine.split_db_target(text)

@@ -2,12 +2,13 @@
 (docs/METHODS.md section 2). Nothing here touches a connection."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .dialect import DUCKDB, DuckDBDialect
 from .identifiers import float_literal, quote_ident, quote_literal
 from .randomness import TWO_52, bits_sql, hash_sql
-from .sqlgen import _join, _render
+from .sqlgen import _render
 
 RANDOMIZE_PURPOSE = "rp.randomize"
 BLOCK_PURPOSE = "rp.block"
@@ -41,6 +42,17 @@ def domain_literal(values, type_sql: str) -> str:
     return f"CAST([{', '.join(quote_literal(str(v)) for v in values)}] AS {type_sql}[])"
 
 
+def keep_test(hash_sql_expr: str, p: float) -> str:
+    """SQL for "the first 52 bits of the hash are below p * 2^52", comparing the 13 hex digits as
+    text: fixed-width lower-case hex orders like the numbers, so nothing is parsed."""
+    if p >= 1:
+        return "true"
+    if p <= 0:
+        return "false"
+    threshold = math.ceil(p * TWO_52)          # bits < p 2^52  <=>  bits < ceil(p 2^52)
+    return f"substr({hash_sql_expr}, 1, 13) < {quote_literal(format(threshold, '013x'))}"
+
+
 def trials_values(trials: dict[int, int]) -> str:
     """The public table of trial counts per group size as a VALUES list: (size, trials)."""
     return "(VALUES " + ", ".join(f"({int(n)}, {int(t)})" for n, t in sorted(trials.items())) + ") AS tr(size, t)"
@@ -48,13 +60,16 @@ def trials_values(trials: dict[int, int]) -> str:
 
 def _trials_check(dialect: DuckDBDialect) -> str:
     """t for a group size, refusing sizes without a design (t = 0) or missing from the table."""
-    return (f"CASE WHEN tr.t IS NULL THEN {dialect.raise_error(quote_literal('rwn_sql: a personal group size is missing from the trials table; rebuild the SQL for this data'))}"
-            f" WHEN tr.t = 0 THEN {dialect.raise_error(quote_literal('rwn_sql: a personal group of ') + ' || tr.size || ' + quote_literal(' records cannot pass the test with any number of blocks'))}"
-            " ELSE tr.t END")
+    missing = quote_literal("rwn_sql: a personal group size is missing from the trials table; "
+                            "rebuild the SQL for this data")
+    impossible = (quote_literal("rwn_sql: a personal group of ") + " || tr.size || "
+                  + quote_literal(" records cannot pass the test with any number of blocks"))
+    return (f"CASE WHEN tr.t IS NULL THEN {dialect.raise_error(missing)}"
+            f" WHEN tr.t = 0 THEN {dialect.raise_error(impossible)} ELSE tr.t END")
 
 
 def randomize_ctes(source: str, spec: RandomizeSpec, domain_sql: str, key_sql: str,
-                   blocks=None, dialect: DuckDBDialect = DUCKDB) -> str:
+                   blocks=None, check_domain: bool = True, dialect: DuckDBDialect = DUCKDB) -> str:
     s = quote_ident(spec.sensitive)
     pub = ", ".join(quote_ident(c) for c in spec.public)
     null_filter = f"\n    WHERE {s} IS NOT NULL" if spec.nulls == "drop" else ""
@@ -80,14 +95,17 @@ def randomize_ctes(source: str, spec: RandomizeSpec, domain_sql: str, key_sql: s
         source=source,
         materialized=dialect.materialized(),
         null_filter=null_filter,
-        domain_origin="given by the data steward" if "CAST([" in domain_sql else "the values in the data",
+        null_keep=f" AND {s} IS NOT NULL" if spec.nulls == "drop" else "",
         domain_values=f"SELECT unnest({domain_sql})",
         sens=s,
         raise_empty=dialect.raise_error("'rwn_sql: the input has no records'"),
         raise_nulls=dialect.raise_error(quote_literal(
             f"rwn_sql: the sensitive column {quote_ident(spec.sensitive)} has ") + " || nulls || "
             + quote_literal(" NULL values; clean them or use nulls='drop' (those records are then left out)")),
-        raise_missing=dialect.raise_error(missing),
+        missing_check=(f"        WHEN missing IS NOT NULL THEN {dialect.raise_error(missing)}\n" if check_domain else ""),
+        missing_from=("\n         (SELECT string_agg(DISTINCT CAST(" + s + " AS VARCHAR), ', ') AS missing\n"
+                      "          FROM src, domain WHERE " + s + " IS NOT NULL AND NOT list_contains(domain.vals, "
+                      + s + "))," if check_domain else ""),
         raise_small_domain=dialect.raise_error(quote_literal(
             "rwn_sql: the domain of the sensitive attribute needs at least 2 values")),
         units=units,
@@ -96,18 +114,19 @@ def randomize_ctes(source: str, spec: RandomizeSpec, domain_sql: str, key_sql: s
 
 
 def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_sql: str, key_sql: str,
-                  blocks=None, dialect: DuckDBDialect = DUCKDB) -> str:
+                  blocks=None, check_domain: bool = True, dialect: DuckDBDialect = DUCKDB) -> str:
     """The release: the public columns and the randomized sensitive column, in source order,
-    one row per input record (minus NULL-sensitive records with nulls='drop'), input order."""
+    one row per input record (minus NULL-sensitive records with nulls='drop'), input order.
+    check_domain=False skips the check that the data's values are all in the domain (for a
+    domain read from the data itself)."""
     s = quote_ident(spec.sensitive)
-    keep, pick = bits_sql("h", 0, dialect), bits_sql("h", 1, dialect)
-    threshold = float_literal(spec.p * TWO_52)
-    randomized = (f"CASE WHEN {keep} < {threshold} THEN {s} "
+    pick = bits_sql("h", 1, dialect)
+    randomized = (f"CASE WHEN {keep_test('h', spec.p)} THEN {s} "
                   f"ELSE d.vals[least(d.m, 1 + CAST(floor({pick} / {float(TWO_52)!r} * d.m) AS BIGINT))] END")
     cols = [f"{randomized} AS {s}" if c == spec.sensitive else quote_ident(c) for c in output_columns]
     final = ("SELECT " + ",\n    ".join(cols) + "\nFROM draws, domain d, checks\n"
              "WHERE checks.ok\nORDER BY __rwn_rid")
-    return "WITH\n" + randomize_ctes(source, spec, domain_sql, key_sql, blocks, dialect) + "\n" + final
+    return "WITH\n" + randomize_ctes(source, spec, domain_sql, key_sql, blocks, check_domain, dialect) + "\n" + final
 
 
 def audit_sql(source: str, spec: RandomizeSpec, domain_sql: str, eps: float, delta: float, test: str,

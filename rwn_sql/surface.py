@@ -34,26 +34,31 @@ def _source(con, name, spec):
     return src.sql
 
 
-def _exact_tails(n, count, p, m, eps):
-    if None in (n, count, p, m, eps):
-        return None
-    upper, lower = privacy.exact_tails(int(n), int(count), float(p), int(m), float(eps))
-    return {"upper": upper, "lower": lower}
+def _vectorised(tails):
+    """An Arrow UDF applying a (cached) tails function to a whole vector of rows at once,
+    so the per-row cost is the computation, not a Python call through DuckDB."""
+    def udf(n, k, p, m, eps):
+        import pyarrow as pa
+        cols = [c.to_pylist() for c in (n, k, p, m, eps)]
+        upper, lower = [], []
+        for row in zip(*cols):
+            if None in row:
+                upper.append(None), lower.append(None)
+                continue
+            u, low = tails(int(row[0]), int(row[1]), float(row[2]), int(row[3]), float(row[4]))
+            upper.append(u), lower.append(low)
+        return pa.StructArray.from_arrays([pa.array(upper, pa.float64()), pa.array(lower, pa.float64())],
+                                          names=["upper", "lower"])
+    return udf
 
 
-def _block_tails(n, t, p, m, eps):
-    if None in (n, t, p, m, eps):
-        return None
-    upper, lower = privacy.block_tails(int(n), int(t), float(p), int(m), float(eps))
-    return {"upper": upper, "lower": lower}
-
-
-def _register(con, name, fn, params, returns) -> None:
+def _register(con, name, fn, params, returns, kind: str = "native") -> None:
     try:
         con.remove_function(name)
     except duckdb.Error:
         pass
-    con.create_function(name, fn, params, returns, null_handling="special", exception_handling="default")
+    con.create_function(name, fn, params, returns, type=kind, null_handling="special",
+                        exception_handling="default")
 
 
 def ensure_functions(con: duckdb.DuckDBPyConnection) -> None:
@@ -65,8 +70,9 @@ def ensure_functions(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _register_tails(con) -> None:
-    _register(con, "rwn_exact_tails", _exact_tails, [BIGINT, BIGINT, DOUBLE, BIGINT, DOUBLE], TAILS)
-    _register(con, "rwn_block_tails", _block_tails, [BIGINT, BIGINT, DOUBLE, BIGINT, DOUBLE], TAILS)
+    params = [BIGINT, BIGINT, DOUBLE, BIGINT, DOUBLE]
+    _register(con, "rwn_exact_tails", _vectorised(privacy.exact_tails), params, TAILS, "arrow")
+    _register(con, "rwn_block_tails", _vectorised(privacy.block_tails), params, TAILS, "arrow")
 
 
 def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

@@ -5,12 +5,13 @@
 src AS (
     SELECT * FROM $source
 ),
-staged AS $materialized(
+staged AS (
+    -- record identity: 1-based input position (read once, by `units`)
     SELECT row_number() OVER () AS __rwn_rid, *
     FROM src$null_filter
 ),
 domain AS $materialized(
-    -- the published domain, sorted: $domain_origin
+    -- the published domain, sorted
     SELECT list(v ORDER BY v) AS vals, count(*) AS m
     FROM ($domain_values) AS d(v)
 ),
@@ -18,12 +19,10 @@ checks AS (
     SELECT CASE
         WHEN n = 0 THEN $raise_empty
         WHEN nulls > 0 THEN $raise_nulls
-        WHEN missing IS NOT NULL THEN $raise_missing
-        WHEN m < 2 THEN $raise_small_domain
+$missing_check        WHEN m < 2 THEN $raise_small_domain
         ELSE true END AS ok
-    FROM (SELECT count(*) AS n, count(*) FILTER (WHERE $sens IS NULL) AS nulls FROM staged),
-         (SELECT string_agg(DISTINCT CAST($sens AS VARCHAR), ', ') AS missing
-          FROM staged, domain WHERE $sens IS NOT NULL AND NOT list_contains(domain.vals, $sens)),
+    FROM (SELECT count(*) FILTER (WHERE true$null_keep) AS n, count(*) FILTER (WHERE $sens IS NULL$null_keep) AS nulls
+          FROM src),$missing_from
          domain
 ),
 units AS (

@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 import duckdb
-import pytest
 
 from conftest import BODYFAT
 from rwn_sql.cli import build_parser, main

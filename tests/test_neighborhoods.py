@@ -46,7 +46,7 @@ def test_bodyfat_paper_figures(con, bodyfat):
         ).fetchone()[0]
     # "about": the paper reads these off a plot; the exact sets are checked against brute force above
     assert all(abs(largest[e] - paper) <= 2 for e, paper in {0.4: 68, 0.6: 160, 0.8: 215}.items()), largest
-    rel = rwn_sql.neighborhoods(con, bodyfat, BODYFAT_COLUMNS, k=5, eps=0.8)
+    rel = rwn_sql.neighborhoods(con, bodyfat, BODYFAT_COLUMNS, k=5, eps=0.8)  # noqa: F841 (read by the SQL below)
     heavy = con.execute("SELECT h.size, h.dcr FROM rel h JOIN (SELECT row_number() OVER () AS record, Weight "
                         "FROM bodyfat) b USING (record) ORDER BY b.Weight DESC LIMIT 1").fetchone()
     assert heavy[0] == 5 and 1.1 < heavy[1] < 1.3

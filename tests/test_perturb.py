@@ -158,7 +158,7 @@ def test_types_passthrough_and_order_preserved(con):
             i % 2 = 0 AS flag
         FROM range(200) t(i)""").fetchall()
     cols = ["small_int", "big_int", "money", "f", "letter", "feeling"]
-    rel = rwn_sql.perturb(con, "typed", cols, categorical=["letter", "feeling"], k=3, seed=1)
+    rel = rwn_sql.perturb(con, "typed", cols, categorical=["letter", "feeling"], k=3, seed=1)  # noqa: F841 (read by SQL)
     before = con.execute("DESCRIBE typed").fetchall()
     con.execute("CREATE TABLE rel AS SELECT * FROM rel").fetchall()
     after = con.execute("DESCRIBE rel").fetchall()

@@ -122,7 +122,7 @@ def replicated(con):
 def test_estimator_unbiased_with_the_stated_variance(con, replicated):
     R, p, m = replicated, 0.6, 4
     rp.randomize(con, "rep", "s", p, public=["rep", "g"], key="unbiasedness-key-01", into="released")
-    est = rp.estimates(con, "released", "s", p, ["w", "x", "y", "z"], group_by=["rep", "g"])
+    est = rp.estimates(con, "released", "s", p, ["w", "x", "y", "z"], group_by=["rep", "g"])  # noqa: F841 (read by SQL)
     summary = con.execute("""
         SELECT e.g, e.value, count(*), avg(estimate), var_samp(estimate), avg(std_error * std_error),
                any_value(t.n), any_value(t.size)
@@ -195,7 +195,7 @@ def test_enforcement_monte_carlo_attack(con):
     con.execute(f"CREATE TABLE reps AS SELECT r AS rep, a3.* FROM a3 JOIN enforced USING ({pub}), range({R}) t(r)").fetchall()
     rp.randomize(con, "reps", "occupation", p, public=["rep"] + PUBLIC, domain=domain, enforce=(eps, delta),
                  test="exact", key="monte-carlo-attack-key", into="released")
-    m, b = len(domain), (1 - p) / len(domain)
+    b = (1 - p) / len(domain)
     tails = con.execute(f"""
         WITH truth AS (SELECT {pub}, occupation AS value, count(*) / any_value(e.group_size) AS f, any_value(e.group_size) AS n
                        FROM a3 JOIN enforced e USING ({pub}) GROUP BY ALL),
