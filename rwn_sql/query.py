@@ -338,8 +338,9 @@ def reconstruction_sql(meta: ReleaseMeta, release_sql: str, groups: tuple[str, .
     """rp_sql.estimates_sql, plus the micro_reconstruction flag and, when grouped by the SA
     under an SA condition, only the rows of the asked values."""
     typed = [f"CAST({quote_literal(v)} AS {meta.sensitive_type})" for v in values] if values else None
+    design = (meta.trials_sql, meta.public) if meta.enforced and meta.trials_sql else None
     inner = rp_sql.estimates_sql(release_sql, meta.sensitive, meta.p_sql(), meta.domain_sql(), group_by=groups,
-                                 where_sql=where_sql, values=None if by_value else typed)
+                                 where_sql=where_sql, values=None if by_value else typed, design=design)
     keep = f"\nWHERE value IN ({', '.join(typed)})" if by_value and typed else ""
     order = [quote_ident(c) for c in groups] + (["value"] if by_value else [])
     return (f"SELECT *, {str(micro).lower()} AS micro_reconstruction\n"

@@ -4,6 +4,8 @@ A release database is a DuckDB file holding only:
   * the released table(s);
   * `rwn_release_metadata`: one row per released table with the published parameters
     (method, p, the domain, eps, delta, test, RWN parameters) and never the key or raw data;
+  * for an enforced release, `rwn_release_trials(size, t)`: the number of blocks of a personal
+    group of each size (public: it follows from the group sizes and the parameters);
   * ready-made reconstruction views `<table>_estimates` (per sensitive value) and
     `<table>_estimates_by_<column>` (per public column and sensitive value), plain SQL that
     a DuckDB without rwn_sql can run.
@@ -23,6 +25,7 @@ from .errors import RWNError
 from .identifiers import float_literal, quote_ident, quote_literal
 
 METADATA_TABLE = "rwn_release_metadata"
+TRIALS_TABLE = "rwn_release_trials"       # enforced releases: blocks per personal-group size (public)
 METADATA_COLUMNS = """
     table_name VARCHAR, method VARCHAR, sensitive VARCHAR, sensitive_type VARCHAR, public VARCHAR[],
     p DOUBLE, domain VARCHAR[], m INTEGER, enforced BOOLEAN, epsilon DOUBLE, delta DOUBLE, test VARCHAR,
@@ -45,6 +48,7 @@ class ReleaseMeta:
     delta: float | None = None
     test: str | None = None
     rwn: dict = field(default_factory=dict)
+    trials_sql: str | None = None     # enforced releases: relation "<table> AS tr" of (size, t)
 
     @property
     def m(self) -> int:
@@ -68,8 +72,9 @@ def estimates_view_sql(meta: ReleaseMeta, by: str | None) -> str:
     md = (f"(SELECT {{}} FROM {METADATA_TABLE} WHERE table_name = {quote_literal(meta.table_name)})")
     p_sql = md.format("p")
     domain_sql = f"CAST({md.format('domain')} AS {meta.sensitive_type}[])"
+    design = (f"{TRIALS_TABLE} AS tr", meta.public) if meta.enforced else None
     return rp_sql.estimates_sql(quote_ident(meta.table_name), meta.sensitive, p_sql, domain_sql,
-                                (by,) if by else ())
+                                (by,) if by else (), design=design)
 
 
 def read_metadata(con: duckdb.DuckDBPyConnection, table: str | None = None, schema: str | None = None) -> ReleaseMeta:
@@ -90,11 +95,12 @@ def read_metadata(con: duckdb.DuckDBPyConnection, table: str | None = None, sche
         raise RWNError(f"the release holds several tables ({', '.join(r[0] for r in rows)}); name one")
     r = rows[0]
     return ReleaseMeta(table_name=r[0], sensitive=r[1], sensitive_type=r[2], public=tuple(r[3]), p=r[4],
-                       domain=tuple(r[5]), method=r[6], enforced=r[7], epsilon=r[8], delta=r[9], test=r[10])
+                       domain=tuple(r[5]), method=r[6], enforced=r[7], epsilon=r[8], delta=r[9], test=r[10],
+                       trials_sql=f"{prefix}{TRIALS_TABLE} AS tr" if r[7] else None)
 
 
 def write_release(con: duckdb.DuckDBPyConnection, release_sql: str, path: str, meta: ReleaseMeta,
-                  overwrite: bool = False) -> int:
+                  overwrite: bool = False, trials: dict[int, int] | None = None) -> int:
     """Write a standalone release database at `path`, atomically: built under a temporary
     name beside it and renamed when complete. Returns the number of released rows."""
     if os.path.exists(path) and not overwrite:
@@ -116,6 +122,9 @@ def write_release(con: duckdb.DuckDBPyConnection, release_sql: str, path: str, m
                      meta.p, list(meta.domain), meta.m, meta.enforced, meta.epsilon, meta.delta, meta.test,
                      rwn.get("columns"), rwn.get("k"), rwn.get("eps"), rwn.get("q"), rwn.get("scale"),
                      rows, _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None), __version__]).fetchall()
+        if meta.enforced:
+            con.execute(f"CREATE TABLE {quote_ident(alias)}.{TRIALS_TABLE} AS SELECT * FROM "
+                        f"{rp_sql.trials_values(trials or {})}").fetchall()
         previous = con.execute("SELECT current_database(), current_schema()").fetchone()
         con.execute(f"USE {quote_ident(alias)}").fetchall()
         try:   # views are bound in the release database itself, so they name its tables only

@@ -203,11 +203,12 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
         text = randomize_statement(con, source, sensitive, p, public=public, domain=values, key=key, seed=seed,
                                    enforce=enforce, test=test, nulls=nulls)
         eps, delta = enforce if enforce is not None else (None, None)
+        trials = _blocks(con, src, spec, _privacy(p, len(values), eps, delta, test)) if enforce is not None else None
         meta = ReleaseMeta(table_name=name, sensitive=sensitive, sensitive_type=src.type_of(sensitive),
                            public=spec.public, p=float(p), domain=tuple(values), enforced=enforce is not None,
                            epsilon=eps, delta=delta, test=test if enforce is not None else None,
                            method="rwn+uniform_perturbation" if rwn else "uniform_perturbation", rwn=rwn or {})
-        return write_release(con, text, path, meta, overwrite=overwrite)
+        return write_release(con, text, path, meta, overwrite=overwrite, trials=trials)
     finally:
         if staged:
             con.execute(f"DROP TABLE IF EXISTS {quote_ident(staged)}").fetchall()
@@ -275,13 +276,17 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
 
 
 def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float, domain, group_by=(),
-              where: str | None = None, values=None, sql: bool = False):
+              where: str | None = None, values=None, public=None, enforce=None, test: str = "chernoff",
+              sql: bool = False):
     """Reconstructed counts from a release, needing only the release, p and the domain.
 
     Per group of `group_by` (public columns) and per domain value (or, with `values`, for
     that set of values together): released_count, group_size, the unbiased `estimate`, its
     `std_error`, a 95% interval [ci_low, ci_high] and `estimate_clipped` to [0, group size].
-    `where` is a SQL predicate over public columns.
+    `where` is a SQL predicate over public columns. For a release made with
+    enforce=(eps, delta) and `test`, pass the same here (and `public`, default every column
+    but the sensitive one): the standard errors then account for the blocks, whose records
+    move together (the estimates themselves are the same).
     """
     try:
         privacy.check_p(p)
@@ -308,7 +313,15 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
         unknown = [v for v in values if str(v) not in {str(d) for d in domain}]
         if unknown:
             raise RWNError(f"values {unknown} are not in the domain")
-    text = rp_sql.estimates_sql(src.sql, sensitive, float_literal(p), literal, group_by, where, vals)
+    design = None
+    if enforce is not None:
+        pub = _public(src, sensitive, public)
+        _check_names(src, sensitive, pub)
+        eps, delta = enforce
+        spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub)
+        trials = _blocks(con, src, spec, _privacy(p, len(domain), eps, delta, test))
+        design = (rp_sql.trials_values(trials), pub)
+    text = rp_sql.estimates_sql(src.sql, sensitive, float_literal(p), literal, group_by, where, vals, design)
     return text if sql else con.sql(text)
 
 

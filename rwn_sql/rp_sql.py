@@ -167,18 +167,50 @@ def audit_sql(source: str, spec: RandomizeSpec, domain_sql: str, eps: float, del
     return "WITH\n" + body + "\n" + final
 
 
+def _units(units, size_sql: str = "g.group_size") -> str:
+    """ss and sh of independent records (one per unit): both the group size."""
+    return f" {size_sql} AS ss, {size_sql} AS sh," if units else ""
+
+
 def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, group_by=(),
-                  where_sql: str | None = None, values=None, dialect: DuckDBDialect = DUCKDB) -> str:
+                  where_sql: str | None = None, values=None, design=None,
+                  dialect: DuckDBDialect = DUCKDB) -> str:
     """Reconstructed counts over a release. Per group of `group_by` (public columns): with
     values=None, one row per domain value; else one row for the value set `values` (a list
-    of SQL literals of the sensitive type), whose estimate is the sum over the set."""
+    of SQL literals of the sensitive type), whose estimate is the sum over the set.
+    design=(trials_relation, public_columns) for a release enforced with blocks: the relation
+    has columns (size, t), the number of blocks of a personal group of each size; the
+    standard errors then account for the records of a block moving together."""
     s = quote_ident(sensitive)
     groups = [quote_ident(c) for c in group_by]
+    if design is None:
+        design_cte, design_join = "", ""
+        units = "group_size AS ss, group_size AS sh"
+    else:
+        trials, public = design
+        personal = ", ".join(dict.fromkeys(groups + [quote_ident(c) for c in public]))
+        on = " AND ".join([f"d.{g} IS NOT DISTINCT FROM c.{g}" for g in groups]) or "true"
+        design_cte = (
+            "\nblocks AS (\n"
+            "    -- every personal group in S, its t blocks: n mod t of size q+1, the rest of size q\n"
+            f"    SELECT {''.join(g + ', ' for g in groups)}n, tr.t, n // tr.t AS q, n % tr.t AS r\n"
+            f"    FROM (SELECT {''.join(g + ', ' for g in groups)}count(*) AS n FROM released GROUP BY {personal}) pg\n"
+            f"    JOIN {trials} ON tr.size = pg.n\n"
+            "),\n"
+            "design AS (\n"
+            f"    SELECT {''.join(g + ', ' for g in groups)}\n"
+            "        sum(r * (q + 1) * (q + 1) + (t - r) * q * q) AS ss,\n"
+            "        sum(CASE WHEN n > 1 THEN (r * (q + 1) * (n - q - 1) + (t - r) * q * (n - q)) / (n - 1)\n"
+            "                 ELSE 0 END) AS sh\n"
+            f"    FROM blocks GROUP BY {', '.join(groups) if groups else '()'}\n"
+            "),")
+        design_join = f"\n    JOIN design d ON {on}"
+        units = None
     gsel = "".join(g + ", " for g in groups)
     gby = ", ".join(groups) if groups else "()"
     if values is None:
         join = " AND ".join([f"c.{g} IS NOT DISTINCT FROM g.{g}" for g in groups] + ["c.value = d.value"])
-        counts = (f"SELECT {''.join('g.' + x + ', ' for x in groups)}d.value, 1 AS set_size, g.group_size,\n"
+        counts = (f"SELECT {''.join('g.' + x + ', ' for x in groups)}d.value, 1 AS set_size, g.group_size,{_units(units)}\n"
                   f"        CAST(coalesce(c.n, 0) AS BIGINT) AS released_count\n"
                   f"    FROM (SELECT {gsel}count(*) AS group_size FROM released GROUP BY {gby}\n"
                   f"          HAVING count(*) > 0) g\n"
@@ -189,7 +221,7 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
         order = ", ".join(groups + ["value"])
     else:
         in_list = ", ".join(values)
-        counts = (f"SELECT {gsel}{len(values)} AS set_size, count(*) AS group_size,\n"
+        counts = (f"SELECT {gsel}{len(values)} AS set_size, count(*) AS group_size,{_units(units, 'count(*)')}\n"
                   f"        count(*) FILTER (WHERE {s} IN ({in_list})) AS released_count\n"
                   f"    FROM released GROUP BY {gby} HAVING count(*) > 0")
         output = gsel.rstrip()
@@ -201,6 +233,9 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
         p=p_sql,
         domain=domain_sql,
         counts=counts,
+        design=design_cte,
+        design_join=design_join,
+        design_cols=", d.ss, d.sh" if design is not None else "",
         output_cols=output,
         order=order,
     )

@@ -216,6 +216,30 @@ def test_enforcement_monte_carlo_attack(con):
     assert len(tails) >= 30
 
 
+def test_standard_errors_account_for_blocks(con):
+    """After enforcement the records of a block move together. Over R replicated releases of the
+    enforced groups of 3000 adult records, the spread of an aggregate estimate matches the
+    block-aware standard error, and is far above what independent trials would give."""
+    p, eps, delta, R = 0.5, 0.5, 0.05, 600
+    con.execute(f"CREATE TABLE a3 AS SELECT {', '.join(PUBLIC)}, occupation FROM read_csv('{ADULT}') LIMIT 3000").fetchall()
+    domain = [r[0] for r in con.execute("SELECT DISTINCT occupation FROM a3 ORDER BY 1").fetchall()]
+    con.execute(f"CREATE TABLE reps AS SELECT r AS rep, a3.* FROM a3, range({R}) t(r)").fetchall()
+    rp.randomize(con, "reps", "occupation", p, public=["rep"] + PUBLIC, domain=domain, enforce=(eps, delta),
+                 test="exact", key="block-variance-key", into="released")
+    common = dict(group_by=["rep"], values=["Prof-specialty"], where="sex = 'Male'")
+    aware = rp.estimates(con, "released", "occupation", p, domain, public=["rep"] + PUBLIC, enforce=(eps, delta),
+                         test="exact", **common).sql_query()
+    naive = rp.estimates(con, "released", "occupation", p, domain, **common).sql_query()
+    (mean_est, var_est, se2_aware), = con.execute(
+        f"SELECT avg(estimate), var_samp(estimate), avg(std_error ^ 2) FROM ({aware})").fetchall()
+    (se2_naive,), = con.execute(f"SELECT avg(std_error ^ 2) FROM ({naive})").fetchall()
+    truth = con.execute("SELECT count(*) FROM a3 WHERE sex = 'Male' AND occupation = 'Prof-specialty'").fetchone()[0]
+    assert abs(mean_est - truth) <= Z * math.sqrt(var_est / R)            # still unbiased
+    # sample variance / variance ~ chi2(R-1)/(R-1) (sd sqrt(2/(R-1))); 5% allowance for the plug-in f
+    assert abs(var_est / se2_aware - 1) <= Z * math.sqrt(2 / (R - 1)) + 0.05
+    assert var_est / se2_naive > 2                                        # independent trials understate it
+
+
 def test_trials_depend_only_on_public_quantities():
     pp = privacy.PrivacyParams(0.5, 15, 0.5, 0.05, "exact")
     a = privacy.trials_for_sizes([3, 9, 40, 500], pp)
@@ -251,7 +275,7 @@ print(con.execute("SELECT * FROM rwn_release_metadata").fetchall())
     assert out.returncode == 0, out.stderr
     tables = eval(out.stdout.splitlines()[0])
     base = [t for t, kind in tables if kind == "BASE TABLE"]
-    assert sorted(base) == ["adult", "rwn_release_metadata"]
+    assert sorted(base) == ["adult", "rwn_release_metadata", "rwn_release_trials"]
     views = [t for t, kind in tables if kind == "VIEW"]
     assert sorted(views) == sorted(["adult_estimates"] + [f"adult_estimates_by_{c}" for c in PUBLIC])
     rel = duckdb.connect(str(path), read_only=True)
@@ -265,7 +289,7 @@ print(con.execute("SELECT * FROM rwn_release_metadata").fetchall())
     by_sex = rel.execute("SELECT * FROM adult_estimates_by_sex ORDER BY sex, value").fetchall()
     direct = rp.estimates(con, f"{path}:adult", "occupation", 0.5,
                           [r[0] for r in rel.execute("SELECT unnest(domain) FROM rwn_release_metadata").fetchall()],
-                          group_by=["sex"]).fetchall()
+                          group_by=["sex"], public=PUBLIC, enforce=(0.5, 0.05), test="exact").fetchall()
     assert by_sex == direct
 
 

@@ -5,8 +5,13 @@ WITH
 -- (docs/METHODS.md section 2). For the released records S satisfying the public predicate,
 -- grouped by public columns, and a set V of sensitive values (one value, or an IN list):
 --   b = (1-p)|V|/m, a = p + b,  F' = (O*/|S| - b) / p,  estimate = |S| F'
---   Var(F') = (f a(1-a) + (1-f) b(1-b)) / (|S| p^2), f replaced by F' clipped to [0, 1].
--- Needs only the release and its published parameters p and the domain (m values).
+--   Var(count) = (A + B f + C f^2) / p^2 with f replaced by F' clipped to [0, 1], where for
+--   randomization units (records, or blocks of an enforced release) of sizes s_u:
+--   A = b(1-b) SS, B = p(1-p)(SH - 2 v SS), C = p(1-p)(SS - SH), v = |V|/m,
+--   SS = sum s_u^2, SH = sum s_u h_u, h_u = (n_g - s_u)/(n_g - 1) in personal group g.
+--   With one record per unit SS = SH = |S| and this is METHODS.md's Var(F') |S|^2.
+-- Needs only the release and its published parameters (p, the domain, and for an enforced
+-- release the number of blocks per personal-group size).
 released AS (
     SELECT * FROM "adult"
     WHERE "race" IN ('Black', 'Other')
@@ -15,7 +20,7 @@ params AS (
     SELECT 0.5::DOUBLE AS p, CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[]) AS domain, len(CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[])) AS m
 ),
 counts AS (
-    SELECT "sex", 1 AS set_size, count(*) AS group_size,
+    SELECT "sex", 1 AS set_size, count(*) AS group_size, count(*) AS ss, count(*) AS sh,
         count(*) FILTER (WHERE "occupation" IN (CAST('Sales' AS VARCHAR))) AS released_count
     FROM released GROUP BY "sex" HAVING count(*) > 0
 ),
@@ -23,19 +28,24 @@ estimates AS (
     SELECT c.*,
         (released_count / group_size - b) / p * group_size AS estimate,
         least(greatest((released_count / group_size - b) / p, 0.0), 1.0) AS f_hat,
-        p, a, b
+        p, a, b, v
     FROM (SELECT c.*, params.p, (1 - params.p) * c.set_size / params.m AS b,
-                 params.p + (1 - params.p) * c.set_size / params.m AS a
+                 params.p + (1 - params.p) * c.set_size / params.m AS a, c.set_size / params.m AS v
           FROM counts c, params) c
+),
+spread AS (
+    SELECT *, sqrt(b * (1 - b) * ss + p * (1 - p) * (sh - 2 * v * ss) * f_hat
+                   + p * (1 - p) * (ss - sh) * f_hat * f_hat) / p AS std_error
+    FROM estimates
 )
 SELECT "sex", released_count,
     group_size,
     estimate,
-    sqrt(group_size * (f_hat * a * (1 - a) + (1 - f_hat) * b * (1 - b))) / p AS std_error,
-    estimate - 1.959963984540054 * sqrt(group_size * (f_hat * a * (1 - a) + (1 - f_hat) * b * (1 - b))) / p AS ci_low,
-    estimate + 1.959963984540054 * sqrt(group_size * (f_hat * a * (1 - a) + (1 - f_hat) * b * (1 - b))) / p AS ci_high,
+    std_error,
+    estimate - 1.959963984540054 * std_error AS ci_low,
+    estimate + 1.959963984540054 * std_error AS ci_high,
     least(greatest(estimate, 0.0), group_size) AS estimate_clipped
-FROM estimates
+FROM spread
 ORDER BY "sex"
 ) AS estimates
 ORDER BY "sex"

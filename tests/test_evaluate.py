@@ -1,0 +1,350 @@
+"""evaluate(): every measure against an independent computation (scipy, explicit formulas,
+hand-worked tiny examples), the identity and permuted releases, and bad input."""
+import itertools
+import json
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+from scipy import spatial, stats
+
+import rwn_sql
+from conftest import BODYFAT, BODYFAT_COLUMNS, load_numpy
+from rwn_sql import RWNError
+from rwn_sql import evaluate as evaluate_module
+from rwn_sql.evaluate import Evaluation, ci_overlap, evaluate, nearest_sqdist, t_quantile
+
+REGRESSORS = [c for c in BODYFAT_COLUMNS if c != "BodyFat"]
+
+
+@pytest.fixture
+def rwn_release(con, bodyfat):
+    rwn_sql.perturb(con, bodyfat, BODYFAT_COLUMNS, k=5, eps=0.4, seed=1, into="release")
+    return "release"
+
+
+def arrays(con, table, cols):
+    data = con.execute(f"SELECT {', '.join(cols)} FROM {table}").fetchnumpy()
+    return np.column_stack([np.asarray(data[c], dtype=float) for c in cols])
+
+
+# ----------------------------------------------------------------------------- realistic release
+
+def test_rwn_release_matches_independent_computations(con, bodyfat, rwn_release):
+    ev = evaluate(con, bodyfat, rwn_release, BODYFAT_COLUMNS, target="BodyFat")
+    assert isinstance(ev, Evaluation)
+    xo, xr = arrays(con, bodyfat, BODYFAT_COLUMNS), arrays(con, rwn_release, BODYFAT_COLUMNS)
+    n, p = xo.shape
+    assert ev.rows == n == 241 and ev.numeric == tuple(BODYFAT_COLUMNS) and ev.categorical == ()
+    u, r = ev.utility, ev.risk
+
+    # KS: scipy's two-sample statistic
+    for j, c in enumerate(BODYFAT_COLUMNS):
+        assert u.ks[c] == pytest.approx(stats.ks_2samp(xo[:, j], xr[:, j]).statistic, abs=1e-12)
+    assert u.tv == {} and u.multi_information is None
+
+    # correlations: scipy.stats.pearsonr pair by pair
+    diffs = [abs(stats.pearsonr(xo[:, i], xo[:, j])[0] - stats.pearsonr(xr[:, i], xr[:, j])[0])
+             for i, j in itertools.combinations(range(p), 2)]
+    assert u.corr_mad == pytest.approx(np.mean(diffs), rel=1e-10)
+
+    # PCA via SVD of the centred standardized data (not the covariance eigenproblem)
+    mean, sd = xo.mean(axis=0), xo.std(axis=0, ddof=1)
+
+    def svd_pca(x):
+        z = (x - mean) / sd
+        z = z - z.mean(axis=0)
+        _, s, vt = np.linalg.svd(z, full_matrices=False)
+        return s ** 2 / np.sum(s ** 2), vt[:2].T
+
+    share_o, load_o = svd_pca(xo)
+    share_r, load_r = svd_pca(xr)
+    for j in range(2):
+        load_r[:, j] *= np.sign(load_o[:, j] @ load_r[:, j])
+        got_o = np.array([u.pca_loadings.original[f"PC{j + 1}"][c] for c in BODYFAT_COLUMNS])
+        got_r = np.array([u.pca_loadings.released[f"PC{j + 1}"][c] for c in BODYFAT_COLUMNS])
+        flip = np.sign(got_o @ load_o[:, j])              # reference sign convention is arbitrary
+        np.testing.assert_allclose(got_o, flip * load_o[:, j], atol=1e-9)
+        np.testing.assert_allclose(got_r, flip * load_r[:, j], atol=1e-9)
+        assert np.abs(got_o).max() == pytest.approx(got_o.max())        # largest entry positive
+        assert u.pca_variance_share.original[f"PC{j + 1}"] == pytest.approx(share_o[j], rel=1e-10)
+        assert u.pca_variance_share.released[f"PC{j + 1}"] == pytest.approx(share_r[j], rel=1e-10)
+    assert u.pca_loading_mad == pytest.approx(np.mean(np.abs(load_o - load_r)), rel=1e-9)
+
+    # OLS: lstsq, (X'X)^-1, t quantile from scipy, Cook's distance from leave-one-out refits
+    t_crit = stats.t.ppf(0.975, n - p)
+    ols = u.ols
+    assert ols.terms == ("(Intercept)",) + tuple(REGRESSORS) and ols.df == n - p
+    assert ols.critical_value == pytest.approx(t_crit, rel=1e-9)
+    ci = {}
+    for role, x in (("original", xo), ("released", xr)):
+        X, y = np.column_stack([np.ones(n), x[:, 1:]]), x[:, 0]
+        beta, rss, _, _ = np.linalg.lstsq(X, y, rcond=None)
+        s2 = rss[0] / (n - p)
+        se = np.sqrt(np.diag(s2 * np.linalg.inv(X.T @ X)))
+        r2 = 1 - rss[0] / np.sum((y - y.mean()) ** 2)
+        cooks = []
+        for i in range(n):
+            keep = np.arange(n) != i
+            b_i = np.linalg.lstsq(X[keep], y[keep], rcond=None)[0]
+            cooks.append(np.sum((X @ beta - X @ b_i) ** 2) / (p * s2))
+        np.testing.assert_allclose(list(getattr(ols.coefficients, role).values()), beta, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(list(getattr(ols.std_errors, role).values()), se, rtol=1e-8)
+        assert getattr(ols.r2, role) == pytest.approx(r2, rel=1e-10)
+        assert getattr(u.cooks_max, role) == pytest.approx(max(cooks), rel=1e-7)
+        ci[role] = np.column_stack([beta - t_crit * se, beta + t_crit * se])
+    for k, term in enumerate(ols.terms):
+        (a0, a1), (b0, b1) = ci["original"][k], ci["released"][k]
+        inter = max(0.0, min(a1, b1) - max(a0, b0))
+        assert ols.ci_overlap[term] == pytest.approx(0.5 * (inter / (a1 - a0) + inter / (b1 - b0)), abs=1e-9)
+        assert ols.coef_abs_diff[term] == pytest.approx(
+            abs(ols.coefficients.original[term] - ols.coefficients.released[term]))
+    assert ols.ci_overlap_mean == pytest.approx(np.mean(list(ols.ci_overlap.values())))
+
+    # risk in min-max space (scaled with the original's range): scipy's cKDTree
+    lo, hi = xo.min(axis=0), xo.max(axis=0)
+    so, sr = (xo - lo) / (hi - lo), (xr - lo) / (hi - lo)
+    dcr, _ = spatial.cKDTree(sr).query(so, k=1)
+    assert r.dcr_mean == pytest.approx(dcr.mean(), rel=1e-9)
+    d_near, _ = spatial.cKDTree(so).query(sr, k=1)
+    d_own = np.sqrt(np.sum((sr - so) ** 2, axis=1))
+    assert r.linkage_rate == pytest.approx(np.mean(d_own <= d_near * (1 + 1e-12)))
+
+    # SDID: explicit loop over records and columns
+    at_risk = sum(all(abs(xo[i, j] - xr[i, j]) <= sd[j] for j in range(p)) for i in range(n))
+    assert r.sdid == pytest.approx(at_risk / n)
+    # sdcMicro's dRiskWORK, literally: sd of xm, count records with at most one column outside
+    sds = xr.std(axis=0, ddof=1)
+    outside = ((xo < xr - 1.0 * sds) | (xo > xr + 1.0 * sds)).sum(axis=1)
+    assert r.sdid_sdcmicro == pytest.approx(np.mean(np.isin(outside, [0, 1])))
+
+    # unique survival: Python tuples and a Counter
+    orig_rows = [tuple(row) for row in xo.tolist()]
+    released_rows = set(tuple(row) for row in xr.tolist())
+    counts = Counter(orig_rows)
+    uniques = [row for row in orig_rows if counts[row] == 1]
+    assert r.unique_records == len(uniques)
+    assert r.unique_survival == pytest.approx(sum(row in released_rows for row in uniques) / len(uniques))
+
+    # plausible ranges for RWN with k = 5, eps = 0.4, q = 1 on bodyfat
+    assert 0 < u.corr_mad < 0.2 and 0 < u.pca_loading_mad < 0.2
+    assert max(u.ks.values()) < 0.2
+    assert 0 < ols.ci_overlap_mean < 1 and 0 < ols.r2.released < ols.r2.original
+    assert 0.05 < r.dcr_mean < 1 and r.linkage_rate < 0.3 and r.sdid < 0.5
+
+
+def test_identity_release(con, bodyfat):
+    ev = evaluate(con, bodyfat, bodyfat, BODYFAT_COLUMNS, target="BodyFat")
+    u, r = ev.utility, ev.risk
+    assert r.linkage_rate == 1.0 and r.dcr_mean == 0.0 and r.sdid == 1.0 and r.unique_survival == 1.0
+    assert u.corr_mad == 0.0 and u.pca_loading_mad == 0.0 and set(u.ks.values()) == {0.0}
+    assert u.ols.ci_overlap_mean == pytest.approx(1.0) and set(u.ols.coef_abs_diff.values()) == {0.0}
+    assert u.cooks_max.original == u.cooks_max.released
+    assert u.pca_variance_share.original == u.pca_variance_share.released
+
+
+def test_permuted_release_keeps_statistics_but_breaks_linkage(con, bodyfat):
+    """Whole records shuffled: every statistic survives (corr_mad, ks 0 up to rounding; every
+    combination still appears, so dcr 0 and unique_survival 1) but linkage only finds the
+    permutation's fixed points."""
+    n = 241
+    perm = np.random.default_rng(5).permutation(n)
+    load_numpy(con, "perm", {"pos": np.argsort(perm)})
+    con.execute("CREATE TABLE shuffled AS SELECT b.* FROM (SELECT *, row_number() OVER () - 1 AS pos "
+                "FROM bodyfat) b JOIN (SELECT pos, row_number() OVER () - 1 AS slot FROM perm) p "
+                "USING (pos) ORDER BY slot").fetchall()
+    xo, xs = arrays(con, "bodyfat", BODYFAT_COLUMNS), arrays(con, "shuffled", BODYFAT_COLUMNS)
+    assert np.array_equal(xs, xo[perm])
+    ev = evaluate(con, "bodyfat", "shuffled", BODYFAT_COLUMNS, target="BodyFat")
+    assert ev.utility.corr_mad < 1e-12 and max(ev.utility.ks.values()) == 0.0
+    assert ev.risk.dcr_mean == 0.0 and ev.risk.unique_survival == 1.0
+    fixed = np.mean(perm == np.arange(n))
+    assert ev.risk.linkage_rate == pytest.approx(fixed) and ev.risk.linkage_rate < 0.05
+
+
+# ----------------------------------------------------------------------------- hand-worked examples
+
+def test_tiny_hand_example(con):
+    """Four records, worked by hand."""
+    load_numpy(con, "o", {"x": np.array([0.0, 1.0, 2.0, 4.0]), "y": np.array([0.0, 0.0, 1.0, 1.0]),
+                          "g": np.array(["a", "a", "b", "b"]), "h": np.array(["u", "v", "u", "v"])})
+    load_numpy(con, "r", {"x": np.array([0.0, 2.0, 2.0, 3.0]), "y": np.array([0.0, 1.0, 1.0, 1.0]),
+                          "g": np.array(["a", "b", "b", "b"]), "h": np.array(["u", "u", "u", "v"])})
+    ev = evaluate(con, "o", "r", ["x", "y", "g", "h"], categorical=["g", "h"])
+    u, r = ev.utility, ev.risk
+    # KS: x original {0,1,2,4} vs released {0,2,2,3}: at x=1 F = 2/4 vs 1/4 -> 0.25
+    assert u.ks == {"x": 0.25, "y": 0.25}
+    # TV: g (2a,2b) vs (1a,3b) -> 0.25; h (2u,2v) vs (3u,1v) -> 0.25
+    assert u.tv == {"g": 0.25, "h": 0.25}
+    # multi-information: original g, h independent -> 0; released pairs (a,u),(b,u),(b,u),(b,v)
+    h_g = -(0.25 * math.log(0.25) + 0.75 * math.log(0.75))
+    h_joint = -(2 * 0.25 * math.log(0.25) + 0.5 * math.log(0.5))
+    assert u.multi_information.original == pytest.approx(0.0, abs=1e-15)
+    assert u.multi_information.released == pytest.approx(2 * h_g - h_joint)
+    # scaled x = x / 4, y as is; mismatches of g, h add 1 each.
+    # DCR of original record 1 (0,0,a,u): released record 1 identical -> 0
+    # record 2 (1/4, 0, a, v): to rel 1 (0,0,a,u): 1/16 + 1; to rel 4 (3/4,1,b,v): 1/4 + 1 + 1
+    #   -> sqrt(17/16); record 3 (1/2, 1, b, u): rel 2 identical -> 0
+    # record 4 (1, 1, b, v): rel 4 (3/4, 1, b, v): 1/4
+    assert r.dcr_mean == pytest.approx((0 + math.sqrt(17 / 16) + 0 + 0.25) / 4)
+    # linkage: rel 1 -> orig 1 (own, distance 0); rel 2 (1/2,1,b,u) -> orig 3 at 0 (own is orig 2);
+    # rel 3 = rel 2 -> orig 3, its own: linked; rel 4 (3/4,1,b,v) -> orig 4 at 1/4 (own)
+    assert r.linkage_rate == 0.75
+    # SDID, sd(x) = sd(0,1,2,4) = sqrt(35/12) ~ 1.708, sd(y) = sqrt(1/3) ~ 0.577:
+    # |dx| = 0,1,0,1 and |dy| = 0,1,0,0 -> records 1, 3, 4 lie inside; record 2 has |dy| = 1
+    assert r.sdid == 0.75
+    # unique survival: all four originals are unique; 1 and 3 appear in the release
+    assert r.unique_records == 4 and r.unique_survival == 0.5
+
+
+def test_ties_count_as_linked_and_duplicates_are_not_unique(con):
+    """Original records 1 and 2 are identical: released record 1 (a copy) is equally near both,
+    and counts as linked. Unique survival ignores the duplicated pair."""
+    load_numpy(con, "o", {"a": np.array([1.0, 1.0, 5.0, 9.0]), "b": np.array([2.0, 2.0, 0.0, 3.0])})
+    load_numpy(con, "r", {"a": np.array([1.0, 1.0, 9.0, 5.0]), "b": np.array([2.0, 2.0, 3.0, 0.0])})
+    ev = evaluate(con, "o", "r", ["a", "b"])
+    assert ev.risk.linkage_rate == 0.5
+    assert ev.risk.unique_records == 2 and ev.risk.unique_survival == 1.0
+    assert ev.risk.dcr_mean == 0.0
+
+
+def test_ci_overlap_formula():
+    assert ci_overlap((0.0, 2.0), (1.0, 3.0)) == pytest.approx(0.5)
+    assert ci_overlap((0.0, 4.0), (1.0, 2.0)) == pytest.approx(0.5 * (1 / 4 + 1))
+    assert ci_overlap((0.0, 1.0), (2.0, 3.0)) == 0.0
+    assert ci_overlap((0.0, 1.0), (0.0, 1.0)) == 1.0
+
+
+def test_simple_regression_matches_linregress(con):
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=60)
+    y = 2 + 0.5 * x + rng.normal(size=60)
+    load_numpy(con, "o", {"x": x, "y": y})
+    load_numpy(con, "r", {"x": x + rng.normal(0, 0.3, 60), "y": y})
+    ev = evaluate(con, "o", "r", ["y", "x"], target="y")
+    for role, xs in (("original", x), ("released", con.execute("SELECT x FROM r").fetchnumpy()["x"])):
+        fit = stats.linregress(xs, y)
+        coef, se = getattr(ev.utility.ols.coefficients, role), getattr(ev.utility.ols.std_errors, role)
+        assert coef["x"] == pytest.approx(fit.slope) and coef["(Intercept)"] == pytest.approx(fit.intercept)
+        assert se["x"] == pytest.approx(fit.stderr) and se["(Intercept)"] == pytest.approx(fit.intercept_stderr)
+        assert getattr(ev.utility.ols.r2, role) == pytest.approx(fit.rvalue ** 2)
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 5, 10, 30, 227, 1000, 123456])
+def test_t_quantile_matches_scipy(df):
+    assert t_quantile(0.975, df) == pytest.approx(stats.t.ppf(0.975, df), rel=1e-10)
+    assert t_quantile(0.9, df) == pytest.approx(stats.t.ppf(0.9, df), rel=1e-10)
+
+
+def test_blocked_nearest_neighbour_search_is_exact(monkeypatch):
+    """Tiny blocks (3 query rows at a time), lattice data full of ties and duplicates, plus a
+    categorical column: same squared distances as an exact brute force."""
+    rng = np.random.default_rng(11)
+    q = rng.integers(0, 4, size=(300, 3)) / 3.0
+    ref = rng.integers(0, 4, size=(250, 3)) / 3.0
+    qc, rc = rng.integers(0, 2, size=(300, 1)), rng.integers(0, 2, size=(250, 1))
+    monkeypatch.setattr(evaluate_module, "CHUNK_ELEMENTS", 3 * 250)
+    got = nearest_sqdist(q, qc, ref, rc)
+    full = ((q[:, None, :] - ref[None, :, :]) ** 2).sum(axis=2) + (qc[:, None, 0] != rc[None, :, 0])
+    np.testing.assert_allclose(got, full.min(axis=1), atol=1e-15)
+    assert np.sum(got == 0) > 0
+    # continuous data against scipy's k-d tree
+    q, ref = rng.normal(size=(500, 4)), rng.normal(size=(400, 4))
+    d, _ = spatial.cKDTree(ref).query(q, k=1)
+    np.testing.assert_allclose(np.sqrt(nearest_sqdist(q, np.zeros((500, 0), int), ref, np.zeros((400, 0), int))),
+                               d, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- sources and JSON
+
+def test_files_queries_and_json(con, bodyfat, rwn_release, tmp_path):
+    out = tmp_path / "release.parquet"
+    con.execute(f"COPY release TO '{out}' (FORMAT parquet)").fetchall()
+    cols = ["Age", "Weight", "Height"]
+    by_table = evaluate(con, bodyfat, rwn_release, cols, target="Weight")
+    by_files = evaluate(con, str(BODYFAT), out, cols, target="Weight")
+    by_query = evaluate(con, "SELECT * FROM bodyfat", "SELECT * FROM release", cols, target="Weight")
+    assert by_table.utility == by_files.utility == by_query.utility
+    assert by_table.risk == by_files.risk == by_query.risk
+    path = tmp_path / "ev.json"
+    text = by_files.to_json(path)
+    assert json.loads(path.read_text()) == json.loads(text) == by_files.to_dict()
+    d = by_files.to_dict()
+    assert d["utility"]["ols"]["terms"] == ["(Intercept)", "Age", "Height"]
+    assert set(d["risk"]) == {"dcr_mean", "linkage_rate", "sdid", "sdid_sdcmicro", "unique_survival",
+                              "unique_records"}
+    assert d["utility"]["cooks_max"]["released"] == by_files.utility.cooks_max.released
+
+
+def test_nan_becomes_null_in_json(con):
+    """A column that the release made constant: its correlations are undefined (NaN -> null)."""
+    load_numpy(con, "o", {"a": np.arange(10.0), "b": np.arange(10.0) ** 2})
+    load_numpy(con, "r", {"a": np.full(10, 3.0), "b": np.arange(10.0) ** 2})
+    ev = evaluate(con, "o", "r", ["a", "b"])
+    assert math.isnan(ev.utility.corr_mad)
+    assert ev.to_dict()["utility"]["corr_mad"] is None
+    json.loads(ev.to_json())                     # strict JSON, no NaN token
+
+
+def test_categorical_only_and_null_category(con):
+    load_numpy(con, "o", {"s": np.array(["x", "y", "x", "z"])})
+    con.execute("CREATE TABLE r AS SELECT * FROM (VALUES ('x'), (NULL), ('x'), ('')) v(s)").fetchall()
+    ev = evaluate(con, "o", "r", ["s"], categorical=["s"])
+    # NULL and '' are two categories, both absent from the original: TV = 0.5 * (1/4 + 1/4 + 1/4 + 1/4)
+    assert ev.utility.tv == {"s": 0.5}
+    assert ev.utility.corr_mad is None and ev.utility.ks == {} and ev.risk.sdid is None
+    assert ev.risk.unique_records == 2 and ev.risk.unique_survival == 0.0
+    assert ev.risk.linkage_rate == 0.5 and ev.risk.dcr_mean == 0.5
+
+
+# ----------------------------------------------------------------------------- bad input
+
+@pytest.fixture
+def small(con):
+    rng = np.random.default_rng(0)
+    data = {"age": rng.integers(20, 70, 30).astype(float), "income": rng.normal(5e4, 1e4, 30),
+            "sex": rng.choice(["F", "M"], 30)}
+    load_numpy(con, "o", data)
+    load_numpy(con, "r", data)
+    return data
+
+
+@pytest.mark.parametrize("released,kwargs,message", [
+    ("SELECT * FROM r LIMIT 29", {}, "released data .* has 29 rows but the original .* has 30"),
+    ("SELECT age, sex FROM r", {}, "column 'income' is not in the released data"),
+    ("SELECT age, sex, CAST(income AS VARCHAR) AS income FROM r", {},
+     "column 'income' has type VARCHAR in the released data, not a numeric type"),
+    ("r", dict(columns=["age", "sex"]), "column 'sex' has type VARCHAR in the original data"),
+    ("r", dict(target="sex", categorical=["sex"], columns=["age", "income", "sex"]), "target 'sex' is categorical"),
+    ("r", dict(target="height"), "target 'height' is not among columns"),
+    ("r", dict(columns=["age"], target="age"), "needs at least one other numeric column"),
+    ("r", dict(columns=["age", "agee"]), "column 'agee' is not in the original data.*did you mean 'age'"),
+    ("r", dict(columns=[]), "at least one column"),
+    ("r", dict(columns=["age", "age"]), "listed twice"),
+    ("r", dict(categorical=["nope"]), "categorical: 'nope' is not among columns"),
+    ("r", dict(sdid_k=-1), "sdid_k must be a finite number >= 0"),
+    ("SELECT * REPLACE (CASE WHEN age > 60 THEN NULL ELSE age END AS age) FROM r", {},
+     "column 'age' of the released data is NULL in"),
+    ("SELECT * REPLACE (CASE WHEN age > 60 THEN 'NaN'::DOUBLE ELSE age END AS age) FROM r", {},
+     "column 'age' of the released data is NaN or infinite"),
+    ("no_such_table", {}, "no table or view named 'no_such_table'"),
+])
+def test_bad_input(con, small, released, kwargs, message):
+    kwargs.setdefault("columns", ["age", "income"])
+    with pytest.raises(RWNError, match=message):
+        evaluate(con, "o", released, **kwargs)
+
+
+def test_bad_original(con, small):
+    with pytest.raises(RWNError, match="original data .* has no rows"):
+        evaluate(con, "SELECT * FROM o WHERE false", "SELECT * FROM r WHERE false", ["age"])
+    with pytest.raises(RWNError, match="single row"):
+        evaluate(con, "SELECT * FROM o LIMIT 1", "SELECT * FROM r LIMIT 1", ["age"])
+    with pytest.raises(RWNError, match="column 'c' is constant in the original"):
+        evaluate(con, "SELECT *, 1 AS c FROM o", "SELECT *, 1 AS c FROM r", ["age", "c"])
+    with pytest.raises(RWNError, match="too few"):
+        evaluate(con, "SELECT * FROM o LIMIT 2", "SELECT * FROM r LIMIT 2", ["age", "income"], target="age")
+    with pytest.raises(RWNError, match="OLS on the released data: .* collinear"):
+        evaluate(con, "SELECT *, income * 2 + age AS z FROM o", "SELECT *, income * 2 AS z FROM r",
+                 ["age", "income", "z"], target="age")
