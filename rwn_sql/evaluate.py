@@ -49,7 +49,9 @@ column adds 1 to the squared distance when its values differ, as RWN's default w
   (row i of the original for released row i). Tie rule: a released record counts as linked when
   its source is AMONG the nearest originals (distance equal to the minimum), i.e. an attacker
   who guesses among tied candidates is credited with the right one: an upper bound on the
-  success of nearest-neighbour linkage.
+  success of nearest-neighbour linkage. ``linkage_rate_expected`` instead credits a linked
+  record with 1 / (number of originals at the minimum distance): the expected rate of an
+  attacker who breaks ties at random (equal to linkage_rate when there are no ties).
 * ``sdid``: share of records i whose original values ALL lie within
   [released_ic - k * sd_c, released_ic + k * sd_c] for every numeric column c, with sd_c the
   ORIGINAL column's sample standard deviation (ddof=1) and k = `sdid_k` (default 1), following
@@ -135,7 +137,8 @@ class Utility:
 @dataclass(frozen=True)
 class Risk:
     dcr_mean: float
-    linkage_rate: float
+    linkage_rate: float                    # ties count as linked
+    linkage_rate_expected: float           # a random pick among tied nearest: 1 / (number tied)
     sdid: float | None                     # None without numeric columns
     sdid_sdcmicro: float | None
     unique_survival: float | None          # None when no original record is unique
@@ -563,15 +566,18 @@ def _sqdist(a_num, a_cat, b_num, b_cat):
     return d
 
 
-def nearest_sqdist(q_num, q_cat, r_num, r_cat, chunk_elements: int | None = None) -> np.ndarray:
-    """For every query row, the exact squared distance to its nearest reference row.
-    Blocked brute force: O(nq * nr * p) time, O(chunk * nr) memory."""
+def nearest_sqdist(q_num, q_cat, r_num, r_cat, count_ties: bool = False):
+    """For every query row, the exact squared distance to its nearest reference row (and, with
+    count_ties, how many reference rows share that distance). Numeric columns are compared by
+    squared difference, categorical codes add 1 per mismatch. Blocked brute force:
+    O(nq * nr * p) time, O(CHUNK_ELEMENTS + (nq + nr) * p) memory."""
     nq, nr = len(q_num), len(r_num)
-    chunk = max(1, (chunk_elements or CHUNK_ELEMENTS) // max(nr, 1))
+    chunk = max(1, CHUNK_ELEMENTS // max(nr, 1))
     q_sq = np.sum(q_num * q_num, axis=1)
     r_sq = np.sum(r_num * r_num, axis=1)
     slack = _TIE_ALLOWANCE * (1.0 + q_sq + float(r_sq.max()) + q_cat.shape[1])
     out = np.empty(nq)
+    ties = np.empty(nq, np.int64) if count_ties else None
     for s in range(0, nq, chunk):
         e = min(nq, s + chunk)
         approx = (-2.0 * q_num[s:e]) @ r_num.T     # squared distance minus |q|^2, which is
@@ -582,17 +588,20 @@ def nearest_sqdist(q_num, q_cat, r_num, r_cat, chunk_elements: int | None = None
         rows, cols = np.nonzero(approx <= limit[:, None])
         exact = _sqdist(q_num[s + rows], q_cat[s + rows], r_num[cols], r_cat[cols])
         starts = np.searchsorted(rows, np.arange(e - s))
-        out[s:e] = np.minimum.reduceat(exact, starts)
-    return out
+        best = np.minimum.reduceat(exact, starts)
+        out[s:e] = best
+        if ties is not None:
+            ties[s:e] = np.add.reduceat((exact == best[rows]).astype(np.int64), starts)
+    return (out, ties) if ties is not None else out
 
 
 def _risk(xo, xr, ko, kr, lo, hi, sd, k, has_numeric) -> Risk:
     so = (xo - lo) / (hi - lo)
     sr = (xr - lo) / (hi - lo)
     dcr = np.sqrt(nearest_sqdist(so, ko, sr, kr))
-    nearest = nearest_sqdist(sr, kr, so, ko)
+    nearest, ties = nearest_sqdist(sr, kr, so, ko, count_ties=True)
     own = _sqdist(sr, kr, so, ko)
-    linked = own <= nearest
+    linked = own <= nearest                  # own source among the nearest (own >= nearest always)
 
     if has_numeric:
         inside = np.abs(xo - xr) <= k * sd
@@ -615,6 +624,7 @@ def _risk(xo, xr, ko, kr, lo, hi, sd, k, has_numeric) -> Risk:
     return Risk(
         dcr_mean=float(dcr.mean()),
         linkage_rate=float(np.mean(linked)),
+        linkage_rate_expected=float(np.mean(np.where(linked, 1.0 / ties, 0.0))),
         sdid=sdid,
         sdid_sdcmicro=sdid_sdcmicro,
         unique_survival=float(survived.sum() / n_unique) if n_unique else None,

@@ -150,10 +150,9 @@ def test_permuted_release_keeps_statistics_but_breaks_linkage(con, bodyfat):
     permutation's fixed points."""
     n = 241
     perm = np.random.default_rng(5).permutation(n)
-    load_numpy(con, "perm", {"pos": np.argsort(perm)})
-    con.execute("CREATE TABLE shuffled AS SELECT b.* FROM (SELECT *, row_number() OVER () - 1 AS pos "
-                "FROM bodyfat) b JOIN (SELECT pos, row_number() OVER () - 1 AS slot FROM perm) p "
-                "USING (pos) ORDER BY slot").fetchall()
+    load_numpy(con, "perm", {"slot": np.arange(n), "src": perm})      # released row slot = original perm[slot]
+    con.execute("CREATE TABLE shuffled AS SELECT b.* FROM perm p JOIN (SELECT *, row_number() OVER () - 1 "
+                "AS pos FROM bodyfat) b ON b.pos = p.src ORDER BY p.slot").fetchall()
     xo, xs = arrays(con, "bodyfat", BODYFAT_COLUMNS), arrays(con, "shuffled", BODYFAT_COLUMNS)
     assert np.array_equal(xs, xo[perm])
     ev = evaluate(con, "bodyfat", "shuffled", BODYFAT_COLUMNS, target="BodyFat")
@@ -204,7 +203,7 @@ def test_ties_count_as_linked_and_duplicates_are_not_unique(con):
     load_numpy(con, "o", {"a": np.array([1.0, 1.0, 5.0, 9.0]), "b": np.array([2.0, 2.0, 0.0, 3.0])})
     load_numpy(con, "r", {"a": np.array([1.0, 1.0, 9.0, 5.0]), "b": np.array([2.0, 2.0, 3.0, 0.0])})
     ev = evaluate(con, "o", "r", ["a", "b"])
-    assert ev.risk.linkage_rate == 0.5
+    assert ev.risk.linkage_rate == 0.5 and ev.risk.linkage_rate_expected == 0.25
     assert ev.risk.unique_records == 2 and ev.risk.unique_survival == 1.0
     assert ev.risk.dcr_mean == 0.0
 
@@ -272,7 +271,7 @@ def test_files_queries_and_json(con, bodyfat, rwn_release, tmp_path):
     assert json.loads(path.read_text()) == json.loads(text) == by_files.to_dict()
     d = by_files.to_dict()
     assert d["utility"]["ols"]["terms"] == ["(Intercept)", "Age", "Height"]
-    assert set(d["risk"]) == {"dcr_mean", "linkage_rate", "sdid", "sdid_sdcmicro", "unique_survival",
+    assert set(d["risk"]) == {"dcr_mean", "linkage_rate", "linkage_rate_expected", "sdid", "sdid_sdcmicro", "unique_survival",
                               "unique_records"}
     assert d["utility"]["cooks_max"]["released"] == by_files.utility.cooks_max.released
 
@@ -295,7 +294,12 @@ def test_categorical_only_and_null_category(con):
     assert ev.utility.tv == {"s": 0.5}
     assert ev.utility.corr_mad is None and ev.utility.ks == {} and ev.risk.sdid is None
     assert ev.risk.unique_records == 2 and ev.risk.unique_survival == 0.0
-    assert ev.risk.linkage_rate == 0.5 and ev.risk.dcr_mean == 0.5
+    assert ev.risk.dcr_mean == 0.5
+    # with one categorical column every record ties with many: released 1 and 3 ('x') tie with
+    # originals 1 and 3; NULL and '' are at distance 1 from all four originals. Ties count as
+    # linked, so all four are linked; a random pick among the tied finds 1/2, 1/4, 1/2, 1/4.
+    assert ev.risk.linkage_rate == 1.0
+    assert ev.risk.linkage_rate_expected == pytest.approx((0.5 + 0.25 + 0.5 + 0.25) / 4)
 
 
 # ----------------------------------------------------------------------------- bad input
