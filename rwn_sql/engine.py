@@ -103,10 +103,10 @@ def _is_table(con, name: str) -> bool:
         return False
 
 
-def check_columns(spec: RWNSpec, src: Source, id_columns=()) -> None:
+def check_columns(spec: RWNSpec, src: Source) -> None:
     """Every named column exists, and numeric roles have numeric types."""
     names = src.names
-    roles = [("columns", spec.columns), ("strata", spec.strata), ("drop", spec.drop), ("id", id_columns)]
+    roles = [("columns", spec.columns), ("strata", spec.strata), ("drop", spec.drop)]
     for role, cols in roles:
         for c in cols:
             if c not in names:

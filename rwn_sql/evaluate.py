@@ -93,6 +93,7 @@ __all__ = ["evaluate", "Evaluation", "Utility", "Risk", "OLSComparison", "Pair",
 Z_975 = 1.959963984540054          # standard normal 0.975 quantile
 CHUNK_ELEMENTS = 4_000_000         # distances held at once by the nearest-neighbour search
 _TIE_ALLOWANCE = 1e-9              # relative slack when collecting candidates for exact recheck
+ONEHOT_LEVELS = 64                 # categorical columns with more levels are compared directly
 INTERCEPT = "(Intercept)"
 
 
@@ -339,6 +340,8 @@ def _codes(co, cr, n):
     for (to, mo), (tr, mr) in zip(co, cr):
         _, inv = np.unique(np.concatenate([to, tr]), return_inverse=True)
         inv = inv.reshape(-1).astype(np.int64) * 2 + np.concatenate([mo, mr])   # NULL apart from ''
+        _, inv = np.unique(inv, return_inverse=True)                              # codes 0 .. m-1
+        inv = inv.reshape(-1).astype(np.int64)
         ko.append(inv[:n])
         kr.append(inv[n:])
     return np.column_stack(ko), np.column_stack(kr)
@@ -569,20 +572,34 @@ def _sqdist(a_num, a_cat, b_num, b_cat):
 def nearest_sqdist(q_num, q_cat, r_num, r_cat, count_ties: bool = False):
     """For every query row, the exact squared distance to its nearest reference row (and, with
     count_ties, how many reference rows share that distance). Numeric columns are compared by
-    squared difference, categorical codes add 1 per mismatch. Blocked brute force:
-    O(nq * nr * p) time, O(CHUNK_ELEMENTS + (nq + nr) * p) memory."""
+    squared difference, categorical codes (integers) add 1 per mismatch. Blocked brute force:
+    O(nq * nr * (p + levels)) time, O(CHUNK_ELEMENTS + (nq + nr) * (p + levels)) memory, where
+    levels counts the categories of the columns with at most ONEHOT_LEVELS of them."""
     nq, nr = len(q_num), len(r_num)
     chunk = max(1, CHUNK_ELEMENTS // max(nr, 1))
     q_sq = np.sum(q_num * q_num, axis=1)
     r_sq = np.sum(r_num * r_num, axis=1)
     slack = _TIE_ALLOWANCE * (1.0 + q_sq + float(r_sq.max()) + q_cat.shape[1])
+    # One product gives |r|^2 - 2 q.r + (categorical mismatches), i.e. the squared distance
+    # minus |q|^2 (constant per query row, so the same minimum): the query side holds
+    # [-2q, 1, -onehot(q)], the reference side [r, |r|^2 + m, onehot(r)], because
+    # [a != b] = 1 - onehot(a).onehot(b). Columns with many categories are compared directly.
+    q_parts, r_parts, direct = [-2.0 * q_num, np.ones((nq, 1))], [r_num, r_sq[:, None].copy()], []
+    for j in range(q_cat.shape[1]):
+        levels = int(max(q_cat[:, j].max(initial=0), r_cat[:, j].max(initial=0))) + 1
+        if levels <= ONEHOT_LEVELS:
+            q_parts.append(-(q_cat[:, j, None] == np.arange(levels)).astype(np.float64))
+            r_parts.append((r_cat[:, j, None] == np.arange(levels)).astype(np.float64))
+            r_parts[1] += 1.0
+        else:
+            direct.append(j)
+    q_aug, r_aug_t = np.hstack(q_parts), np.ascontiguousarray(np.hstack(r_parts).T)
     out = np.empty(nq)
     ties = np.empty(nq, np.int64) if count_ties else None
     for s in range(0, nq, chunk):
         e = min(nq, s + chunk)
-        approx = (-2.0 * q_num[s:e]) @ r_num.T     # squared distance minus |q|^2, which is
-        approx += r_sq[None, :]                      # constant per row: the minimum is the same
-        for j in range(q_cat.shape[1]):
+        approx = q_aug[s:e] @ r_aug_t
+        for j in direct:
             approx += q_cat[s:e, j, None] != r_cat[None, :, j]
         limit = approx.min(axis=1) + slack[s:e]
         rows, cols = np.nonzero(approx <= limit[:, None])
