@@ -236,18 +236,24 @@ def test_t_quantile_matches_scipy(df):
     assert t_quantile(0.9, df) == pytest.approx(stats.t.ppf(0.9, df), rel=1e-10)
 
 
-def test_blocked_nearest_neighbour_search_is_exact(monkeypatch):
-    """Tiny blocks (3 query rows at a time), lattice data full of ties and duplicates, plus a
-    categorical column: same squared distances as an exact brute force."""
+@pytest.mark.parametrize("onehot_levels", [64, 1])      # categories in the product / compared directly
+def test_blocked_nearest_neighbour_search_is_exact(monkeypatch, onehot_levels):
+    """Tiny blocks (3 query rows at a time), lattice data full of ties and duplicates, plus two
+    categorical columns: same squared distances and tie counts as an exact brute force."""
     rng = np.random.default_rng(11)
     q = rng.integers(0, 4, size=(300, 3)) / 3.0
     ref = rng.integers(0, 4, size=(250, 3)) / 3.0
-    qc, rc = rng.integers(0, 2, size=(300, 1)), rng.integers(0, 2, size=(250, 1))
+    qc, rc = rng.integers(0, 3, size=(300, 2)), rng.integers(0, 3, size=(250, 2))
     monkeypatch.setattr(evaluate_module, "CHUNK_ELEMENTS", 3 * 250)
-    got = nearest_sqdist(q, qc, ref, rc)
-    full = ((q[:, None, :] - ref[None, :, :]) ** 2).sum(axis=2) + (qc[:, None, 0] != rc[None, :, 0])
-    np.testing.assert_allclose(got, full.min(axis=1), atol=1e-15)
-    assert np.sum(got == 0) > 0
+    monkeypatch.setattr(evaluate_module, "ONEHOT_LEVELS", onehot_levels)
+    got, ties = nearest_sqdist(q, qc, ref, rc, count_ties=True)
+    full = np.zeros((300, 250))
+    for j in range(3):                   # same column order as the implementation: exact ties
+        full = full + (q[:, None, j] - ref[None, :, j]) ** 2
+    full = full + (qc[:, None, :] != rc[None, :, :]).sum(axis=2)
+    np.testing.assert_array_equal(got, full.min(axis=1))
+    np.testing.assert_array_equal(ties, (full == full.min(axis=1)[:, None]).sum(axis=1))
+    assert np.sum(got == 0) > 0 and ties.max() > 1
     # continuous data against scipy's k-d tree
     q, ref = rng.normal(size=(500, 4)), rng.normal(size=(400, 4))
     d, _ = spatial.cKDTree(ref).query(q, k=1)

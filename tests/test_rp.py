@@ -357,3 +357,16 @@ def test_audit_and_estimates_bad_input(con):
         rp.estimates(con, "adult", "occupation", 0.5, ["a", "b"], group_by=["nope"])
     with pytest.raises(RWNError, match="values \\['Nope'\\] are not in the domain"):
         rp.estimates(con, "adult", "occupation", 0.5, ["Sales", "Tech-support"], values=["Nope"])
+
+
+def test_randomize_same_with_one_thread_and_many():
+    results = []
+    for threads in (1, 4):
+        con = duckdb.connect()
+        con.execute(f"SET threads = {threads}").fetchall()
+        con.execute(f"CREATE TABLE big AS SELECT r AS copy, a.* FROM read_csv('{ADULT}') a, range(4) t(r)").fetchall()
+        rp.randomize(con, "big", "occupation", 0.5, public=["copy"] + PUBLIC, enforce=(0.5, 0.05), test="exact",
+                     key="thread-determinism-key", into="released")
+        results.append(con.execute("SELECT * FROM released").fetchall())
+        con.close()
+    assert len(results[0]) == 4 * 32561 and results[0] == results[1]
