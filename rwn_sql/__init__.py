@@ -12,10 +12,11 @@
 from .api import donors, neighborhoods, perturb
 from .rp import audit, estimates, query, randomize, release
 from .errors import RWNError
+from .evaluate import Evaluation, evaluate
 from .randomness import new_key
 from .spec import RWNSpec
 from .surface import install
 
 __all__ = ["install", "neighborhoods", "perturb", "donors", "randomize", "audit", "estimates", "release",
-           "query", "RWNSpec", "RWNError", "new_key"]
+           "query", "evaluate", "Evaluation", "RWNSpec", "RWNError", "new_key"]
 __version__ = "0.1.0"

@@ -6,6 +6,7 @@
     rwn-sql audit INPUT --sensitive s --p 0.7 --epsilon 0.5 --delta 0.1 [--public a,b] [--test exact]
     rwn-sql release INPUT OUTPUT.duckdb --sensitive s --p 0.7 [--public a,b] [--enforce EPS,DELTA] ...
     rwn-sql query RELEASE.duckdb "SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' GROUP BY sex"
+    rwn-sql evaluate ORIGINAL RELEASED --columns a,b,c [--target a] [--json out.json]
 
 INPUT and OUTPUT may be CSV, Parquet, or file.duckdb:table.
 """
@@ -150,7 +151,22 @@ def build_parser() -> argparse.ArgumentParser:
     rl.add_argument("--rwn-eps", type=float, default=0.0, help="eps of the RWN step (default 0)")
     rl.add_argument("--rwn-q", type=float, default=1.0, help="q of the RWN step (default 1)")
     rl.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
-    for sp in (r, a, q, rl):
+    e = sub.add_parser("evaluate", help="utility and disclosure-risk measures of RELEASED against ORIGINAL",
+                       description="Compare a release with its original row by row (row i of RELEASED is the "
+                                   "release of row i): correlation, PCA, OLS and distribution measures of "
+                                   "utility; distance to closest record, record linkage, SDID interval risk and "
+                                   "survival of unique records.")
+    e.add_argument("original", metavar="ORIGINAL")
+    e.add_argument("released", metavar="RELEASED")
+    e.add_argument("--columns", required=True, type=column_list, metavar="A,B,C", help="columns to compare")
+    e.add_argument("--categorical", type=column_list, default=[], metavar="C1,C2",
+                   help="columns among --columns compared as categories (total variation, multi-information)")
+    e.add_argument("--target", default=None, help="numeric column regressed (OLS) on the other numeric columns")
+    e.add_argument("--sdid-k", type=float, default=1.0,
+                   help="SDID interval half-width in original standard deviations (default 1)")
+    e.add_argument("--json", default=None, metavar="FILE", help="also write every measure to a JSON file")
+    e.add_argument("--overwrite", action="store_true", help="replace --json if it exists")
+    for sp in (r, a, q, rl, e):
         sp.add_argument("--threads", type=int, default=None, help="DuckDB worker threads (default: all cores)")
         sp.add_argument("--memory-limit", default=None, metavar="SIZE", help="DuckDB memory limit such as 2GB")
     return parser
@@ -363,6 +379,37 @@ def print_table(columns, rows) -> None:
         print("  ".join(v.rjust(w) for v, w in zip(r, widths)))
 
 
+def cmd_evaluate(args) -> int:
+    from .evaluate import evaluate
+    if args.json and os.path.exists(args.json) and not args.overwrite:
+        raise RWNError(f"output file {args.json!r} already exists (use --overwrite to replace it)")
+    con = _connect(args)
+    ev = evaluate(con, args.original, args.released, args.columns, target=args.target,
+                  categorical=args.categorical, sdid_k=args.sdid_k)
+    u, r = ev.utility, ev.risk
+    fmt = lambda v: "-" if v is None else f"{v:.4f}"  # noqa: E731
+    print(f"rwn-sql evaluate: {args.released} against {args.original}: {ev.rows} rows, columns {', '.join(ev.columns)}")
+    print("utility")
+    print(f"  correlation matrix, mean |difference|      {fmt(u.corr_mad)}")
+    print(f"  PCA loadings (PC1, PC2), mean |difference|  {fmt(u.pca_loading_mad)}")
+    if u.ks:
+        print(f"  Kolmogorov-Smirnov D, largest               {fmt(max(u.ks.values()))}")
+    if u.tv:
+        print(f"  total variation, largest                    {fmt(max(u.tv.values()))}")
+    if u.ols is not None:
+        print(f"  OLS of {u.ols.target}: R^2 {fmt(u.ols.r2.original)} -> {fmt(u.ols.r2.released)}; "
+              f"mean 95% CI overlap {fmt(u.ols.ci_overlap_mean)}")
+    print("risk")
+    print(f"  mean distance to closest record (scaled)    {fmt(r.dcr_mean)}")
+    print(f"  record linkage rate                         {fmt(r.linkage_rate)}")
+    print(f"  SDID interval risk (k = {args.sdid_k:g})              {fmt(r.sdid)}")
+    print(f"  survival of unique records                  {fmt(r.unique_survival)}")
+    if args.json:
+        ev.to_json(args.json)
+        print(f"wrote every measure to {args.json}")
+    return 0
+
+
 def log(message: str) -> None:
     print(message, file=sys.stderr)
 
@@ -372,7 +419,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         commands = {"perturb": cmd_perturb, "neighborhoods": cmd_neighborhoods, "randomize": cmd_randomize,
-                    "audit": cmd_audit, "query": cmd_query, "release": cmd_release}
+                    "audit": cmd_audit, "query": cmd_query, "release": cmd_release, "evaluate": cmd_evaluate}
         return commands[args.command](args)
     except RWNError as exc:
         print(f"rwn-sql: error: {exc}", file=sys.stderr)

@@ -25,9 +25,10 @@ Utility
   columns (categorical columns are not regressors), on each data set. Standard errors
   sqrt(diag(s^2 (X'X)^-1)) with s^2 = RSS / (n - p), p = number of coefficients; R^2 =
   1 - RSS / TSS; 95% confidence intervals beta +- t * se with t the 0.975 quantile of Student's
-  t with n - p degrees of freedom (computed here with numpy-free scalar code: bisection on the
-  regularized incomplete beta function, exact to ~1e-10; above 1e7 degrees of freedom the normal
-  1.959963984540054). ``ci_overlap`` per coefficient is Karr et al.'s (2006) measure
+  t with n - p degrees of freedom (computed here without scipy, by bisection on the
+  regularized incomplete beta function: within 1e-8 of scipy's t.ppf; above 1e7 degrees of
+  freedom the normal quantile 1.959963984540054, within 2e-7 of t). ``ci_overlap`` per
+  coefficient is Karr et al.'s (2006) measure
   0.5 * (|I_o n I_r| / |I_o| + |I_o n I_r| / |I_r|), 0 when the intervals are disjoint;
   ``ci_overlap_mean`` averages it over the coefficients, intercept included.
 * ``cooks_max``: the largest Cook's distance D_i = e_i^2 / (p s^2) * h_ii / (1 - h_ii)^2 of
@@ -62,14 +63,17 @@ column adds 1 to the squared distance when its values differ, as RWN's default w
 * ``unique_survival``: among original records unique on the chosen columns (their exact
   combination of values occurs once in the original), the share whose exact combination
   appears in at least one released record. None when the original has no unique records;
-  ``unique_records`` is their number.
+  ``unique_records`` is their number. Numeric values are compared as DOUBLE (integers beyond
+  2^53 lose precision), categorical ones as text.
 
-Cost: the two nearest-neighbour searches (dcr, linkage) are a blocked brute force in numpy:
-O(n^2 * p) time, O(n * p + chunk * n) memory with chunk * n <= ~4 million distances (32 MB)
-at a time, never an n x n matrix. Candidate minima come from the BLAS form
-|x|^2 + |y|^2 - 2 x.y and are then recomputed exactly (column by column) for every candidate
-within a 1e-9 relative allowance, so zero distances and ties are exact. About a minute for
-100k rows and a dozen columns; everything else is O(n log n).
+Cost: the two nearest-neighbour searches (dcr, linkage) are a blocked brute force in numpy,
+no scipy: O(n^2 * p) time and O(CHUNK_ELEMENTS + n * p) memory (at most ~4 million distances,
+32 MB, at a time; never an n x n matrix). Candidate minima come from one matrix product
+(|r|^2 - 2 q.r, categorical columns with <= 64 levels one-hot encoded into the same product)
+and are then recomputed exactly, column by column, for every candidate within a 1e-9 relative
+allowance, so zero distances and ties are exact: a tie is exact floating-point equality of
+distances computed in the same order. Measured: about 70 s for 100,000 rows of 12 numeric and
+1 categorical column on 2 cores (370 MB peak). Everything else is O(n log n) or O(n p^2).
 """
 from __future__ import annotations
 
@@ -88,7 +92,7 @@ from .engine import NUMERIC_TYPES, Source, resolve_source
 from .errors import RWNError
 from .identifiers import quote_ident
 
-__all__ = ["evaluate", "Evaluation", "Utility", "Risk", "OLSComparison", "Pair", "t_quantile"]
+__all__ = ["Evaluation", "OLSComparison", "Pair", "Risk", "Utility", "ci_overlap", "evaluate", "t_quantile"]
 
 Z_975 = 1.959963984540054          # standard normal 0.975 quantile
 CHUNK_ELEMENTS = 4_000_000         # distances held at once by the nearest-neighbour search
@@ -167,9 +171,16 @@ class Evaluation:
     def to_json(self, path=None, indent: int | None = 2) -> str:
         """The JSON text of to_dict(); also written to `path` (UTF-8) when given."""
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
-        if path is not None:
-            with open(os.fspath(path), "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
+        if path is not None:       # written under a temporary name, then renamed: never half a file
+            target = os.fspath(path)
+            tmp = f"{target}.{os.getpid()}.tmp"
+            try:
+                with open(tmp, "w", encoding="utf-8") as fh:
+                    fh.write(text + "\n")
+                os.replace(tmp, target)
+            finally:
+                if os.path.exists(tmp):
+                    os.remove(tmp)
         return text
 
 
@@ -201,11 +212,13 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
     original standard deviations for the SDID risk. Raises RWNError on bad input.
     """
     columns, categorical, numeric = _check_parameters(columns, categorical, target)
+    if isinstance(sdid_k, bool):
+        raise RWNError(f"sdid_k must be a number, got {sdid_k!r}")
     try:
         sdid_k = float(sdid_k)
     except (TypeError, ValueError):
         raise RWNError(f"sdid_k must be a number, got {sdid_k!r}") from None
-    if isinstance(sdid_k, bool) or not math.isfinite(sdid_k) or sdid_k < 0:
+    if not math.isfinite(sdid_k) or sdid_k < 0:
         raise RWNError(f"sdid_k must be a finite number >= 0, got {sdid_k!r}")
 
     src_o = resolve_source(con, original)
@@ -431,7 +444,10 @@ def _ols_measures(xo, xr, numeric, target, n) -> dict:
     ci_o = np.column_stack([fo["beta"] - crit * fo["se"], fo["beta"] + crit * fo["se"]])
     ci_r = np.column_stack([fr["beta"] - crit * fr["se"], fr["beta"] + crit * fr["se"]])
     overlap = [ci_overlap(tuple(a), tuple(b)) for a, b in zip(ci_o, ci_r)]
-    per_term = lambda v: {term: float(x) for term, x in zip(terms, v)}  # noqa: E731
+
+    def per_term(values):
+        return {term: float(x) for term, x in zip(terms, values)}
+
     ols = OLSComparison(
         target=target, terms=terms, df=df, critical_value=crit,
         coefficients=Pair(per_term(fo["beta"]), per_term(fr["beta"])),

@@ -84,7 +84,7 @@ def test_show_sql_prints_runnable_sql_without_key(tmp_path):
 def test_help_documents_every_option():
     parser = build_parser()
     choices = parser._subparsers._group_actions[0].choices
-    assert set(choices) == {"perturb", "neighborhoods", "randomize", "audit", "query", "release"}
+    assert set(choices) == {"perturb", "neighborhoods", "randomize", "audit", "query", "release", "evaluate"}
     for name, sub in choices.items():
         for action in sub._actions:
             if action.option_strings and action.dest != "help":
@@ -146,3 +146,21 @@ def test_rp_command_errors(tmp_path):
     assert not (tmp_path / "o.csv").exists()
     res = run("query", tmp_path / "missing.duckdb", "SELECT COUNT(*) FROM adult")
     assert res.returncode == 2 and "does not exist" in res.stderr
+
+
+def test_evaluate_command(tmp_path):
+    import json
+    from rwn_sql import evaluate
+    rel = tmp_path / "r.csv"
+    assert run("perturb", BODYFAT, rel, "--columns", COLS, "--eps", "0.3", "--seed", "4").returncode == 0
+    out = tmp_path / "m.json"
+    res = run("evaluate", BODYFAT, rel, "--columns", COLS, "--target", "Weight", "--json", out)
+    assert res.returncode == 0, res.stderr
+    assert "record linkage rate" in res.stdout and "OLS of Weight" in res.stdout
+    measures = json.loads(out.read_text())
+    direct = evaluate(duckdb.connect(), str(BODYFAT), str(rel), COLS.split(","), target="Weight").to_dict()
+    assert measures == direct
+    res = run("evaluate", BODYFAT, rel, "--columns", COLS, "--json", out)
+    assert res.returncode == 2 and "already exists" in res.stderr
+    res = run("evaluate", BODYFAT, rel, "--columns", COLS, "--target", "Nope")
+    assert res.returncode == 2 and "Nope" in res.stderr

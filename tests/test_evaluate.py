@@ -1,5 +1,6 @@
 """evaluate(): every measure against an independent computation (scipy, explicit formulas,
 hand-worked tiny examples), the identity and permuted releases, and bad input."""
+import importlib
 import itertools
 import json
 import math
@@ -12,7 +13,7 @@ from scipy import spatial, stats
 import rwn_sql
 from conftest import BODYFAT, BODYFAT_COLUMNS, load_numpy
 from rwn_sql import RWNError
-from rwn_sql import evaluate as evaluate_module
+evaluate_module = importlib.import_module("rwn_sql.evaluate")   # rwn_sql.evaluate is also the function
 from rwn_sql.evaluate import Evaluation, ci_overlap, evaluate, nearest_sqdist, t_quantile
 
 REGRESSORS = [c for c in BODYFAT_COLUMNS if c != "BodyFat"]
@@ -121,7 +122,7 @@ def test_rwn_release_matches_independent_computations(con, bodyfat, rwn_release)
 
     # unique survival: Python tuples and a Counter
     orig_rows = [tuple(row) for row in xo.tolist()]
-    released_rows = set(tuple(row) for row in xr.tolist())
+    released_rows = {tuple(row) for row in xr.tolist()}
     counts = Counter(orig_rows)
     uniques = [row for row in orig_rows if counts[row] == 1]
     assert r.unique_records == len(uniques)
@@ -334,6 +335,7 @@ def small(con):
     ("r", dict(columns=["age", "age"]), "listed twice"),
     ("r", dict(categorical=["nope"]), "categorical: 'nope' is not among columns"),
     ("r", dict(sdid_k=-1), "sdid_k must be a finite number >= 0"),
+    ("r", dict(sdid_k="wide"), "sdid_k must be a number"),
     ("SELECT * REPLACE (CASE WHEN age > 60 THEN NULL ELSE age END AS age) FROM r", {},
      "column 'age' of the released data is NULL in"),
     ("SELECT * REPLACE (CASE WHEN age > 60 THEN 'NaN'::DOUBLE ELSE age END AS age) FROM r", {},
