@@ -7,6 +7,7 @@
     rwn-sql release INPUT OUTPUT.duckdb --sensitive s --p 0.7 [--public a,b] [--enforce EPS,DELTA] ...
     rwn-sql query RELEASE.duckdb "SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' GROUP BY sex"
     rwn-sql evaluate ORIGINAL RELEASED --columns a,b,c [--target a] [--json out.json]
+    rwn-sql tune INPUT --columns a,b,c --eps 0.2:1.2:0.05 [--reps 20] [--rank-swap ...] [--mdav ...]
 
 INPUT and OUTPUT may be CSV, Parquet, or file.duckdb:table.
 """
@@ -166,7 +167,33 @@ def build_parser() -> argparse.ArgumentParser:
                    help="SDID interval half-width in original standard deviations (default 1)")
     e.add_argument("--json", default=None, metavar="FILE", help="also write every measure to a JSON file")
     e.add_argument("--overwrite", action="store_true", help="replace --json if it exists")
-    for sp in (r, a, q, rl, e):
+    t = sub.add_parser("tune", help="sweep eps (and baselines) and write a CSV and an HTML report",
+                       description="For each eps of a grid (k, q fixed): the neighbourhood-size distribution and "
+                                   "the mean and spread of every utility and risk measure over --reps releases; "
+                                   "optionally rank swapping and MDAV on the same measures. Writes "
+                                   "OUTPUT_DIR/tune.csv and OUTPUT_DIR/report.html (plots need matplotlib: "
+                                   "pip install \"rwn_sql[report]\").")
+    t.add_argument("input", metavar="INPUT")
+    t.add_argument("--columns", required=True, type=column_list, metavar="A,B,C",
+                   help="distance and perturbed columns (as for perturb)")
+    t.add_argument("--eps", required=True, metavar="START:STOP:STEP",
+                   help="eps grid, e.g. 0.2:1.2:0.05 (end included), or comma-separated values")
+    t.add_argument("--k", type=int, default=5, help="k for every setting (default 5)")
+    t.add_argument("--q", type=float, default=1.0, help="q for every setting (default 1)")
+    t.add_argument("--reps", type=int, default=20, help="releases per random setting (default 20)")
+    t.add_argument("--scale", choices=SCALES, default="minmax", help="scaling (default minmax)")
+    t.add_argument("--categorical", type=column_list, default=[], metavar="C1,C2",
+                   help="columns among --columns with mismatch distance")
+    t.add_argument("--target", default=None, help="numeric column for the OLS measures")
+    t.add_argument("--rank-swap", default=None, metavar="P1,P2 | START:STOP:STEP",
+                   help="also rank swapping with these P (percent of n)")
+    t.add_argument("--mdav", default=None, metavar="K1,K2 | START:STOP:STEP",
+                   help="also MDAV microaggregation with these group sizes")
+    t.add_argument("--output-dir", default=".", metavar="DIR", help="where tune.csv and report.html go (default .)")
+    t.add_argument("--no-report", action="store_true", help="write the CSV only (no matplotlib needed)")
+    t.add_argument("--seed", type=int, default=None,
+                   help="integer seed, FOR EXPERIMENTS ONLY (default: a fresh random key)")
+    for sp in (r, a, q, rl, e, t):
         sp.add_argument("--threads", type=int, default=None, help="DuckDB worker threads (default: all cores)")
         sp.add_argument("--memory-limit", default=None, metavar="SIZE", help="DuckDB memory limit such as 2GB")
     return parser
@@ -410,6 +437,31 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
+def cmd_tune(args) -> int:
+    from . import tune
+    if not os.path.isdir(args.output_dir):
+        raise RWNError(f"output folder {args.output_dir!r} does not exist")
+    con = _connect(args)
+    eps = tune.parse_grid(args.eps)
+    swaps = tune.parse_grid(args.rank_swap) if args.rank_swap else ()
+    mdav = [int(v) for v in tune.parse_grid(args.mdav)] if args.mdav else ()
+    start = time.perf_counter()
+
+    def progress(done, total, label):
+        log(f"  [{done}/{total}] {label} ({time.perf_counter() - start:.1f} s)")
+    result = tune.sweep(con, args.input, args.columns, eps, k=args.k, q=args.q, reps=args.reps, scale=args.scale,
+                        target=args.target, categorical=args.categorical, seed=args.seed, rank_swap=swaps,
+                        mdav=mdav, progress=progress)
+    csv_path = os.path.join(args.output_dir, "tune.csv")
+    result.to_csv(csv_path)
+    print(f"wrote {csv_path}")
+    if not args.no_report:
+        html_path = os.path.join(args.output_dir, "report.html")
+        tune.report_html(result, html_path)
+        print(f"wrote {html_path}")
+    return 0
+
+
 def log(message: str) -> None:
     print(message, file=sys.stderr)
 
@@ -419,7 +471,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         commands = {"perturb": cmd_perturb, "neighborhoods": cmd_neighborhoods, "randomize": cmd_randomize,
-                    "audit": cmd_audit, "query": cmd_query, "release": cmd_release, "evaluate": cmd_evaluate}
+                    "audit": cmd_audit, "query": cmd_query, "release": cmd_release, "evaluate": cmd_evaluate,
+                    "tune": cmd_tune}
         return commands[args.command](args)
     except RWNError as exc:
         print(f"rwn-sql: error: {exc}", file=sys.stderr)

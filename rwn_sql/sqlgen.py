@@ -223,9 +223,19 @@ def neighborhoods_sql(source: str, spec: RWNSpec, pairs: bool = False,
     return "WITH RECURSIVE\n" + ctes + "\n" + final
 
 
-def perturb_ctes(source: str, spec: RWNSpec, key_sql: str, dialect: DuckDBDialect = DUCKDB) -> str:
+def replicate_key(key: str, rep: int) -> str:
+    """The key of replicate `rep` of a multi-release run: release r equals perturb(key=key#r)."""
+    return f"{key}#{rep}"
+
+
+def perturb_ctes(source: str, spec: RWNSpec, key_sql: str, dialect: DuckDBDialect = DUCKDB,
+                 reps: int | None = None) -> str:
     """Neighbourhood CTEs plus `draws` and `picks(rid, donor_1, ...)`: the donor record of
-    every perturbed cell (the record itself when the cell is kept, NULL when S_i is empty)."""
+    every perturbed cell (the record itself when the cell is kept, NULL when S_i is empty).
+    With `reps`, `reps` independent releases over the same neighbourhoods, replicate r drawn
+    with the key `key#r` (see replicate_key), and a `rep` column."""
+    if reps is not None:
+        key_sql = f"({key_sql} || '#' || CAST(rep AS VARCHAR))"
     hashes, donors = [], []
     threshold = float_literal(spec.q * TWO_52)   # exact: q * 2^52 is a power-of-two scaling
     for i, c in enumerate(spec.columns, 1):
@@ -235,22 +245,26 @@ def perturb_ctes(source: str, spec: RWNSpec, key_sql: str, dialect: DuckDBDialec
                  f"AS BIGINT))")
         donors.append(f"CASE WHEN {keep_bits} < {threshold} THEN members[{index}].j ELSE rid END "
                       f"AS donor_{i}")
-    tail = _render("rwn_perturb.sql", hashes=_join(hashes), donors=_join(donors))
+    tail = _render("rwn_perturb.sql", hashes=_join(hashes), donors=_join(donors),
+                   rep=", rep" if reps is not None else "",
+                   replicates=f", range({int(reps)}) AS r(rep)" if reps is not None else "")
     return neighborhood_ctes(source, spec, dialect) + ",\n" + tail
 
 
 def perturb_sql(source: str, spec: RWNSpec, key_sql: str = KEY_PLACEHOLDER,
-                dialect: DuckDBDialect = DUCKDB) -> str:
+                dialect: DuckDBDialect = DUCKDB, reps: int | None = None) -> str:
     """The release: every input row once, in input order, the spec's columns perturbed,
-    other columns unchanged (minus `spec.drop`), column types preserved."""
+    other columns unchanged (minus `spec.drop`), column types preserved. With `reps`:
+    that many releases, in a leading column `replicate` (0-based), each in input order."""
     replace = ", ".join(f"d_{i}.{quote_ident(c)} AS {quote_ident(c)}" for i, c in enumerate(spec.columns, 1))
     exclude = ", ".join(["__rwn_rid"] + [quote_ident(c) for c in spec.drop])
     joins = "\n".join(f"LEFT JOIN staged d_{i} ON d_{i}.__rwn_rid = p.donor_{i}"
                       for i in range(1, len(spec.columns) + 1))
-    final = (f"SELECT s.* EXCLUDE ({exclude}) REPLACE ({replace})\n"
+    lead, order = ("p.rep AS replicate, ", "p.rep, ") if reps is not None else ("", "")
+    final = (f"SELECT {lead}s.* EXCLUDE ({exclude}) REPLACE ({replace})\n"
              f"FROM picks p\nJOIN staged s ON s.__rwn_rid = p.rid\n{joins}\n"
-             f"ORDER BY s.__rwn_rid")
-    return "WITH RECURSIVE\n" + perturb_ctes(source, spec, key_sql, dialect) + "\n" + final
+             f"ORDER BY {order}s.__rwn_rid")
+    return "WITH RECURSIVE\n" + perturb_ctes(source, spec, key_sql, dialect, reps) + "\n" + final
 
 
 def donors_sql(source: str, spec: RWNSpec, key_sql: str = KEY_PLACEHOLDER,

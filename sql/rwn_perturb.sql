@@ -2,10 +2,10 @@
 -- value is replaced by the same column of a member of S_i drawn uniformly, else kept.
 -- Draws come from a keyed hash of (key, purpose, record, column); see rwn_sql/randomness.py.
 draws AS (
-    SELECT rid, members$hashes
-    FROM hood
+    SELECT rid$rep, members$hashes
+    FROM hood$replicates
 ),
 picks AS (
-    SELECT rid$donors
+    SELECT rid$rep$donors
     FROM draws
 )

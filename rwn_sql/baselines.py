@@ -1,0 +1,527 @@
+"""Classical disclosure-control baselines the RWN paper compares against: rank swapping
+and MDAV microaggregation, with the calling conventions of `rwn_sql.perturb`.
+
+    rel = rank_swap(con, "people", ["Age", "Weight"], p_percent=15, key=my_secret)
+    mdav(con, "people", ["Age", "Weight", "Height"], k=5, into="release")
+
+Both return a DuckDB relation (every input row once, in input order, the other columns
+unchanged), or create the table `into` in one statement. The sequential parts (the rank-swap
+pairing, the MDAV grouping) run in Python/numpy on the chosen columns; the release itself is
+built in DuckDB by joining the original rows to the computed permutation / groups by row
+position, so column types of the other columns are preserved exactly.
+
+Row positions: record i is the i-th row of `source` as DuckDB reads it (as everywhere in
+rwn_sql). The source is read more than once (checks, the values for Python, the release),
+so the release carries a fingerprint (count and XOR of hash(position, chosen values)) of
+the rows the computation saw; if the source changes in between, or its row order is not
+deterministic (for example a query with GROUP BY and no ORDER BY), reading the release
+fails with "rwn_sql: ..." instead of giving a wrong release. Materialise such a source
+into a table first.
+
+`sql=True` is not supported: the release depends on values computed in Python.
+"""
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from fractions import Fraction
+
+import duckdb
+import numpy as np
+
+from . import engine
+from .errors import RWNError
+from .identifiers import quote_ident, quote_literal
+from .randomness import bits_sql, hash_sql, resolve_key
+from .spec import RESERVED_PREFIX, SCALES
+
+__all__ = ["mdav", "mdav_groups", "mdav_labels", "mdav_statement", "rank_swap", "rank_swap_donors",
+           "rank_swap_pairs", "rank_swap_statement"]
+
+RANK_SWAP_PURPOSE = "rwn.rank_swap"
+RID = quote_ident("__rwn_rid")
+TEMPORAL_OR_ENUM = re.compile(r"^(DATE|TIME|TIMESTAMP(_S|_MS|_NS)?|TIMESTAMP WITH TIME ZONE|"
+                              r"TIME WITH TIME ZONE|ENUM\(.*\))$", re.IGNORECASE | re.DOTALL)
+FLOAT_TYPES = re.compile(r"^(FLOAT|DOUBLE|REAL)$", re.IGNORECASE)
+
+
+# --------------------------------------------------------------------------------------
+# shared plumbing
+# --------------------------------------------------------------------------------------
+
+def _column_list(columns) -> list[str]:
+    if isinstance(columns, str):
+        columns = [columns]
+    try:
+        names = list(columns)
+    except TypeError:
+        raise RWNError(f"columns must be a list of column names, got {columns!r}") from None
+    if not names:
+        raise RWNError("columns: give at least one column")
+    seen = set()
+    for name in names:
+        if not isinstance(name, str) or name == "":
+            raise RWNError(f"columns: column names must be non-empty strings, got {name!r}")
+        if name in seen:
+            raise RWNError(f"columns: column {name!r} is listed twice")
+        if name.lower().startswith(RESERVED_PREFIX):
+            raise RWNError(f"column {name!r}: names starting with {RESERVED_PREFIX!r} are reserved")
+        seen.add(name)
+    return names
+
+
+def _resolve(con, source, columns, method: str, type_ok, type_hint: str) -> engine.Source:
+    src = engine.resolve_source(con, source)
+    names = src.names
+    for c in columns:
+        if c not in names:
+            near = difflib.get_close_matches(c, names, n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise RWNError(f"columns: column {c!r} is not in {src.label} (its columns: "
+                           f"{', '.join(names)}){hint}")
+    if any(n.lower() == "__rwn_rid" for n in names):
+        raise RWNError(f"{src.label} has a column named '__rwn_rid', which rwn_sql reserves")
+    for c in columns:
+        if not type_ok(src.type_of(c)):
+            raise RWNError(f"column {c!r} has type {src.type_of(c)}; {method} needs {type_hint}")
+    return src
+
+
+def _staged(src: engine.Source) -> str:
+    # record identity: 1-based input position, as in the RWN statements
+    return f"staged AS MATERIALIZED (\n    SELECT row_number() OVER () AS {RID}, * FROM {src.sql}\n)"
+
+
+def _fingerprint(columns) -> str:
+    return f"bit_xor(hash({RID}, {', '.join(quote_ident(c) for c in columns)}))"
+
+
+def _fetch(con, sql: str) -> dict:
+    try:
+        return con.execute(sql).fetchnumpy()
+    except duckdb.Error as exc:
+        raise engine.translate(exc) from None
+
+
+def _check_values(con, src, columns, n_what: str, finite: bool) -> int:
+    """Number of records; RWNError if there are none or a chosen column has NULL / NaN
+    (and, with finite=True, infinite) values."""
+    parts = ["count(*)"]
+    for c in columns:
+        q = quote_ident(c)
+        if finite:
+            parts.append(f"count(*) FILTER (WHERE {q} IS NULL OR NOT isfinite(CAST({q} AS DOUBLE)))")
+        elif FLOAT_TYPES.match(src.type_of(c)):
+            parts.append(f"count(*) FILTER (WHERE {q} IS NULL OR isnan({q}))")
+        else:
+            parts.append(f"count(*) FILTER (WHERE {q} IS NULL)")
+    row = engine.run(con, f"SELECT {', '.join(parts)} FROM {src.sql}")[0]
+    n = int(row[0])
+    if n == 0:
+        raise RWNError(f"{src.label} has no records")
+    for c, bad in zip(columns, row[1:]):
+        if bad:
+            kinds = "NULL, NaN or infinite" if finite else "NULL or NaN"
+            raise RWNError(f"column {c!r} has {bad} {kinds} values; {n_what} needs a value in every "
+                           f"record (clean them or filter those records out first)")
+    return n
+
+
+def _int_list(values) -> str:
+    return quote_literal(",".join(str(int(v)) for v in values))
+
+
+def _float_list(values) -> str:
+    # repr is the shortest text that parses back to the same double
+    return quote_literal(",".join(repr(float(v)) for v in values))
+
+
+def _guard(src, columns, n: int, fp: int) -> tuple[str, str]:
+    """The `guard` CTE and the WHERE condition that fails unless the rows are those seen."""
+    message = quote_literal(
+        f"rwn_sql: the rows of {src.label} changed between reads, or their order is not "
+        f"deterministic; create a table from it first and pass that table")
+    return (f"guard AS (\n    SELECT count(*) = {n} AND {_fingerprint(columns)} = {int(fp)}::UBIGINT AS ok "
+            f"FROM staged\n)"), f"CASE WHEN guard.ok THEN true ELSE error({message}) END"
+
+
+def _finish(con, text: str, into, replace: bool):
+    if into is not None:
+        engine.write_table(con, text, into, replace=replace)
+        return None
+    return con.sql(text)
+
+
+def _no_sql(sql: bool, name: str) -> None:
+    if sql:
+        raise RWNError(f"{name}: sql=True is not supported, since the release depends on values "
+                       f"computed in Python (numpy); use into= or the returned relation")
+
+
+def _number(value, name: str) -> float:
+    if isinstance(value, bool):
+        raise RWNError(f"{name} must be a number, got {value!r}")
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise RWNError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(out):
+        raise RWNError(f"{name} must be finite, got {value!r}")
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# rank swapping
+# --------------------------------------------------------------------------------------
+
+def rank_swap_pairs(draws, window: int) -> np.ndarray:
+    """The pairing of rank swapping on ranks 0..n-1 (pure function; see `rank_swap`).
+
+    `draws[i]` is the 52-bit integer drawn for rank i; `window` = floor(P n / 100). Returns
+    `partner` with partner[i] = the rank whose value rank i receives (partner[i] == i: kept;
+    partner is an involution and |partner[i] - i| <= window).
+
+    Walk i = 0, 1, ..., n-1. Skip i if it is already swapped. Otherwise let F be the ranks j
+    with i < j <= min(i + window, n - 1) not yet swapped; if F is empty, i keeps its value;
+    else take m = floor(draws[i] * |F| / 2^52) and j = the (m+1)-th smallest element of F,
+    swap i and j and mark both swapped. A Fenwick tree over the swapped flags finds j in
+    O(log n), so the pairing is O(n log n).
+    """
+    draws = [int(d) for d in draws]
+    n = len(draws)
+    if any(d < 0 or d >= 1 << 52 for d in draws):
+        raise ValueError("draws must be integers in [0, 2^52)")
+    window = int(window)
+    partner = list(range(n))
+    if n < 2 or window < 1:
+        return np.asarray(partner, dtype=np.int64)
+    tree = [0] * (n + 1)            # Fenwick tree of swapped-as-partner flags (1-based)
+    top = 1 << (n.bit_length() - 1)
+    taken = bytearray(n)
+    total = 0                       # ranks taken as partners so far
+    pending = 0                     # of those, ranks > the current i
+    for i in range(n):
+        if taken[i]:
+            pending -= 1
+            continue
+        end = min(i + window, n - 1)
+        # every taken rank > i was chosen by some i' < i, so it is <= i' + window < i + window:
+        # all of them lie in (i, end]
+        free = (end - i) - pending
+        if free <= 0:
+            continue
+        m = (draws[i] * free) >> 52
+        # the (m+1)-th untaken rank above i is the target-th untaken rank overall
+        target = (i + 1) - (total - pending) + m + 1
+        pos, rem, step = 0, target, top
+        while step:
+            nxt = pos + step
+            if nxt <= n:
+                blk = step - tree[nxt]
+                if blk < rem:
+                    pos = nxt
+                    rem -= blk
+            step >>= 1
+        j = pos                     # 0-based rank
+        taken[j] = 1
+        idx = j + 1
+        while idx <= n:
+            tree[idx] += 1
+            idx += idx & -idx
+        total += 1
+        pending += 1
+        partner[i], partner[j] = j, i
+    return np.asarray(partner, dtype=np.int64)
+
+
+def _swap_percent(p_percent) -> Fraction:
+    p = _number(p_percent, "p_percent")
+    if not 0 < p <= 100:
+        raise RWNError(f"p_percent must be in (0, 100], got {p_percent!r}")
+    # exact decimal arithmetic: P = 12.1 with n = 1000 gives a window of 121, not 120
+    return Fraction(repr(p))
+
+
+def _rank_swap_plan(con, source, columns, p_percent, key: str):
+    columns = _column_list(columns)
+    percent = _swap_percent(p_percent)
+    src = _resolve(con, source, columns, "rank swapping",
+                   lambda t: bool(engine.NUMERIC_TYPES.match(t) or TEMPORAL_OR_ENUM.match(t)),
+                   "an ordered column (numeric, date/time or ENUM)")
+    n = _check_values(con, src, columns, "rank swapping", finite=False)
+    window = int(percent * n // 100)
+    key_sql = quote_literal(key)
+    hashes = [f"{hash_sql(key_sql, RANK_SWAP_PURPOSE, RID, c)} AS h_{i}" for i, c in enumerate(columns)]
+    picks = []
+    for i, c in enumerate(columns):
+        tie = bits_sql(f"h_{i}", 0)
+        picks.append(f"row_number() OVER (ORDER BY {quote_ident(c)}, {tie}, {RID}) AS rank_{i}")
+        picks.append(f"{bits_sql(f'h_{i}', 1)} AS pick_{i}")
+    text = (f"WITH {_staged(src)},\nhashed AS (\n    SELECT *, {', '.join(hashes)} FROM staged\n)\n"
+            f"SELECT {RID} AS rid, {', '.join(picks)}, {_fingerprint(columns)} OVER () AS fp\n"
+            f"FROM hashed ORDER BY {RID}")
+    data = _fetch(con, text)
+    rid = np.asarray(data["rid"], dtype=np.int64)
+    if len(rid) != n or not np.array_equal(rid, np.arange(1, n + 1)):
+        raise RWNError(f"the rows of {src.label} changed between reads; create a table from it first")
+    donors = {}
+    for i, c in enumerate(columns):
+        rank = np.asarray(data[f"rank_{i}"], dtype=np.int64) - 1
+        order = np.empty(n, dtype=np.int64)
+        order[rank] = np.arange(n)                  # order[r] = record index at rank r
+        partner = rank_swap_pairs(np.asarray(data[f"pick_{i}"])[order], window)
+        donor = np.empty(n, dtype=np.int64)
+        donor[order] = order[partner] + 1           # 1-based donor record
+        donors[c] = donor
+    return src, columns, n, int(data["fp"][0]), donors
+
+
+def rank_swap(con: duckdb.DuckDBPyConnection, source, columns, p_percent: float,
+              key: str | None = None, seed: int | None = None, into: str | None = None,
+              replace: bool = False, sql: bool = False):
+    """Rank swapping (Moore 1996), in the simplified form stated here.
+
+    Independently for each column c of `columns`:
+      1. rank the n records by (value of c, tie-break, input position), ranks 0..n-1, where
+         the tie-break is bits 0-51 of the keyed hash of (key, 'rwn.rank_swap', record, c);
+      2. window w = floor(P n / 100) with P = `p_percent` in (0, 100];
+      3. walk the ranks i = 0..n-1 in order; skip i if already swapped; otherwise choose,
+         uniformly, a partner among the not-yet-swapped ranks j with i < j <= min(i + w, n-1)
+         (the (m+1)-th smallest of those F ranks, m = floor(u |F| / 2^52) with u = bits 52-103
+         of the keyed hash of the record at rank i), swap the two values and mark both ranks;
+         if no such rank is free, rank i keeps its value.
+    So every column of the release is a permutation (a product of disjoint transpositions) of
+    the original column, and each record's released value has a rank within w of its own.
+    sdcMicro's `rankSwap` (from mu-Argus) differs in the partner choice: it tries
+    j = min(i + 1 + floor(w u), n-1) and, if taken, the nearest free rank below it (down to
+    i+1), then above it (up to i+w): not uniform among the free partners, and P is an integer.
+
+    Columns must be numeric, date/time or ENUM (sorted as DuckDB sorts them) without NULL or
+    NaN (infinities are ordinary values). The release has every input row once, in input
+    order; the chosen columns are permuted, all other columns unchanged, types preserved.
+
+    Randomness as in `perturb`: `key` (a secret string) makes the release reproducible; `seed`
+    is for experiments only; without either a fresh key is drawn and never stored. The draws
+    are keyed hashes (computed in DuckDB; `randomness.keyed_bits` mirrors them), so the result
+    does not depend on the number of threads.
+
+    Returns a DuckDB relation, or None when `into` names a table to create (one CREATE TABLE
+    ... AS statement: an error leaves no table). sql=True is not supported.
+    """
+    _no_sql(sql, "rank_swap")
+    text = rank_swap_statement(con, source, columns, p_percent, key=key, seed=seed)
+    return _finish(con, text, into, replace)
+
+
+def rank_swap_statement(con: duckdb.DuckDBPyConnection, source, columns, p_percent: float,
+                        key: str | None = None, seed: int | None = None) -> str:
+    """The SELECT statement of a `rank_swap` release (same arguments), for writers such as
+    `engine.write_output`. It embeds the computed swaps (not the key): treat it like the key,
+    never publish it, since it undoes the swapping."""
+    try:
+        the_key = resolve_key(key, seed)
+    except (TypeError, ValueError) as exc:
+        raise RWNError(str(exc)) from None
+    src, columns, n, fp, donors = _rank_swap_plan(con, source, columns, p_percent, the_key)
+    guard_cte, guard_ok = _guard(src, columns, n, fp)
+    perm = ", ".join(f"unnest(string_split({_int_list(donors[c])}, ','))::BIGINT AS donor_{i}"
+                     for i, c in enumerate(columns))
+    replaced = ", ".join(f"d_{i}.{quote_ident(c)} AS {quote_ident(c)}" for i, c in enumerate(columns))
+    joins = "\n".join(f"JOIN staged d_{i} ON d_{i}.{RID} = p.donor_{i}" for i in range(len(columns)))
+    return (f"WITH {_staged(src)},\n"
+            f"perm AS (\n    SELECT unnest(range(1, {n + 1})) AS rid, {perm}\n),\n{guard_cte}\n"
+            f"SELECT s.* EXCLUDE ({RID}) REPLACE ({replaced})\n"
+            f"FROM staged s\nJOIN perm p ON p.rid = s.{RID}\n{joins}\nCROSS JOIN guard\n"
+            f"WHERE {guard_ok}\nORDER BY s.{RID}")
+
+
+def rank_swap_donors(con: duckdb.DuckDBPyConnection, source, columns, p_percent: float,
+                     key: str | None = None, seed: int | None = None) -> dict[str, np.ndarray]:
+    """Diagnostics for the data steward (never publish): per column, the 1-based input
+    position of the record whose value each record receives in `rank_swap` with the same
+    arguments and key (the record itself when its value was kept)."""
+    if key is None and seed is None:
+        raise RWNError("rank_swap_donors() needs the key or seed of the release it explains")
+    try:
+        the_key = resolve_key(key, seed)
+    except (TypeError, ValueError) as exc:
+        raise RWNError(str(exc)) from None
+    return _rank_swap_plan(con, source, columns, p_percent, the_key)[4]
+
+
+# --------------------------------------------------------------------------------------
+# MDAV microaggregation
+# --------------------------------------------------------------------------------------
+
+def _sqdist(Xt: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Squared Euclidean distances of the columns of Xt (p x m) to the point v, summed over
+    the coordinates in order."""
+    d = Xt[0] - v[0]
+    d *= d
+    t = np.empty_like(d)
+    for j in range(1, Xt.shape[0]):
+        np.subtract(Xt[j], v[j], out=t)
+        np.multiply(t, t, out=t)
+        d += t
+    return d
+
+
+def _nearest(d: np.ndarray, centre: int, k: int) -> np.ndarray:
+    """Indices of `centre` and the k-1 other entries with the smallest (d, index)."""
+    d = d.copy()
+    d[centre] = -1.0                                   # distances are >= 0: centre comes first
+    if k >= len(d):
+        return np.arange(len(d))
+    t = np.partition(d, k - 1)[k - 1]
+    below = np.flatnonzero(d < t)
+    at = np.flatnonzero(d == t)[: k - len(below)]
+    return np.concatenate([below, at])
+
+
+def mdav_labels(X, k: int) -> np.ndarray:
+    """MDAV groups of the rows of X (n x p, already scaled); see `mdav`. Returns the group
+    label of every row, 0, 1, ... in the order the groups are formed."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    n = X.shape[0]
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
+        raise RWNError(f"k must be an integer between 1 and the number of records ({n}), got {k!r}")
+    labels = np.full(n, -1, dtype=np.int64)
+    rest = np.arange(n)                                # remaining rows, ascending input position
+    Xt = np.ascontiguousarray(X.T)                     # p x m: each coordinate contiguous
+    group = 0
+
+    def take(sel):
+        nonlocal rest, Xt, group
+        labels[rest[sel]] = group
+        group += 1
+        keep = np.ones(len(rest), dtype=bool)
+        keep[sel] = False
+        rest, Xt = rest[keep], np.compress(keep, Xt, axis=1)
+
+    while len(rest) >= 3 * k:
+        centroid = Xt.mean(axis=1)
+        r = int(np.argmax(_sqdist(Xt, centroid)))      # argmax: first (lowest position) on ties
+        d_r = _sqdist(Xt, Xt[:, r])
+        sel = _nearest(d_r, r, k)
+        keep = np.ones(len(rest), dtype=bool)
+        keep[sel] = False
+        s = int(np.argmax(d_r[keep]))                   # farthest from r among the others
+        take(sel)
+        take(_nearest(_sqdist(Xt, Xt[:, s]), s, k))
+    if len(rest) >= 2 * k:
+        centroid = Xt.mean(axis=1)
+        r = int(np.argmax(_sqdist(Xt, centroid)))
+        take(_nearest(_sqdist(Xt, Xt[:, r]), r, k))
+    if len(rest):
+        take(np.arange(len(rest)))
+    return labels
+
+
+def _scaled(X: np.ndarray, scale: str) -> np.ndarray:
+    if scale == "none":
+        return X.copy()
+    if scale == "minmax":
+        lo, span = X.min(axis=0), X.max(axis=0) - X.min(axis=0)
+        return np.where(span > 0, (X - lo) / np.where(span > 0, span, 1.0), 0.0)
+    mean = X.mean(axis=0)
+    sd = X.std(axis=0, ddof=1) if len(X) > 1 else np.zeros(X.shape[1])
+    return np.where(sd > 0, (X - mean) / np.where(sd > 0, sd, 1.0), 0.0)
+
+
+def _mdav_plan(con, source, columns, k, scale):
+    columns = _column_list(columns)
+    if scale not in SCALES:
+        raise RWNError(f"scale must be one of {', '.join(SCALES)}; got {scale!r}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise RWNError(f"k must be an integer >= 2, got {k!r}")
+    if k < 2:
+        raise RWNError(f"k must be >= 2 (groups of at least k records), got {k}")
+    src = _resolve(con, source, columns, "MDAV", lambda t: bool(engine.NUMERIC_TYPES.match(t)),
+                   "a numeric column")
+    n = _check_values(con, src, columns, "MDAV", finite=True)
+    if k > n:
+        raise RWNError(f"k = {k} is larger than the number of records ({n}) in {src.label}")
+    values = ", ".join(f"CAST({quote_ident(c)} AS DOUBLE) AS x_{i}" for i, c in enumerate(columns))
+    text = (f"WITH {_staged(src)}\nSELECT {RID} AS rid, {values}, {_fingerprint(columns)} OVER () AS fp\n"
+            f"FROM staged ORDER BY {RID}")
+    data = _fetch(con, text)
+    rid = np.asarray(data["rid"], dtype=np.int64)
+    if len(rid) != n or not np.array_equal(rid, np.arange(1, n + 1)):
+        raise RWNError(f"the rows of {src.label} changed between reads; create a table from it first")
+    X = np.column_stack([np.asarray(data[f"x_{i}"], dtype=np.float64) for i in range(len(columns))])
+    Xs = _scaled(X, scale)
+    if not np.isfinite(Xs).all() or not np.isfinite(Xs.max(axis=0) - Xs.min(axis=0)).all():
+        raise RWNError("the scaled values are too large for double-precision distances; "
+                       "use scale='minmax' or 'zscore'")
+    labels = mdav_labels(Xs, int(k))
+    return src, columns, n, int(data["fp"][0]), X, labels
+
+
+def _group_means(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Mean of every group (rows of the result in label order), summed in input order."""
+    order = np.argsort(labels, kind="stable")
+    sorted_labels = labels[order]
+    starts = np.flatnonzero(np.r_[True, sorted_labels[1:] != sorted_labels[:-1]])
+    sums = np.add.reduceat(X[order], starts, axis=0)
+    counts = np.diff(np.r_[starts, len(labels)])
+    return sums / counts[:, None]
+
+
+def mdav(con: duckdb.DuckDBPyConnection, source, columns, k: int, scale: str = "minmax",
+         into: str | None = None, replace: bool = False, sql: bool = False):
+    """MDAV microaggregation (Maximum Distance to Average Vector; Domingo-Ferrer and
+    Mateo-Sanz 2002, the fixed-size variant of sdcMicro / mu-Argus).
+
+    Distances are Euclidean over `columns` scaled over all records: `minmax` (default,
+    (x - min) / (max - min)), `zscore` ((x - mean) / sample sd) or `none`; a constant column
+    scales to 0. With R the set of remaining records (initially all), and every tie broken
+    towards the lowest input position:
+      while |R| >= 3k:
+        c = mean of R; r = the record of R farthest from c;
+        G_r = r and the k-1 records of R nearest to r; s = the record of R \\ G_r farthest
+        from r (= the farthest record from r in R whenever that one is unique);
+        remove G_r; G_s = s and the k-1 records of R nearest to s; remove G_s;
+      if 2k <= |R| <= 3k-1: c, r as above, one group of r and its k-1 nearest, removed;
+      the remaining records (k..2k-1 of them, or all n if n < 2k) form the last group.
+    Every group has k records except the last, which has k..2k-1.
+
+    Each record's values in `columns` are replaced by its group's mean of the ORIGINAL
+    (unscaled) values, so every released column is DOUBLE and column means are preserved
+    (up to rounding). Other columns pass through unchanged; every input row once, in input
+    order. Deterministic: no randomness. Columns must be numeric, without NULL, NaN or
+    infinite values; 2 <= k <= n. Time O(n^2 p / k) in numpy.
+
+    Returns a DuckDB relation, or None when `into` names a table to create (one CREATE TABLE
+    ... AS statement: an error leaves no table). sql=True is not supported.
+    """
+    _no_sql(sql, "mdav")
+    return _finish(con, mdav_statement(con, source, columns, k, scale=scale), into, replace)
+
+
+def mdav_statement(con: duckdb.DuckDBPyConnection, source, columns, k: int,
+                   scale: str = "minmax") -> str:
+    """The SELECT statement of an `mdav` release (same arguments), for writers such as
+    `engine.write_output`. It embeds the group of every record and the group means."""
+    src, columns, n, fp, X, labels = _mdav_plan(con, source, columns, k, scale)
+    means = _group_means(X, labels)
+    guard_cte, guard_ok = _guard(src, columns, n, fp)
+    agg = ", ".join(f"unnest(string_split({_float_list(means[:, i])}, ','))::DOUBLE AS m_{i}"
+                    for i in range(len(columns)))
+    replaced = ", ".join(f"a.m_{i} AS {quote_ident(c)}" for i, c in enumerate(columns))
+    return (f"WITH {_staged(src)},\n"
+            f"grp AS (\n    SELECT unnest(range(1, {n + 1})) AS rid, "
+            f"unnest(string_split({_int_list(labels)}, ','))::BIGINT AS g\n),\n"
+            f"agg AS (\n    SELECT unnest(range(0, {len(means)})) AS g, {agg}\n),\n{guard_cte}\n"
+            f"SELECT s.* EXCLUDE ({RID}) REPLACE ({replaced})\n"
+            f"FROM staged s\nJOIN grp ON grp.rid = s.{RID}\nJOIN agg a ON a.g = grp.g\nCROSS JOIN guard\n"
+            f"WHERE {guard_ok}\nORDER BY s.{RID}")
+
+
+def mdav_groups(con: duckdb.DuckDBPyConnection, source, columns, k: int,
+                scale: str = "minmax") -> np.ndarray:
+    """The MDAV group label of every record (input order; labels 0, 1, ... in the order the
+    groups are formed), as used by `mdav` with the same arguments."""
+    return _mdav_plan(con, source, columns, k, scale)[5]

@@ -1,0 +1,293 @@
+"""Parameter sweeps and the tuning report: what a release costs in utility and buys in
+protection, per setting, so a data steward can choose eps, k and q with evidence (the RWN
+paper's Sections 7 and 8).
+
+For each eps of a grid (k and q fixed) the sweep computes the exact neighbourhoods once,
+draws `reps` releases over them in one SQL statement (release r uses the key `key#r`, so it
+equals rwn_sql.perturb(key=f"{key}#{r}")), evaluates every release with rwn_sql.evaluate
+and keeps the mean and spread of each measure. Baselines (rank swapping, MDAV) can be added
+on the same measures. The report is a self-contained HTML page: the paper's Figure 1
+(distance to the closest record against neighbourhood size, one panel per eps), a risk-
+against-utility plot, and the table of every setting; matplotlib (the `report` extra) is
+imported only to draw it.
+"""
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import json
+import math
+import os
+from dataclasses import dataclass, field
+
+import duckdb
+import numpy as np
+
+from . import engine, sqlgen
+from .errors import RWNError
+from .evaluate import Evaluation, evaluate
+from .identifiers import quote_ident, quote_literal
+from .randomness import resolve_key
+from .spec import RWNSpec
+
+# The measures a sweep keeps, each a number from one evaluation (None when not defined).
+MEASURES = {
+    "corr_mad": ("utility", lambda ev: ev.utility.corr_mad),
+    "pca_loading_mad": ("utility", lambda ev: ev.utility.pca_loading_mad),
+    "ks_max": ("utility", lambda ev: max(ev.utility.ks.values()) if ev.utility.ks else None),
+    "ols_ci_overlap": ("utility", lambda ev: ev.utility.ols.ci_overlap_mean if ev.utility.ols else None),
+    "ols_r2": ("utility", lambda ev: ev.utility.ols.r2.released if ev.utility.ols else None),
+    "dcr_mean": ("risk", lambda ev: ev.risk.dcr_mean),
+    "linkage_rate": ("risk", lambda ev: ev.risk.linkage_rate),
+    "sdid": ("risk", lambda ev: ev.risk.sdid),
+    "unique_survival": ("risk", lambda ev: ev.risk.unique_survival),
+}
+
+
+def parse_grid(text: str) -> list[float]:
+    """'0.2:1.2:0.05' -> [0.2, 0.25, ..., 1.2] (end included); '0.3,0.5' -> [0.3, 0.5]."""
+    try:
+        parts = [float(x) for x in text.split(":")] if ":" in text else None
+        values = None if parts else [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise RWNError(f"grid {text!r}: use START:STOP:STEP or comma-separated values") from None
+    if parts is not None:
+        if len(parts) != 3:
+            raise RWNError(f"grid {text!r}: use START:STOP:STEP or comma-separated values")
+        start, stop, step = parts
+        if step <= 0:
+            raise RWNError(f"grid {text!r}: the step must be > 0")
+        count = math.floor((stop - start) / step + 1e-9) + 1
+        values = [round(start + i * step, 12) for i in range(max(count, 0))]
+    if not values:
+        raise RWNError(f"grid {text!r} is empty")
+    return values
+
+
+@dataclass
+class Setting:
+    """One setting of one method: the mean, standard deviation and count of every measure
+    over its releases; for RWN also the neighbourhood-size distribution."""
+    method: str
+    parameter: str
+    value: float
+    reps: int
+    measures: dict[str, tuple[float | None, float | None]]     # name -> (mean, sd over reps)
+    sizes: dict[str, float] = field(default_factory=dict)
+
+    def label(self) -> str:
+        return f"{self.method} {self.parameter}={self.value:g}"
+
+
+@dataclass
+class SweepResult:
+    source: str
+    columns: list[str]
+    k: int
+    q: float
+    settings: list[Setting]
+    figure1: dict[float, dict[str, list[float]]]    # eps -> {"size": [...], "dcr": [...]}
+
+    def to_dict(self) -> dict:
+        return {"source": self.source, "columns": self.columns, "k": self.k, "q": self.q,
+                "settings": [s.__dict__ for s in self.settings],
+                "figure1": {repr(e): v for e, v in self.figure1.items()}}
+
+    def to_csv(self, path) -> None:
+        """One row per setting: method, parameter, value, reps, size statistics, and
+        <measure>_mean / <measure>_sd for every measure. Written atomically."""
+        size_keys = ["size_min", "size_median", "size_mean", "size_max", "share_at_k"]
+        header = ["method", "parameter", "value", "reps"] + size_keys + \
+            [f"{m}_{s}" for m in MEASURES for s in ("mean", "sd")]
+        rows = []
+        for st in self.settings:
+            row = [st.method, st.parameter, repr(st.value), st.reps] + [_num(st.sizes.get(k)) for k in size_keys]
+            for m in MEASURES:
+                mean, sd = st.measures.get(m, (None, None))
+                row += [_num(mean), _num(sd)]
+            rows.append(row)
+        _atomic_write(path, lambda fh: (csv.writer(fh).writerow(header), csv.writer(fh).writerows(rows)))
+
+
+def _num(v) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else repr(float(v))
+
+
+def _atomic_write(path, write, mode: str = "w") -> None:
+    target = os.fspath(path)
+    tmp = f"{target}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, mode, encoding=None if "b" in mode else "utf-8", newline="" if "b" not in mode else None) as fh:
+            write(fh)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _summarise(evaluations: list[Evaluation]) -> dict[str, tuple[float | None, float | None]]:
+    out = {}
+    for name, (_, get) in MEASURES.items():
+        vals = [get(ev) for ev in evaluations]
+        vals = [float(v) for v in vals if v is not None and not (isinstance(v, float) and math.isnan(v))]
+        if not vals:
+            out[name] = (None, None)
+        else:
+            out[name] = (float(np.mean(vals)), float(np.std(vals, ddof=1)) if len(vals) > 1 else None)
+    return out
+
+
+def _evaluate_replicates(con, original_sql: str, table: str, reps: int, columns, target, categorical):
+    return [evaluate(con, original_sql, f"SELECT * EXCLUDE (replicate) FROM {quote_ident(table)} "
+                                        f"WHERE replicate = {r} ORDER BY rowid",
+                     columns, target=target, categorical=categorical) for r in range(reps)]
+
+
+def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 5, q: float = 1.0,
+          reps: int = 20, scale: str = "minmax", target: str | None = None, categorical=(),
+          key: str | None = None, seed: int | None = None, rank_swap=(), mdav=(), progress=None) -> SweepResult:
+    """RWN over a grid of eps (k, q fixed), `reps` releases each, plus optional baselines:
+    rank swapping for each P in `rank_swap` (percent, `reps` releases each) and MDAV for each
+    group size in `mdav` (deterministic: one release). `progress(done, total, label)` is
+    called after every setting."""
+    if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
+        raise RWNError(f"reps must be an integer >= 1, got {reps!r}")
+    eps_values = [float(e) for e in eps_values]
+    if not eps_values and not rank_swap and not mdav:
+        raise RWNError("the sweep is empty: give at least one eps (or a baseline setting)")
+    try:
+        the_key = resolve_key(key, seed)
+    except (TypeError, ValueError) as exc:
+        raise RWNError(str(exc)) from None
+    src = engine.resolve_source(con, source)
+    columns = list(columns)
+    total = len(eps_values) + len(rank_swap) + len(mdav)
+    settings, figure1, done = [], {}, 0
+    original_sql = f"SELECT * FROM {src.sql}"
+    table = "__rwn_sweep_releases"
+    try:
+        for eps in eps_values:
+            try:
+                spec = RWNSpec(columns=tuple(columns), categorical=tuple(categorical), k=k, eps=eps, q=q, scale=scale)
+            except (TypeError, ValueError) as exc:
+                raise RWNError(str(exc)) from None
+            engine.check_columns(spec, src)
+            hoods = con.execute(sqlgen.neighborhoods_sql(src.sql, spec)).fetchnumpy()
+            size, dcr = np.asarray(hoods["size"], float), np.asarray(hoods["dcr"], float)
+            figure1[eps] = {"size": size.tolist(), "dcr": dcr.tolist()}
+            engine.run(con, f"CREATE OR REPLACE TEMP TABLE {table} AS "
+                            + sqlgen.perturb_sql(src.sql, spec, quote_literal(the_key), reps=reps))
+            evs = _evaluate_replicates(con, original_sql, table, reps, columns, target, categorical)
+            settings.append(Setting("rwn", "eps", eps, reps, _summarise(evs), {
+                "size_min": float(size.min()), "size_median": float(np.median(size)),
+                "size_mean": float(size.mean()), "size_max": float(size.max()),
+                "share_at_k": float(np.mean(size == k))}))
+            done += 1
+            if progress:
+                progress(done, total, settings[-1].label())
+        for name, values, param, random_ in (("rank_swap", rank_swap, "P", True), ("mdav", mdav, "k", False)):
+            if not values:
+                continue
+            from . import baselines
+            for value in values:
+                runs = reps if random_ else 1
+                evs = []
+                for r in range(runs):
+                    if random_:
+                        baselines.rank_swap(con, source, columns, value,
+                                            key=sqlgen.replicate_key(the_key, r), into=table + "_b", replace=True)
+                    else:
+                        baselines.mdav(con, source, columns, int(value), scale=scale, into=table + "_b",
+                                       replace=True)
+                    evs.append(evaluate(con, original_sql, f"SELECT * FROM {quote_ident(table + '_b')} ORDER BY rowid",
+                                        columns, target=target, categorical=categorical))
+                settings.append(Setting(name, param, float(value), runs, _summarise(evs)))
+                done += 1
+                if progress:
+                    progress(done, total, settings[-1].label())
+    finally:
+        for t in (table, table + "_b"):
+            con.execute(f"DROP TABLE IF EXISTS {quote_ident(t)}").fetchall()
+    return SweepResult(source=src.label, columns=columns, k=k, q=q, settings=settings, figure1=figure1)
+
+
+# --- the report ---------------------------------------------------------------------------
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def figure1_data(result: SweepResult) -> dict:
+    return {repr(e): v for e, v in result.figure1.items()}
+
+
+def tradeoff_data(result: SweepResult, utility: str = "corr_mad", risk: str = "sdid") -> list[dict]:
+    return [{"label": s.label(), "method": s.method, "utility_loss": s.measures[utility][0],
+             "risk": s.measures[risk][0]} for s in result.settings]
+
+
+def report_html(result: SweepResult, path, utility: str = "corr_mad", risk: str = "sdid") -> None:
+    """Write the self-contained HTML report (plots embedded as PNG; the numbers behind every
+    plot embedded as JSON; every table cell carries its exact value). Written atomically."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise RWNError('the report needs matplotlib: pip install "rwn_sql[report]"') from None
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>rwn_sql tuning report</title>"
+             "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>",
+             f"<h1>RWN tuning report</h1><p>Data: {html.escape(result.source)}; columns: "
+             f"{html.escape(', '.join(result.columns))}; k = {result.k}, q = {result.q:g}.</p>"]
+    if result.figure1:
+        eps_list = sorted(result.figure1)
+        cols = min(4, len(eps_list))
+        rows = math.ceil(len(eps_list) / cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.8 * rows), squeeze=False, sharey=True)
+        for ax, eps in zip(axes.flat, eps_list):
+            d = result.figure1[eps]
+            ax.scatter(d["size"], d["dcr"], s=6, alpha=0.6)
+            ax.axhline(eps, color="red", lw=0.8, label="eps")
+            ax.axvline(result.k, color="green", lw=0.8, label="k")
+            ax.set_title(f"eps = {eps:g}", fontsize=9)
+            ax.set_xlabel("neighbourhood size |S_i|", fontsize=8)
+            ax.set_ylabel("distance to closest record", fontsize=8)
+        for ax in list(axes.flat)[len(eps_list):]:
+            ax.axis("off")
+        fig.tight_layout()
+        parts.append("<h2>Closest-record distance against neighbourhood size (the paper's Figure 1)</h2>"
+                     f"<img id='plot-figure1' src='data:image/png;base64,{_png(fig)}'>"
+                     f"<script type='application/json' id='data-figure1'>{json.dumps(figure1_data(result))}</script>")
+        plt.close(fig)
+    points = tradeoff_data(result, utility, risk)
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    for method in dict.fromkeys(p["method"] for p in points):
+        pts = [p for p in points if p["method"] == method and p["utility_loss"] is not None and p["risk"] is not None]
+        ax.plot([p["utility_loss"] for p in pts], [p["risk"] for p in pts], "o-", label=method, ms=4)
+    ax.set_xlabel(f"utility loss ({utility})")
+    ax.set_ylabel(f"risk ({risk})")
+    ax.legend()
+    parts.append(f"<h2>Risk against utility loss, one point per setting</h2>"
+                 f"<img id='plot-tradeoff' src='data:image/png;base64,{_png(fig)}'>"
+                 f"<script type='application/json' id='data-tradeoff'>{json.dumps(points)}</script>")
+    plt.close(fig)
+    head = "".join(f"<th>{m} mean</th><th>{m} sd</th>" for m in MEASURES)
+    parts.append("<h2>Every setting (mean and standard deviation over releases)</h2><table id='settings'>"
+                 f"<tr><th>method</th><th>parameter</th><th>value</th><th>reps</th><th>size max</th>"
+                 f"<th>share at k</th>{head}</tr>")
+
+    def cell(v):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return "<td data-value=''>-</td>"
+        return f"<td data-value='{float(v)!r}'>{float(v):.4g}</td>"
+    for s in result.settings:
+        cells = "".join(cell(s.measures[m][0]) + cell(s.measures[m][1]) for m in MEASURES)
+        parts.append(f"<tr><td>{s.method}</td><td>{s.parameter}</td>{cell(s.value)}<td>{s.reps}</td>"
+                     f"{cell(s.sizes.get('size_max'))}{cell(s.sizes.get('share_at_k'))}{cells}</tr>")
+    parts.append("</table></body></html>")
+    _atomic_write(path, lambda fh: fh.write("\n".join(parts)))

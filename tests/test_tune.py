@@ -1,0 +1,110 @@
+"""Sweeps and the tuning report: the numbers equal what the evaluation API returns."""
+import base64
+import json
+import re
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+
+import rwn_sql
+from conftest import BODYFAT_COLUMNS
+from rwn_sql import RWNError, tune
+
+COLS = ["Age", "Weight", "Height", "Abdomen", "Chest"]
+
+
+def test_parse_grid():
+    grid = tune.parse_grid("0.2:1.2:0.05")
+    assert len(grid) == 21 and grid[0] == 0.2 and grid[-1] == 1.2 and grid[1] == 0.25
+    assert tune.parse_grid("0.3,0.5") == [0.3, 0.5]
+    for bad, message in [("1:0:0.1", "is empty"), ("0:1:0", "step must be > 0"), ("a:b", "START:STOP:STEP"), ("", "empty")]:
+        with pytest.raises(RWNError, match=message):
+            tune.parse_grid(bad)
+
+
+def test_sweep_equals_the_evaluation_api(con, bodyfat):
+    key, reps = "sweep-key-0123456789", 3
+    result = tune.sweep(con, bodyfat, COLS, [0.3, 0.5], reps=reps, target="Weight", key=key)
+    assert [s.value for s in result.settings] == [0.3, 0.5]
+    for setting in result.settings:
+        evs = []
+        for r in range(reps):      # release r of the sweep is perturb(key=key#r)
+            rwn_sql.perturb(con, bodyfat, COLS, k=5, eps=setting.value, key=f"{key}#{r}", into="one", replace=True)
+            evs.append(rwn_sql.evaluate(con, bodyfat, "one", COLS, target="Weight"))
+        for name, (_, get) in tune.MEASURES.items():
+            values = [get(ev) for ev in evs]
+            if values[0] is None:
+                assert setting.measures[name] == (None, None)
+                continue
+            assert setting.measures[name][0] == pytest.approx(np.mean(values), rel=1e-12, abs=1e-15)
+            assert setting.measures[name][1] == pytest.approx(np.std(values, ddof=1), rel=1e-9, abs=1e-15)
+        sizes = [r[1] for r in rwn_sql.neighborhoods(con, bodyfat, COLS, k=5, eps=setting.value).fetchall()]
+        assert setting.sizes["size_max"] == max(sizes) and setting.sizes["share_at_k"] == np.mean(np.array(sizes) == 5)
+
+
+class _Report(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.images, self.data, self.cells, self._script = {}, {}, [], None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "img":
+            self.images[a["id"]] = a["src"]
+        elif tag == "script" and a.get("type") == "application/json":
+            self._script = a["id"]
+        elif tag == "td" and "data-value" in a:
+            self.cells.append(a["data-value"])
+
+    def handle_data(self, data):
+        if self._script:
+            self.data[self._script] = json.loads(data)
+            self._script = None
+
+
+def test_report_numbers_and_plots_equal_the_api(con, bodyfat, tmp_path):
+    result = tune.sweep(con, bodyfat, BODYFAT_COLUMNS, [0.25, 0.4, 0.8], reps=2, target="BodyFat", seed=3)
+    path = tmp_path / "report.html"
+    tune.report_html(result, path)
+    page = _Report()
+    page.feed(path.read_text())
+    for plot in ("plot-figure1", "plot-tradeoff"):
+        png = base64.b64decode(page.images[plot].split(",", 1)[1])
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+    # Figure 1: per record, neighbourhood size and distance to the closest record, as the API gives them
+    for eps in (0.25, 0.4, 0.8):
+        rows = rwn_sql.neighborhoods(con, bodyfat, BODYFAT_COLUMNS, k=5, eps=eps).fetchall()
+        plotted = page.data["data-figure1"][repr(eps)]
+        assert plotted["size"] == [float(r[1]) for r in rows] and plotted["dcr"] == [r[3] for r in rows]
+    # risk against utility: one point per setting, the settings' means
+    points = page.data["data-tradeoff"]
+    assert [(p["utility_loss"], p["risk"]) for p in points] == \
+        [(s.measures["corr_mad"][0], s.measures["sdid"][0]) for s in result.settings]
+    # every number of the table
+    expected = []
+    for s in result.settings:
+        expected += [s.value, s.sizes["size_max"], s.sizes["share_at_k"]]
+        for m in tune.MEASURES:
+            expected += list(s.measures[m])
+    got = [float(v) if v else None for v in page.cells]
+    assert got == [None if v is None else float(v) for v in expected]
+    # the CSV holds the same numbers
+    csv_path = tmp_path / "tune.csv"
+    result.to_csv(csv_path)
+    lines = csv_path.read_text().splitlines()
+    assert len(lines) == 1 + len(result.settings)
+    header = lines[0].split(",")
+    first = dict(zip(header, lines[1].split(",")))
+    assert float(first["corr_mad_mean"]) == result.settings[0].measures["corr_mad"][0]
+
+
+def test_sweep_bad_input(con, bodyfat):
+    with pytest.raises(RWNError, match="the sweep is empty"):
+        tune.sweep(con, bodyfat, COLS, [], reps=2)
+    with pytest.raises(RWNError, match="reps must be an integer >= 1"):
+        tune.sweep(con, bodyfat, COLS, [0.3], reps=0)
+    with pytest.raises(RWNError, match="column 'Nope' is not in"):
+        tune.sweep(con, bodyfat, COLS + ["Nope"], [0.3], reps=1)
+    with pytest.raises(RWNError, match="eps must be >= 0"):
+        tune.sweep(con, bodyfat, COLS, [-0.1], reps=1)
