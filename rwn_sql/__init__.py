@@ -11,6 +11,7 @@
 """
 from .api import donors, neighborhoods, perturb
 from .rp import audit, estimates, query, randomize, release
+from .baselines import mdav, rank_swap
 from .errors import RWNError
 from .evaluate import Evaluation, evaluate
 from .randomness import new_key
@@ -18,5 +19,5 @@ from .spec import RWNSpec
 from .surface import install
 
 __all__ = ["install", "neighborhoods", "perturb", "donors", "randomize", "audit", "estimates", "release",
-           "query", "evaluate", "Evaluation", "RWNSpec", "RWNError", "new_key"]
+           "query", "evaluate", "Evaluation", "rank_swap", "mdav", "RWNSpec", "RWNError", "new_key"]
 __version__ = "0.1.0"

@@ -43,6 +43,19 @@ def test_sweep_equals_the_evaluation_api(con, bodyfat):
         assert setting.sizes["size_max"] == max(sizes) and setting.sizes["share_at_k"] == np.mean(np.array(sizes) == 5)
 
 
+def test_sweep_baselines_equal_the_api(con, bodyfat):
+    key = "baseline-key-0123456789"
+    result = tune.sweep(con, bodyfat, COLS, [], reps=2, key=key, rank_swap=[12.0], mdav=[4])
+    assert [(s.method, s.value, s.reps) for s in result.settings] == [("rank_swap", 12.0, 2), ("mdav", 4.0, 1)]
+    swaps = []
+    for r in range(2):
+        rwn_sql.rank_swap(con, bodyfat, COLS, 12.0, key=f"{key}#{r}", into="one", replace=True)
+        swaps.append(rwn_sql.evaluate(con, bodyfat, "one", COLS).risk.sdid)
+    assert result.settings[0].measures["sdid"][0] == pytest.approx(np.mean(swaps), rel=1e-12)
+    rwn_sql.mdav(con, bodyfat, COLS, 4, into="agg")
+    assert result.settings[1].measures["corr_mad"][0] == rwn_sql.evaluate(con, bodyfat, "agg", COLS).utility.corr_mad
+
+
 class _Report(HTMLParser):
     def __init__(self):
         super().__init__()
