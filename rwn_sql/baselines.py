@@ -22,7 +22,6 @@ into a table first.
 """
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from fractions import Fraction
@@ -74,12 +73,7 @@ def _column_list(columns) -> list[str]:
 def _resolve(con, source, columns, method: str, type_ok, type_hint: str) -> engine.Source:
     src = engine.resolve_source(con, source)
     names = src.names
-    for c in columns:
-        if c not in names:
-            near = difflib.get_close_matches(c, names, n=1)
-            hint = f"; did you mean {near[0]!r}?" if near else ""
-            raise RWNError(f"columns: column {c!r} is not in {src.label} (its columns: "
-                           f"{', '.join(names)}){hint}")
+    engine.require_columns(src, columns)
     if any(n.lower() == "__rwn_rid" for n in names):
         raise RWNError(f"{src.label} has a column named '__rwn_rid', which rwn_sql reserves")
     for c in columns:

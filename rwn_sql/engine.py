@@ -103,17 +103,22 @@ def _is_table(con, name: str) -> bool:
         return False
 
 
+def require_columns(src: Source, columns, role: str = "columns", where: str | None = None) -> None:
+    """Raise RWNError naming the first of `columns` that `src` lacks, its columns and the
+    closest name. `where` replaces the source's label in the message."""
+    names = src.names
+    for c in columns:
+        if not isinstance(c, str) or c not in names:
+            near = difflib.get_close_matches(c, names, n=1) if isinstance(c, str) else []
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise RWNError(f"{role}: column {c!r} is not in {where or src.label} (its columns: "
+                           f"{', '.join(names)}){hint}")
+
+
 def check_columns(spec: RWNSpec, src: Source) -> None:
     """Every named column exists, and numeric roles have numeric types."""
-    names = src.names
-    roles = [("columns", spec.columns), ("strata", spec.strata), ("drop", spec.drop)]
-    for role, cols in roles:
-        for c in cols:
-            if c not in names:
-                near = difflib.get_close_matches(c, names, n=1)
-                hint = f"; did you mean {near[0]!r}?" if near else ""
-                raise RWNError(f"{role}: column {c!r} is not in {src.label} (its columns: "
-                               f"{', '.join(names)}){hint}")
+    for role, cols in (("columns", spec.columns), ("strata", spec.strata), ("drop", spec.drop)):
+        require_columns(src, cols, role)
     for c in spec.numeric:
         if not NUMERIC_TYPES.match(src.type_of(c)):
             raise RWNError(f"column {c!r} has type {src.type_of(c)}, not a numeric type; list it in "
@@ -121,7 +126,7 @@ def check_columns(spec: RWNSpec, src: Source) -> None:
     for c in spec.columns + spec.strata:
         if c.lower().startswith("__rwn_"):
             raise RWNError(f"column {c!r}: names starting with '__rwn_' are reserved")
-    if any(n.lower() == "__rwn_rid" for n in names):
+    if any(n.lower() == "__rwn_rid" for n in src.names):
         raise RWNError(f"{src.label} has a column named '__rwn_rid', which rwn_sql reserves")
 
 

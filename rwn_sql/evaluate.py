@@ -78,7 +78,6 @@ distances computed in the same order. Measured: about 70 s for 100,000 rows of 1
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import math
 import os
@@ -88,6 +87,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from . import engine
 from .engine import NUMERIC_TYPES, Source, resolve_source
 from .errors import RWNError
 from .identifiers import quote_ident
@@ -298,13 +298,7 @@ def _check_parameters(columns, categorical, target):
 
 
 def _check_columns(src: Source, role: str, columns, numeric) -> None:
-    names = src.names
-    for c in columns:
-        if c not in names:
-            near = difflib.get_close_matches(c, names, n=1)
-            hint = f"; did you mean {near[0]!r}?" if near else ""
-            raise RWNError(f"column {c!r} is not in the {role} data, {src.label} (its columns: "
-                           f"{', '.join(names)}){hint}")
+    engine.require_columns(src, columns, "columns", where=f"the {role} data, {src.label}")
     for c in numeric:
         if not NUMERIC_TYPES.match(src.type_of(c)):
             raise RWNError(f"column {c!r} has type {src.type_of(c)} in the {role} data, not a numeric "

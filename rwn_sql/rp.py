@@ -30,10 +30,8 @@ def _public(src, sensitive: str, public) -> tuple[str, ...]:
 
 
 def _check_names(src, sensitive, public) -> None:
-    for role, cols in (("sensitive", [sensitive]), ("public", public)):
-        for c in cols:
-            if not isinstance(c, str) or c not in src.names:
-                raise RWNError(f"{role}: column {c!r} is not in {src.label} (its columns: {', '.join(src.names)})")
+    engine.require_columns(src, [sensitive], "sensitive")
+    engine.require_columns(src, public, "public")
 
 
 def read_domain_file(path) -> list[str]:

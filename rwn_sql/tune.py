@@ -239,7 +239,7 @@ def report_html(result: SweepResult, path, utility: str = "corr_mad", risk: str 
         import matplotlib.pyplot as plt
     except ImportError:
         raise RWNError('the report needs matplotlib: pip install "rwn_sql[report]"') from None
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>rwn_sql tuning report</title>"
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>rwn_sql tuning report</title>"
              "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>",
              f"<h1>RWN tuning report</h1><p>Data: {html.escape(result.source)}; columns: "

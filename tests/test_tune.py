@@ -1,7 +1,6 @@
 """Sweeps and the tuning report: the numbers equal what the evaluation API returns."""
 import base64
 import json
-import re
 from html.parser import HTMLParser
 
 import numpy as np
