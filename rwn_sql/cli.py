@@ -8,6 +8,8 @@
     rwn-sql query RELEASE.duckdb "SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' GROUP BY sex"
     rwn-sql evaluate ORIGINAL RELEASED --columns a,b,c [--target a] [--json out.json]
     rwn-sql tune INPUT --columns a,b,c --eps 0.2:1.2:0.05 [--reps 20] [--rank-swap ...] [--mdav ...]
+    rwn-sql rank-swap INPUT OUTPUT --columns a,b --p 15 [--key-file F | --seed N]
+    rwn-sql mdav INPUT OUTPUT --columns a,b --k 5
 
 INPUT and OUTPUT may be CSV, Parquet, or file.duckdb:table.
 """
@@ -193,7 +195,27 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--no-report", action="store_true", help="write the CSV only (no matplotlib needed)")
     t.add_argument("--seed", type=int, default=None,
                    help="integer seed, FOR EXPERIMENTS ONLY (default: a fresh random key)")
-    for sp in (r, a, q, rl, e, t):
+    rs = sub.add_parser("rank-swap", help="baseline: rank swapping of INPUT to OUTPUT",
+                        description="Rank swapping (a baseline of the RWN paper): independently per column, values "
+                                    "are swapped between records whose ranks differ by at most P percent of the records. "
+                                    "Every row once, in input order; other columns unchanged.")
+    rs.add_argument("input", metavar="INPUT")
+    rs.add_argument("output", metavar="OUTPUT")
+    rs.add_argument("--columns", required=True, type=column_list, metavar="A,B,C", help="columns to swap")
+    rs.add_argument("--p", type=float, required=True, help="largest rank distance of a swap, in percent of n")
+    _add_key_options(rs)
+    rs.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    md = sub.add_parser("mdav", help="baseline: MDAV microaggregation of INPUT to OUTPUT",
+                        description="MDAV microaggregation (a baseline of the RWN paper): records are grouped by "
+                                    "the MDAV algorithm into groups of k to 2k-1 and their --columns replaced by "
+                                    "the group means (as DOUBLE). Other columns unchanged.")
+    md.add_argument("input", metavar="INPUT")
+    md.add_argument("output", metavar="OUTPUT")
+    md.add_argument("--columns", required=True, type=column_list, metavar="A,B,C", help="numeric columns")
+    md.add_argument("--k", type=int, required=True, help="minimum group size")
+    md.add_argument("--scale", choices=SCALES, default="minmax", help="scaling for distances (default minmax)")
+    md.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    for sp in (r, a, q, rl, e, t, rs, md):
         sp.add_argument("--threads", type=int, default=None, help="DuckDB worker threads (default: all cores)")
         sp.add_argument("--memory-limit", default=None, metavar="SIZE", help="DuckDB memory limit such as 2GB")
     return parser
@@ -462,6 +484,22 @@ def cmd_tune(args) -> int:
     return 0
 
 
+def cmd_baseline(args) -> int:
+    from . import baselines
+    if _same_target(args.input, args.output):
+        raise RWNError("OUTPUT is the same as INPUT; rwn-sql never modifies its input")
+    con = _connect(args)
+    start = time.perf_counter()
+    if args.command == "rank-swap":
+        key = read_key_file(args.key_file) if args.key_file else None
+        sql = baselines.rank_swap_statement(con, args.input, args.columns, args.p, key=key, seed=args.seed)
+    else:
+        sql = baselines.mdav_statement(con, args.input, args.columns, args.k, scale=args.scale)
+    rows = engine.write_output(con, sql, args.output, overwrite=args.overwrite)
+    log(f"rwn-sql {args.command}: {args.input} -> {args.output}: {rows} rows in {time.perf_counter() - start:.2f} s")
+    return 0
+
+
 def log(message: str) -> None:
     print(message, file=sys.stderr)
 
@@ -472,7 +510,7 @@ def main(argv=None) -> int:
     try:
         commands = {"perturb": cmd_perturb, "neighborhoods": cmd_neighborhoods, "randomize": cmd_randomize,
                     "audit": cmd_audit, "query": cmd_query, "release": cmd_release, "evaluate": cmd_evaluate,
-                    "tune": cmd_tune}
+                    "tune": cmd_tune, "rank-swap": cmd_baseline, "mdav": cmd_baseline}
         return commands[args.command](args)
     except RWNError as exc:
         print(f"rwn-sql: error: {exc}", file=sys.stderr)

@@ -84,7 +84,8 @@ def test_show_sql_prints_runnable_sql_without_key(tmp_path):
 def test_help_documents_every_option():
     parser = build_parser()
     choices = parser._subparsers._group_actions[0].choices
-    assert set(choices) == {"perturb", "neighborhoods", "randomize", "audit", "query", "release", "evaluate", "tune"}
+    assert set(choices) == {"perturb", "neighborhoods", "randomize", "audit", "query", "release", "evaluate", "tune",
+                            "rank-swap", "mdav"}
     for name, sub in choices.items():
         for action in sub._actions:
             if action.option_strings and action.dest != "help":
@@ -164,3 +165,19 @@ def test_evaluate_command(tmp_path):
     assert res.returncode == 2 and "already exists" in res.stderr
     res = run("evaluate", BODYFAT, rel, "--columns", COLS, "--target", "Nope")
     assert res.returncode == 2 and "Nope" in res.stderr
+
+
+def test_baseline_commands(tmp_path):
+    import rwn_sql
+    con = duckdb.connect()
+    out = tmp_path / "swap.csv"
+    res = run("rank-swap", BODYFAT, out, "--columns", COLS, "--p", "15", "--seed", "5")
+    assert res.returncode == 0, res.stderr
+    via_cli = con.execute(f"SELECT * FROM read_csv('{out}')").fetchall()
+    assert via_cli == rwn_sql.rank_swap(con, str(BODYFAT), COLS.split(","), 15, seed=5).fetchall()
+    out = tmp_path / "agg.parquet"
+    res = run("mdav", BODYFAT, out, "--columns", COLS, "--k", "4")
+    assert res.returncode == 0, res.stderr
+    assert con.execute(f"SELECT * FROM '{out}'").fetchall() == rwn_sql.mdav(con, str(BODYFAT), COLS.split(","), 4).fetchall()
+    res = run("mdav", BODYFAT, tmp_path / "x.csv", "--columns", COLS, "--k", "1")
+    assert res.returncode == 2 and "k" in res.stderr and not (tmp_path / "x.csv").exists()
