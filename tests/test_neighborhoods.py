@@ -127,3 +127,16 @@ def test_k0_gives_empty_neighbourhoods_for_isolated_records(con):
     rows = rwn_sql.neighborhoods(con, "line", ["x"], k=0, eps=0.05).fetchall()
     assert [r[1] for r in rows] == [2, 2, 2, 0, 0]
     assert [round(r[3], 6) for r in rows] == [0.01, 0.01, 0.01, 0.48, 0.5]
+
+
+def test_null_stratum_is_its_own_stratum(con):
+    import pyarrow as pa
+    rng = np.random.default_rng(1)
+    x = rng.uniform(size=200)
+    s = rng.choice(["a", "b", None], 200)
+    tbl = pa.table({"x": x, "s": pa.array(list(s), pa.string())})  # noqa: F841 (read by SQL)
+    con.execute("CREATE TABLE t AS SELECT * FROM tbl").fetchall()
+    d2 = bf.squared_distances([bf.scaled(x, "minmax")], [])
+    strata = np.array([v if v is not None else "<null>" for v in s])
+    ref, _, _ = bf.neighborhoods(d2, 3, 0.05, strata=strata)
+    assert sql_sets(con, "t", ["x"], k=3, eps=0.05, strata=["s"]) == nonempty(ref)
