@@ -83,12 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rwn_options(p, with_q=True)
     p.add_argument("--drop", type=column_list, default=[], metavar="ID1,ID2",
                    help="columns left out of the release (for example direct identifiers)")
-    keys = p.add_mutually_exclusive_group()
-    keys.add_argument("--key-file", metavar="F",
-                      help="file holding the secret key (>= 16 characters): the same key reproduces the release")
-    keys.add_argument("--seed", type=int, default=None,
-                      help="integer seed, FOR EXPERIMENTS ONLY: anyone who knows it can redo the draws. "
-                           "Without --key-file or --seed a fresh random key is used and never stored")
+    _add_key_options(p)
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     p.add_argument("--show-sql", action="store_true",
                    help="print the SQL the run executes (the key shown as getvariable('rwn_key'))")
@@ -254,8 +249,8 @@ def _add_key_options(p: argparse.ArgumentParser) -> None:
     keys.add_argument("--key-file", metavar="F",
                       help="file holding the secret key (>= 16 characters): the same key reproduces the release")
     keys.add_argument("--seed", type=int, default=None,
-                      help="integer seed, FOR EXPERIMENTS ONLY. Without --key-file or --seed a fresh random "
-                           "key is used and never stored")
+                      help="integer seed, FOR EXPERIMENTS ONLY: anyone who knows it can redo the draws. "
+                           "Without --key-file or --seed a fresh random key is used and never stored")
 
 
 def _connect(args) -> duckdb.DuckDBPyConnection:

@@ -149,9 +149,19 @@ def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, 
     return con.sql(text)
 
 
-def randomize_statement(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls,
-                        show: bool = False) -> str:
-    """The SQL of a randomize call. show=True puts getvariable('rwn_key') where the key goes."""
+@dataclass
+class _Plan:
+    """Everything a randomize call resolved: the source, the spec, the domain, the blocks per
+    group size (enforcement) and the SQL."""
+    src: engine.Source
+    spec: rp_sql.RandomizeSpec
+    values: list[str]
+    blocks: dict[int, int] | None
+    enforce: tuple[float, float] | None
+    sql: str
+
+
+def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls, show=False) -> _Plan:
     src, spec, values, literal = _prepare(con, source, sensitive, p, public, domain, nulls)
     blocks = None
     if enforce is not None:
@@ -159,15 +169,24 @@ def randomize_statement(con, source, sensitive, p, *, public, domain, key, seed,
             eps, delta = enforce
         except (TypeError, ValueError):
             raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
+        enforce = (eps, delta)
         blocks = _blocks(con, src, spec, _privacy(p, len(values), eps, delta, test))
     try:
         the_key = resolve_key(key, seed)
     except (TypeError, ValueError) as exc:
         raise _fail(exc) from None
     output = [c for c in src.names if c in spec.public or c == sensitive]
-    return rp_sql.randomize_sql(src.sql, spec, output, literal,
+    text = rp_sql.randomize_sql(src.sql, spec, output, literal,
                                 KEY_PLACEHOLDER if show else quote_literal(the_key), blocks,
                                 check_domain=domain is not None)
+    return _Plan(src, spec, values, blocks, enforce, text)
+
+
+def randomize_statement(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls,
+                        show: bool = False) -> str:
+    """The SQL of a randomize call. show=True puts getvariable('rwn_key') where the key goes."""
+    return _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
+                 test=test, nulls=nulls, show=show).sql
 
 
 def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p: float, public=None,
@@ -197,16 +216,15 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
                                          on_missing="error", drop=(), key=key, seed=None)
             engine.run(con, f"CREATE TEMP TABLE {quote_ident(staged)} AS {text}")
             source = staged
-        src, spec, values, literal = _prepare(con, source, sensitive, p, public, domain, nulls)
-        text = randomize_statement(con, source, sensitive, p, public=public, domain=values, key=key, seed=seed,
-                                   enforce=enforce, test=test, nulls=nulls)
-        eps, delta = enforce if enforce is not None else (None, None)
-        trials = _blocks(con, src, spec, _privacy(p, len(values), eps, delta, test)) if enforce is not None else None
-        meta = ReleaseMeta(table_name=name, sensitive=sensitive, sensitive_type=src.type_of(sensitive),
-                           public=spec.public, p=float(p), domain=tuple(values), enforced=enforce is not None,
-                           epsilon=eps, delta=delta, test=test if enforce is not None else None,
+        plan = _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed,
+                     enforce=enforce, test=test, nulls=nulls)
+        eps, delta = plan.enforce or (None, None)
+        meta = ReleaseMeta(table_name=name, sensitive=sensitive, sensitive_type=plan.src.type_of(sensitive),
+                           public=plan.spec.public, p=float(p), domain=tuple(plan.values),
+                           enforced=plan.enforce is not None, epsilon=eps, delta=delta,
+                           test=test if plan.enforce is not None else None,
                            method="rwn+uniform_perturbation" if rwn else "uniform_perturbation", rwn=rwn or {})
-        return write_release(con, text, path, meta, overwrite=overwrite, trials=trials)
+        return write_release(con, plan.sql, path, meta, overwrite=overwrite, trials=plan.blocks)
     finally:
         if staged:
             con.execute(f"DROP TABLE IF EXISTS {quote_ident(staged)}").fetchall()
