@@ -17,9 +17,15 @@ class DuckDBDialect:
         """Lower-case hex MD5 of a VARCHAR expression (same bytes as Python's hashlib)."""
         return f"md5({text_sql})"
 
-    def hex_to_bigint(self, hex_sql: str) -> str:
-        """Parse a hex string of at most 15 digits into a non-negative BIGINT."""
-        return f"('0x' || {hex_sql})::BIGINT"
+    def md5_uint128(self, text_sql: str) -> str:
+        """MD5 of a VARCHAR expression as the 16 digest bytes read as a little-endian unsigned
+        128-bit integer (Python: int.from_bytes(md5(text).digest(), 'little')). An engine
+        without it reverses the byte order of the hex digest and parses that."""
+        return f"md5_number({text_sql})"
+
+    def uint128_bits(self, value_sql: str, shift: int, width: int) -> str:
+        """Bits shift .. shift+width-1 (width <= 62) of a 128-bit unsigned integer, as BIGINT."""
+        return f"CAST(({value_sql} >> {shift}) & {(1 << width) - 1} AS BIGINT)"
 
     def lambda_(self, var: str, body: str) -> str:
         return f"lambda {var}: {body}"

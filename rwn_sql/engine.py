@@ -82,7 +82,7 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
     elif QUERY_START.match(source):
         sql, label = f"({source})", "the query"
     elif _is_table(con, source):
-        sql, label = source_from_table(source), f"table {source!r}"
+        sql, label = _direct_table_sql(con, source), f"table {source!r}"
     elif file_format(source) is not None:
         raise RWNError(f"input file {source!r} does not exist")
     else:
@@ -93,6 +93,30 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
     except duckdb.Error as exc:
         raise RWNError(f"cannot read {label}: {exc}") from None
     return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label)
+
+
+def _direct_table_sql(con, name: str) -> str:
+    """The table or view `name` (known to exist) as quoted identifiers, e.g. "main"."people",
+    when that names the same relation; query_table('name') otherwise. Quoting is as
+    injection-safe as query_table, and DuckDB scans a quoted table in parallel, which it does
+    not do through query_table (half the speed on 2 threads)."""
+    candidates = [quote_ident(name)]
+    if "." in name:
+        try:
+            import sqlglot
+            table = sqlglot.exp.to_table(name, dialect="duckdb")
+            parts = [p for p in (table.catalog, table.db, table.name) if p]
+            candidates.insert(0, ".".join(quote_ident(p) for p in parts))   # query_table's reading first
+        except Exception:        # a name sqlglot cannot split: keep query_table
+            pass
+    want = con.execute(f"DESCRIBE SELECT * FROM {source_from_table(name)}").fetchall()
+    for sql in candidates:
+        try:
+            if con.execute(f"DESCRIBE SELECT * FROM {sql}").fetchall() == want:
+                return sql
+        except duckdb.Error:
+            continue
+    return source_from_table(name)
 
 
 def _is_table(con, name: str) -> bool:
@@ -145,6 +169,13 @@ def translate(exc: duckdb.Error) -> Exception:
     if m:
         return RWNError(m.group(1).strip())
     return exc
+
+
+def preserves_insertion_order(con: duckdb.DuckDBPyConnection) -> bool:
+    """DuckDB's preserve_insertion_order setting (default true): whether a statement without
+    ORDER BY keeps its input order. Row identities (row_number() OVER ()) are input positions
+    either way; only the order of output rows depends on it."""
+    return bool(con.execute("SELECT current_setting('preserve_insertion_order')").fetchall()[0][0])
 
 
 def table_exists(con, name: str) -> bool:

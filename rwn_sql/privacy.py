@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 TESTS = ("chernoff", "exact")
 REL_TOL = 1e-9      # O* is an integer; thresholds equal to an integer are decided exactly
@@ -115,24 +116,90 @@ def _below(threshold: float) -> int:
     return math.ceil(threshold - REL_TOL * max(1.0, abs(threshold))) - 1
 
 
-@lru_cache(maxsize=65536)
-def exact_tails(n: int, count: int, p: float, m: int, eps: float) -> tuple[float, float]:
-    """Exact Pr[O* > (1+theta) mu] and Pr[O* < (1-theta) mu] for a group of n records of
-    which `count` hold the value: O* = X + Y, X ~ Binomial(count, a), Y ~ Binomial(n - count, b).
-    Each tail is sum_x P(X = x) P(Y beyond threshold - x), from cumulative sums of Y's pmf."""
+def _above_many(threshold: np.ndarray) -> np.ndarray:
+    """`_above` for an array."""
+    return np.floor(threshold + REL_TOL * np.maximum(1.0, np.abs(threshold))).astype(np.int64) + 1
+
+
+def _below_many(threshold: np.ndarray) -> np.ndarray:
+    """`_below` for an array."""
+    return np.ceil(threshold - REL_TOL * np.maximum(1.0, np.abs(threshold))).astype(np.int64) - 1
+
+
+def exact_tails_many(n, count, p: float, m: int, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Exact Pr[O* > (1+theta) mu] and Pr[O* < (1-theta) mu] for many groups at once: group i
+    has n[i] records of which count[i] hold the value, so O* = X + Y with X ~ Binomial(count, a)
+    and Y ~ Binomial(n - count, b). Each tail is sum_x P(X = x) P(Y beyond threshold - x).
+
+    For x = 0..count the thresholds of Y form a window of consecutive integers, so Y's
+    cumulative probabilities over the window are one value from the regularized incomplete
+    beta function (scipy's bdtrc/bdtr, at the window's far end) plus a running sum of Y's
+    probabilities along the window, added from the far tail inwards (small terms first).
+    Groups are processed in buckets of similar count, as 2-d arrays whose log-factorial
+    terms are contiguous slices of one table (impossible counts read log k! = inf, so their
+    probability is exactly 0): about sum(count + 1) array operations in all. Agrees with
+    term-by-term summation to a relative 1e-11, down to tails of 1e-300."""
+    from scipy.special import bdtr, bdtrc     # imported here: only audits need it
+
+    n = np.asarray(n, dtype=np.int64)
+    c = np.asarray(count, dtype=np.int64)
+    if n.shape != c.shape or n.ndim != 1:
+        raise ValueError("n and count must be 1-d arrays of the same length")
+    if len(n) == 0:
+        return np.empty(0), np.empty(0)
+    if (c < 0).any() or (c > n).any() or (n < 1).any():
+        raise ValueError("need 0 <= count <= n and n >= 1")
     b = (1 - p) / m
     a = p + b
-    f = count / n
+    big = n - c                                                   # trials of Y
+    f = c / n
     mu, theta = n * (f * p + b), eps * f * p / (f * p + b)
-    px = _binom_cached(count, a)[0]
-    py, sf_y, cdf_y = _binom_cached(n - count, b)                  # P(Y = j), P(Y >= j), P(Y <= j)
-    x = np.arange(count + 1)
-    need = np.clip(_above((1 + theta) * mu) - x, 0, len(py))       # O* > hi  <=>  Y >= need
-    upper = float(px @ sf_y[need])
-    most = _below((1 - theta) * mu) - x                            # O* < lo  <=>  Y <= most
-    ok = most >= 0
-    lower = float(px[ok] @ cdf_y[np.minimum(most[ok], len(py) - 1)])
-    return min(upper, 1.0), min(lower, 1.0)
+    hi, lo = _above_many((1 + theta) * mu), _below_many((1 - theta) * mu)   # O* >= hi, O* <= lo
+    # bucket widths: count + 1 rounded up to a power of 2^(1/4) (at most 19% padding)
+    width = np.maximum(np.ceil(2.0 ** (np.ceil(4 * np.log2(c + 1)) / 4)).astype(np.int64), c + 1)
+    # one table of log k! over every k the windows touch; +inf outside 0..max(n)
+    n_max, w_max = int(n.max()), int(width.max())
+    k_min = int(min((np.minimum(np.minimum(c, hi), lo) - width + 1).min(), (big - hi).min(), (big - lo).min(), 0))
+    k_max = int(max(np.maximum(np.maximum(c, hi), lo).max(), (big - hi + width - 1).max(),
+                    (big - lo + width - 1).max(), w_max - 1, n_max))
+    log_fact = _log_fact(n_max)[: n_max + 1]
+    table = np.full(k_max - k_min + 1, np.inf)
+    off = -k_min                                                  # table[off + k] = log k!
+    table[off: off + n_max + 1] = log_fact
+    rev = table[::-1].copy()                                      # rev[off_r - k] = log k!
+    off_r = len(table) - 1 - off
+    # the windows' far ends: P(Y >= hi + 1) and P(Y <= lo - width)
+    with np.errstate(invalid="ignore"):
+        beyond_hi = np.where(hi >= big, 0.0, np.where(hi < 0, 1.0, bdtrc(np.clip(hi, 0, None), big, b)))
+        first = lo - width
+        below_lo = np.where(first < 0, 0.0, np.where(first >= big, 1.0, bdtr(np.clip(first, 0, None), big, b)))
+    la, l1a, lb, l1b = math.log(a), math.log1p(-a), math.log(b), math.log1p(-b)
+    upper, lower = np.empty(len(n)), np.empty(len(n))
+    for w in np.unique(width).tolist():
+        rows = np.flatnonzero(width == w)
+        fwd_w, rev_w = sliding_window_view(table, w), sliding_window_view(rev, w)
+        j = np.arange(w, dtype=float)
+        cc, nn, h, lo_r = c[rows], big[rows], hi[rows], lo[rows]
+        # P(X = j) = exp(log c! + c log(1-a) + j log(a/(1-a)) - log j! - log (c-j)!)
+        px = np.exp((log_fact[cc] + cc * l1a)[:, None] + (j * (la - l1a) - table[off: off + w])[None, :]
+                    - rev_w[off_r - cc])
+        base = (log_fact[nn] + nn * l1b)[:, None]
+
+        def pmf_y(k0):   # P(Y = k0 - j) for j = 0..w-1
+            return np.exp(base + (k0[:, None] - j[None, :]) * (lb - l1b) - rev_w[off_r - k0] - fwd_w[off + nn - k0])
+
+        sf = np.minimum(beyond_hi[rows, None] + np.cumsum(pmf_y(h), axis=1), 1.0)           # P(Y >= hi - j)
+        cdf = np.minimum(below_lo[rows, None] + np.cumsum(pmf_y(lo_r)[:, ::-1], axis=1)[:, ::-1], 1.0)  # P(Y <= lo - j)
+        upper[rows] = np.einsum("ij,ij->i", px, sf)
+        lower[rows] = np.einsum("ij,ij->i", px, cdf)
+    return np.minimum(upper, 1.0), np.minimum(lower, 1.0)
+
+
+@lru_cache(maxsize=65536)
+def exact_tails(n: int, count: int, p: float, m: int, eps: float) -> tuple[float, float]:
+    """Exact Pr[O* > (1+theta) mu] and Pr[O* < (1-theta) mu] for one group (see exact_tails_many)."""
+    upper, lower = exact_tails_many([n], [count], p, m, eps)
+    return float(upper[0]), float(lower[0])
 
 
 def passes(n: int, count: int, pp: PrivacyParams) -> bool:

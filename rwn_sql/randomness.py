@@ -2,13 +2,17 @@
 
 Every random choice rwn_sql makes is a keyed hash of (key, purpose, record, column):
 
-    subkey = md5(key || '|' || purpose || '|' || column)   -- once per run and column
-    h      = md5(subkey || record)                         -- 32 hex digits per record
-    u_a = int(h[0:13], 16)  / 2**52      (first 52 bits)
-    u_b = int(h[13:26], 16) / 2**52      (next 52 bits)
+    subkey = md5(key || '|' || purpose || '|' || column)   -- hex, once per run and column
+    h      = md5_number(subkey || record)                  -- the 16 digest bytes read as a
+                                                           -- little-endian 128-bit integer
+    u_a = (h >> 76) / 2**52                  (bits 127..76: the top 52 bits)
+    u_b = ((h >> 24) & (2**52 - 1)) / 2**52  (bits 75..24: the next 52 bits)
 
 The two steps keep the per-record message within one MD5 block (32 + a few digits), which
-halves the hashing cost against hashing the whole (key, purpose, record, column) text.
+halves the hashing cost against hashing the whole (key, purpose, record, column) text, and
+the integer form (DuckDB's md5_number) spares a 32-character string per record: about a
+third of the hashing time at 10M records. An engine without md5_number gets the same
+integer from the hex digest by reversing its byte order (see dialect.py).
 
 so a release is a pure function of the data, the parameters and the key: the same for
 1 thread or many, different for another key, and unpredictable without the key (MD5
@@ -67,25 +71,24 @@ def resolve_key(key: str | None, seed: int | None) -> str:
 
 def hash_sql(key_sql: str, purpose: str, record_sql: str, column: str,
              dialect: DuckDBDialect = DUCKDB) -> str:
-    """SQL for the 32-hex-digit keyed hash of (key, purpose, record, column). The subkey is a
-    constant expression, so the engine computes it once."""
+    """SQL for the keyed hash of (key, purpose, record, column) as a 128-bit unsigned integer.
+    The subkey is a constant expression, so the engine computes it once."""
     subkey = dialect.md5_hex(f"{key_sql} || {quote_literal('|' + purpose + '|' + column)}")
-    return dialect.md5_hex(f"{subkey} || CAST({record_sql} AS VARCHAR)")
+    return dialect.md5_uint128(f"{subkey} || CAST({record_sql} AS VARCHAR)")
 
 
 def bits_sql(hash_expr: str, part: int, dialect: DuckDBDialect = DUCKDB) -> str:
     """SQL for the 52-bit integer number `part` (0 or 1) of a keyed hash: uniform on [0, 2^52)."""
-    start = 1 + 13 * part
-    return dialect.hex_to_bigint(f"substr({hash_expr}, {start}, 13)")
+    return dialect.uint128_bits(hash_expr, 76 - 52 * part, 52)
 
 
-def keyed_hash(key: str, purpose: str, record: int | str, column: str) -> str:
+def keyed_hash(key: str, purpose: str, record: int | str, column: str) -> int:
     """Python mirror of `hash_sql`, for tests and for engines without MD5 in SQL."""
     subkey = hashlib.md5(f"{key}|{purpose}|{column}".encode("utf-8")).hexdigest()
-    return hashlib.md5(f"{subkey}{record}".encode("utf-8")).hexdigest()
+    return int.from_bytes(hashlib.md5(f"{subkey}{record}".encode("utf-8")).digest(), "little")
 
 
 def keyed_bits(key: str, purpose: str, record: int | str, column: str) -> tuple[int, int]:
     """Python mirror of `bits_sql`: the two 52-bit integers of a keyed hash."""
     h = keyed_hash(key, purpose, record, column)
-    return int(h[0:13], 16), int(h[13:26], 16)
+    return h >> 76, (h >> 24) & (TWO_52 - 1)

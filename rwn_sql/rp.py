@@ -49,16 +49,25 @@ def resolve_domain(con, src, sensitive: str, domain, nulls: str) -> tuple[list[s
     domains must cover every value in the data."""
     type_sql = src.type_of(sensitive)
     s = quote_ident(sensitive)
+    # one scan: every distinct value with its count (NULL included)
+    counts = engine.run(con, f"SELECT CAST(v AS VARCHAR), n FROM (SELECT {s} AS v, count(*) AS n "
+                             f"FROM {src.sql} GROUP BY {s})")
+    records = sum(n for _, n in counts)
+    nnull = sum(n for v, n in counts if v is None)
+    if nulls == "error" and nnull:
+        raise RWNError(f"the sensitive column {sensitive!r} has {nnull} NULL values; clean them or use "
+                       f"nulls='drop' (those records are then left out of the release)")
+    if records - (nnull if nulls == "drop" else 0) == 0:
+        raise RWNError(f"{src.label} has no records" + (" with a sensitive value" if records else ""))
     if domain is None:
-        rows = engine.run(con, f"SELECT DISTINCT CAST({s} AS VARCHAR) AS v FROM {src.sql} "
-                               f"WHERE {s} IS NOT NULL ORDER BY v")
-        values = [r[0] for r in rows]
+        values = sorted(v for v, _ in counts if v is not None)
     else:
         if isinstance(domain, (str, os.PathLike)):
             values = read_domain_file(domain)
         else:
             values = [str(v) for v in domain]
-        dup = {v for v in values if values.count(v) > 1}
+        seen: set[str] = set()
+        dup = {v for v in values if v in seen or seen.add(v)}
         if dup:
             raise RWNError(f"the domain lists {sorted(dup)[0]!r} more than once")
     if len(values) < 2:
@@ -74,11 +83,6 @@ def resolve_domain(con, src, sensitive: str, domain, nulls: str) -> tuple[list[s
         if missing:
             shown = ", ".join(repr(r[0]) for r in missing[:5]) + (", ..." if len(missing) > 5 else "")
             raise RWNError(f"the domain misses values present in the data: {shown}")
-    if nulls == "error":
-        nnull = engine.run(con, f"SELECT count(*) FROM {src.sql} WHERE {s} IS NULL")[0][0]
-        if nnull:
-            raise RWNError(f"the sensitive column {sensitive!r} has {nnull} NULL values; clean them or use "
-                           f"nulls='drop' (those records are then left out of the release)")
     return values, literal
 
 
@@ -176,9 +180,10 @@ def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test
     except (TypeError, ValueError) as exc:
         raise _fail(exc) from None
     output = [c for c in src.names if c in spec.public or c == sensitive]
-    text = rp_sql.randomize_sql(src.sql, spec, output, literal,
+    text = rp_sql.randomize_sql(src.sql, spec, output, values, src.type_of(sensitive),
                                 KEY_PLACEHOLDER if show else quote_literal(the_key), blocks,
-                                check_domain=domain is not None)
+                                check_domain=domain is not None,
+                                sort=not engine.preserves_insertion_order(con))
     return _Plan(src, spec, values, blocks, enforce, text)
 
 
@@ -262,9 +267,9 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
           nulls: str = "error", sql: bool = False):
     """(eps, delta)-reconstruction-privacy audit of the ORIGINAL data (data steward side).
 
-    The rows are computed once into a temporary table (`result.rows` reads it; it goes
-    away with the connection). For every personal group and every sensitive value present
-    in it: group size, trials
+    The rows are computed once into a temporary table (`result.rows` reads it, sorted by
+    group and value; it goes away with the connection). For every personal group and every
+    sensitive value present in it: group size, trials
     (the group size, or its block count t when `enforce`), value count and frequency, mu,
     theta, the full Chernoff bounds and the exact tail probabilities, and whether it passes
     each test; `group_passes` applies the chosen `test` to all values of the group.
@@ -276,14 +281,16 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
     pp = _privacy(p, len(values), epsilon, delta, test)
     blocks = _blocks(con, src, spec, pp) if enforce else None
     ensure_functions(con)
-    text = rp_sql.audit_sql(src.sql, spec, literal, pp.eps, pp.delta, test, blocks)
     if sql:
-        return text
-    # computed once into a temporary table: the summary and the rows read the same result
+        return rp_sql.audit_sql(src.sql, spec, len(values), pp.eps, pp.delta, test, blocks)
+    # computed once, unsorted, into a temporary table: the summary and the rows read the same
+    # result; the rows come sorted by group and value when read (sorting ~1M rows costs more
+    # than any other step after the counting, so it is left to whoever reads them)
     table = "rwn_audit_" + secrets.token_hex(4)
+    text = rp_sql.audit_sql(src.sql, spec, len(values), pp.eps, pp.delta, test, blocks, ordered=False)
     engine.run(con, f"CREATE TEMP TABLE {table} AS\n{text}")
-    rel = con.table(table)
     pub = ", ".join(quote_ident(c) for c in spec.public)
+    rel = con.sql(f"SELECT * FROM {table} ORDER BY {pub + ', ' if pub else ''}value")
     groups = f"SELECT DISTINCT {pub + ', ' if pub else ''}group_size, group_passes FROM {table}"
     g, fg, r, fr = engine.run(con, f"""SELECT count(*), count(*) FILTER (WHERE NOT group_passes),
         sum(group_size), coalesce(sum(group_size) FILTER (WHERE NOT group_passes), 0) FROM ({groups})""")[0]

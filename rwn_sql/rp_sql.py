@@ -42,15 +42,15 @@ def domain_literal(values, type_sql: str) -> str:
     return f"CAST([{', '.join(quote_literal(str(v)) for v in values)}] AS {type_sql}[])"
 
 
-def keep_test(hash_sql_expr: str, p: float) -> str:
-    """SQL for "the first 52 bits of the hash are below p * 2^52", comparing the 13 hex digits as
-    text: fixed-width lower-case hex orders like the numbers, so nothing is parsed."""
+def keep_test(hash_sql_expr: str, p: float, dialect: DuckDBDialect = DUCKDB) -> str:
+    """SQL for "the first 52 bits of the hash are below p * 2^52": keep with probability p
+    (to within 2^-52)."""
     if p >= 1:
         return "true"
     if p <= 0:
         return "false"
     threshold = math.ceil(p * TWO_52)          # bits < p 2^52  <=>  bits < ceil(p 2^52)
-    return f"substr({hash_sql_expr}, 1, 13) < {quote_literal(format(threshold, '013x'))}"
+    return f"{bits_sql(hash_sql_expr, 0, dialect)} < {threshold}"
 
 
 def trials_values(trials: dict[int, int]) -> str:
@@ -68,102 +68,100 @@ def _trials_check(dialect: DuckDBDialect) -> str:
             f" WHEN tr.t = 0 THEN {dialect.raise_error(impossible)} ELSE tr.t END")
 
 
-def randomize_ctes(source: str, spec: RandomizeSpec, domain_sql: str, key_sql: str,
-                   blocks=None, check_domain: bool = True, dialect: DuckDBDialect = DUCKDB) -> str:
+def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_values, type_sql: str,
+                  key_sql: str, blocks=None, check_domain: bool = True, sort: bool = False,
+                  dialect: DuckDBDialect = DUCKDB) -> str:
+    """The release: the public columns and the randomized sensitive column, in source order,
+    one row per input record (minus NULL-sensitive records with nulls='drop'), input order.
+
+    The domain (at least 2 values, sorted here) is a constant list in the SQL. Every row is
+    checked: a NULL sensitive value (with nulls='error') and, with check_domain, a value
+    outside the domain raise an error. Without blocks the statement is a single scan whose
+    output keeps the input order (DuckDB preserves insertion order through projections and
+    an empty OVER ()); with blocks, or sort=True, it ends with ORDER BY the record."""
+    values = sorted(str(v) for v in domain_values)
+    if len(values) < 2:
+        raise ValueError("the domain of the sensitive attribute needs at least 2 values")
     s = quote_ident(spec.sensitive)
     pub = ", ".join(quote_ident(c) for c in spec.public)
-    null_filter = f"\n    WHERE {s} IS NOT NULL" if spec.nulls == "drop" else ""
+    staged = (f"SELECT row_number() OVER () AS __rwn_rid, * FROM {source}"
+              + (f" WHERE {s} IS NOT NULL" if spec.nulls == "drop" else ""))
     if blocks is None:
-        units = "SELECT CAST(__rwn_rid AS VARCHAR) AS unit, * FROM staged"
+        units, unit = staged, "__rwn_rid"
     else:
         part = f"PARTITION BY {pub}" if pub else ""
         order = hash_sql(key_sql, BLOCK_PURPOSE, "__rwn_rid", spec.sensitive, dialect)
+        unit = "__rwn_unit"
         units = (
             "-- enforcement: a personal group of n records is split at random into t(n) blocks;\n"
-            "    -- each block shares one coin and one replacement value (t depends on n only)\n"
-            "    SELECT 'g' || gid || 'b' || ((pos - 1) % trials) AS unit, * EXCLUDE (gid, pos, gsize, trials)\n"
-            f"    FROM (SELECT g.*, {_trials_check(dialect)} AS trials\n"
-            "        FROM (\n"
-            f"            SELECT *, min(__rwn_rid) OVER ({part}) AS gid,\n"
-            f"                row_number() OVER ({part} ORDER BY {order}) AS pos,\n"
-            f"                count(*) OVER ({part}) AS gsize\n"
-            "            FROM staged) g\n"
-            f"        LEFT JOIN {trials_values(blocks)} ON tr.size = g.gsize)")
-    missing = "'rwn_sql: the domain misses values present in the data: ' || missing"
+            "        -- each block shares one coin and one replacement value (t depends on n only)\n"
+            "        SELECT 'g' || gid || 'b' || ((pos - 1) % trials) AS __rwn_unit, * EXCLUDE (gid, pos, gsize, trials)\n"
+            f"        FROM (SELECT g.*, {_trials_check(dialect)} AS trials\n"
+            "            FROM (\n"
+            f"                SELECT *, min(__rwn_rid) OVER ({part}) AS gid,\n"
+            f"                    row_number() OVER ({part} ORDER BY {order}) AS pos,\n"
+            f"                    count(*) OVER ({part}) AS gsize\n"
+            f"                FROM ({staged}) AS staged) g\n"
+            f"            LEFT JOIN {trials_values(blocks)} ON tr.size = g.gsize)")
+    domain = domain_literal(values, type_sql)
+    m = len(values)
+    pick = bits_sql("__rwn_h", 1, dialect)
+    null_check = (f"WHEN {s} IS NULL THEN " + dialect.raise_error(quote_literal(
+        f"rwn_sql: the sensitive column {s} has NULL values; clean them or use nulls='drop' "
+        "(those records are then left out)")) + "\n        ")
+    domain_check = (f"WHEN NOT list_contains({domain}, {s}) THEN " + dialect.raise_error(
+        quote_literal("rwn_sql: the domain misses values present in the data: ") + f" || CAST({s} AS VARCHAR)")
+        + "\n        ") if check_domain else ""
+    # pick / 2^52 < 1 exactly, and (1 - 2^-52) m rounds below m: the index stays in 1..m
+    randomized = (f"CASE {null_check}{domain_check}WHEN {keep_test('__rwn_h', spec.p, dialect)} THEN {s}\n"
+                  f"        ELSE {domain}[1 + CAST(floor({pick} / {float(TWO_52)!r} * {m}) AS BIGINT)] END")
+    cols = [f"{randomized} AS {s}" if c == spec.sensitive else quote_ident(c) for c in output_columns]
     return _render(
         "rp_randomize.sql",
-        source=source,
-        materialized=dialect.materialized(),
-        null_filter=null_filter,
-        null_keep=f" AND {s} IS NOT NULL" if spec.nulls == "drop" else "",
-        domain_values=f"SELECT unnest({domain_sql})",
-        sens=s,
-        raise_empty=dialect.raise_error("'rwn_sql: the input has no records'"),
-        raise_nulls=dialect.raise_error(quote_literal(
-            f"rwn_sql: the sensitive column {quote_ident(spec.sensitive)} has ") + " || nulls || "
-            + quote_literal(" NULL values; clean them or use nulls='drop' (those records are then left out)")),
-        missing_check=(f"        WHEN missing IS NOT NULL THEN {dialect.raise_error(missing)}\n" if check_domain else ""),
-        missing_from=("\n         (SELECT string_agg(DISTINCT CAST(" + s + " AS VARCHAR), ', ') AS missing\n"
-                      "          FROM src, domain WHERE " + s + " IS NOT NULL AND NOT list_contains(domain.vals, "
-                      + s + "))," if check_domain else ""),
-        raise_small_domain=dialect.raise_error(quote_literal(
-            "rwn_sql: the domain of the sensitive attribute needs at least 2 values")),
+        columns=",\n    ".join(cols),
+        hash=hash_sql(key_sql, RANDOMIZE_PURPOSE, unit, spec.sensitive, dialect),
         units=units,
-        hash=hash_sql(key_sql, RANDOMIZE_PURPOSE, "unit", spec.sensitive, dialect),
+        order="\nORDER BY __rwn_rid" if blocks is not None or sort else "",
     )
 
 
-def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_sql: str, key_sql: str,
-                  blocks=None, check_domain: bool = True, dialect: DuckDBDialect = DUCKDB) -> str:
-    """The release: the public columns and the randomized sensitive column, in source order,
-    one row per input record (minus NULL-sensitive records with nulls='drop'), input order.
-    check_domain=False skips the check that the data's values are all in the domain (for a
-    domain read from the data itself)."""
-    s = quote_ident(spec.sensitive)
-    pick = bits_sql("h", 1, dialect)
-    randomized = (f"CASE WHEN {keep_test('h', spec.p)} THEN {s} "
-                  f"ELSE d.vals[least(d.m, 1 + CAST(floor({pick} / {float(TWO_52)!r} * d.m) AS BIGINT))] END")
-    cols = [f"{randomized} AS {s}" if c == spec.sensitive else quote_ident(c) for c in output_columns]
-    final = ("SELECT " + ",\n    ".join(cols) + "\nFROM draws, domain d, checks\n"
-             "WHERE checks.ok\nORDER BY __rwn_rid")
-    return "WITH\n" + randomize_ctes(source, spec, domain_sql, key_sql, blocks, check_domain, dialect) + "\n" + final
-
-
-def audit_sql(source: str, spec: RandomizeSpec, domain_sql: str, eps: float, delta: float, test: str,
-              blocks=None, dialect: DuckDBDialect = DUCKDB) -> str:
+def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float, test: str,
+              blocks=None, ordered: bool = True, dialect: DuckDBDialect = DUCKDB) -> str:
     """Per personal group and value present in it: the reconstruction-privacy statistics and
-    verdicts. The exact tails come from the rwn_exact_tails() function of rwn_sql.install."""
-    pub_cols = ", ".join(quote_ident(c) for c in spec.public) or "NULL::VARCHAR AS __rwn_all"
-    p, b = float_literal(spec.p), f"((1 - {float_literal(spec.p)}) / (SELECT m FROM domain))"
-    body = _render(
-        "rp_audit.sql",
-        source=source,
-        null_filter=f"\n    WHERE {quote_ident(spec.sensitive)} IS NOT NULL" if spec.nulls == "drop" else "",
-        domain_values=f"SELECT unnest({domain_sql})",
-        public_cols=pub_cols if spec.public else "__rwn_all",
-        sens=quote_ident(spec.sensitive),
-        trials=_trials_check(dialect) if blocks else "group_size",
-        trials_join=f"\n    LEFT JOIN {trials_values(blocks)} ON tr.size = c.group_size" if blocks else "",
-        materialized=dialect.materialized(),
-        p=p, b=b, eps=float_literal(eps),
-        exact=(f"CASE WHEN enforced THEN rwn_block_tails(CAST(group_size AS BIGINT), CAST(tails_key AS BIGINT), "
-               f"{p}, (SELECT m FROM domain), {float_literal(eps)})\n"
-               f"        ELSE rwn_exact_tails(CAST(group_size AS BIGINT), CAST(tails_key AS BIGINT), {p}, "
-               f"(SELECT m FROM domain), {float_literal(eps)}) END"),
-    )
-    if not spec.public:   # one personal group holding everyone
-        body = body.replace("SELECT * FROM src", "SELECT *, NULL::VARCHAR AS __rwn_all FROM src", 1)
+    verdicts, ordered by group and value (unless ordered=False). `m` is the size of the published domain. The exact
+    tails come from the rwn_audit_tails() function of rwn_sql.install."""
+    groups = [quote_ident(c) for c in spec.public] or ["__rwn_all"]   # no public column: one group
+    p, b = float_literal(spec.p), float_literal((1 - spec.p) / m)
     d = float_literal(delta)
     verdict = {"chernoff": f"chernoff_upper >= {d} AND chernoff_lower >= {d}",
                "exact": f"exact.upper >= {d} AND exact.lower >= {d}"}
-    pub_out = "".join(quote_ident(c) + ", " for c in spec.public)
-    partition = ", ".join(quote_ident(c) for c in spec.public) or "__rwn_all"
+
+    def same_group(a, b):
+        return " AND ".join(f"{a}.{g} IS NOT DISTINCT FROM {b}.{g}" for g in groups)
+
+    body = _render(
+        "rp_audit.sql",
+        source=source,
+        all_column="" if spec.public else ", NULL::VARCHAR AS __rwn_all",
+        null_filter=f"\n    WHERE {quote_ident(spec.sensitive)} IS NOT NULL" if spec.nulls == "drop" else "",
+        public_cols=", ".join(groups),
+        sens=quote_ident(spec.sensitive),
+        trials=_trials_check(dialect) if blocks else "g.group_size",
+        trials_join=f"\n    LEFT JOIN {trials_values(blocks)} ON tr.size = g.group_size" if blocks else "",
+        same_group_cg=same_group("c", "g"),
+        materialized=dialect.materialized(),
+        p=p, b=b, eps=float_literal(eps),
+        exact=f"rwn_audit_tails(e, CAST(n AS BIGINT[]), CAST(k AS BIGINT[]), {p}, {int(m)}, {float_literal(eps)})",
+        verdict=verdict[test],
+    )
+    pub_out = "".join(f"b.{quote_ident(c)}, " for c in spec.public)
     final = (f"SELECT {pub_out}group_size, trials, enforced, value, value_count, frequency, mu, theta,\n"
              "    chernoff_upper, chernoff_lower, exact.upper AS exact_upper, exact.lower AS exact_lower,\n"
              f"    {verdict['chernoff']} AS passes_chernoff,\n"
              f"    {verdict['exact']} AS passes_exact,\n"
-             f"    bool_and({verdict[test]}) OVER (PARTITION BY {partition}) AS group_passes\n"
-             f"FROM bounds\nORDER BY {pub_out}value")
+             "    v.group_passes\n"
+             f"FROM bounds b JOIN verdicts v ON {same_group('b', 'v')}"
+             + (f"\nORDER BY {pub_out}value" if ordered else ""))
     return "WITH\n" + body + "\n" + final
 
 

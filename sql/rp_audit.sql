@@ -4,50 +4,53 @@
 -- U, L and the exact tail probabilities of the released count O*. A group that enforcement splits
 -- into t < n blocks is evaluated at the worst case f = 1, the design point of the block
 -- mechanism: Chernoff with mu = t a, exact with the tails of that block design (its per-value
--- tails at f < 1 are checked by Monte Carlo in the tests).
+-- tails at f < 1 are checked by Monte Carlo in the tests). Group sizes and verdicts come from
+-- GROUP BY and a join on the personal group (cheaper than window partitions at this scale).
 src AS (
-    SELECT * FROM $source
+    SELECT *$all_column FROM $source
 ),
 staged AS (
     SELECT * FROM src$null_filter
-),
-domain AS (
-    SELECT count(*) AS m FROM ($domain_values) AS d(v)
 ),
 counts AS $materialized(
     SELECT $public_cols, $sens AS value, count(*) AS value_count
     FROM staged
     GROUP BY $public_cols, $sens
 ),
+groups AS (
+    SELECT g.*, $trials AS trials
+    FROM (SELECT $public_cols, sum(value_count) AS group_size FROM counts GROUP BY $public_cols) g$trials_join
+),
 cells AS (
-    SELECT *, sum(value_count) OVER (PARTITION BY $public_cols) AS group_size
-    FROM counts
-),
-trials AS (
-    SELECT c.*, $trials AS trials, value_count / group_size AS frequency
-    FROM cells c$trials_join
-),
-design AS (
-    SELECT *, trials < group_size AS enforced,
-        CASE WHEN trials < group_size THEN 1.0 ELSE frequency END AS f_eval
-    FROM trials
+    SELECT c.*, g.group_size, g.trials, g.trials < g.group_size AS enforced,
+        c.value_count / g.group_size AS frequency
+    FROM counts c JOIN groups g ON $same_group_cg
 ),
 stats AS (
     SELECT *,
-        trials * (f_eval * $p + $b) AS mu,
-        $eps * f_eval * $p / (f_eval * $p + $b) AS theta,
-        CASE WHEN trials < group_size THEN trials ELSE value_count END AS tails_key
-    FROM design
+        CASE WHEN enforced THEN 1.0 ELSE frequency END AS f_eval,
+        trials * (CASE WHEN enforced THEN 1.0 ELSE frequency END * $p + $b) AS mu,
+        $eps * CASE WHEN enforced THEN 1.0 ELSE frequency END * $p
+            / (CASE WHEN enforced THEN 1.0 ELSE frequency END * $p + $b) AS theta,
+        CASE WHEN enforced THEN trials ELSE value_count END AS tails_key
+    FROM cells
 ),
 tails AS (
-    -- exact tails once per distinct case: (n, count) for independent trials, (n, t) for blocks
-    SELECT enforced, group_size, tails_key, $exact AS exact
-    FROM (SELECT DISTINCT enforced, group_size, tails_key FROM stats)
+    -- exact tails once per distinct case: (n, count) for independent trials, (n, t) for blocks;
+    -- all cases go to one call of rwn_audit_tails (lists in, a list of tails out, zipped back)
+    SELECT unnest(e) AS enforced, unnest(n) AS group_size, unnest(k) AS tails_key,
+        unnest($exact) AS exact
+    FROM (SELECT list(enforced) AS e, list(group_size) AS n, list(tails_key) AS k
+          FROM (SELECT DISTINCT enforced, group_size, tails_key FROM stats))
 ),
-bounds AS (
+bounds AS $materialized(
     SELECT s.*,
         exp(mu * (theta - (1 + theta) * ln(1 + theta))) AS chernoff_upper,
         CASE WHEN theta < 1 THEN exp(mu * (-theta - (1 - theta) * ln(1 - theta))) ELSE exp(-mu) END AS chernoff_lower,
         t.exact
     FROM stats s JOIN tails t USING (enforced, group_size, tails_key)
+),
+verdicts AS (
+    SELECT $public_cols, bool_and($verdict) AS group_passes
+    FROM bounds GROUP BY $public_cols
 )

@@ -63,6 +63,38 @@ def test_tail_functions_equal_enumeration(n, t, c):
     assert privacy.block_tails_count(n, t, c, p, m, eps) == pytest.approx(exact, abs=1e-12)
 
 
+def convolution_tails(n, c, p, m, eps):
+    """Reference for exact_tails: the whole distribution of O* = X + Y by convolving the two
+    binomial pmfs (scipy), thresholds decided in exact rational arithmetic on the decimal
+    parameters as written (so p = 0.2, eps = 1.2 give theta = 1 exactly, as intended)."""
+    from scipy.stats import binom
+    p, eps = Fraction(str(p)), Fraction(str(eps))
+    b = (1 - p) / m
+    a = p + b
+    dist = np.convolve(binom.pmf(np.arange(c + 1), c, float(a)), binom.pmf(np.arange(n - c + 1), n - c, float(b)))
+    f = Fraction(c, n)
+    mu = n * (f * p + b)
+    theta = eps * f * p / (f * p + b)
+    o = np.arange(n + 1)
+    above = np.array([Fraction(int(k)) > (1 + theta) * mu for k in o])
+    below = np.array([Fraction(int(k)) < (1 - theta) * mu for k in o])
+    return dist[above].sum(), dist[below].sum()
+
+
+@pytest.mark.parametrize("p,m,eps", [(0.5, 15, 0.5), (0.7, 3, 0.9), (0.2, 40, 1.2), (0.9, 2, 1.05)])
+def test_exact_tails_many_equal_the_convolution(p, m, eps):
+    rng = np.random.default_rng(int(p * 100) + m)
+    n = np.concatenate([rng.integers(1, 60, 40), rng.integers(60, 3000, 20), [1, 2, 7, 2500]])
+    c = np.concatenate([rng.integers(0, n[:-4] + 1), [0, 2, 7, 1]])
+    upper, lower = privacy.exact_tails_many(n, c, p, m, eps)
+    for i in range(len(n)):
+        ref = convolution_tails(int(n[i]), int(c[i]), p, m, eps)
+        # relative 1e-9 (both sides sum positive terms; scipy's pmf is good to ~1e-14)
+        assert upper[i] == pytest.approx(ref[0], rel=1e-9, abs=1e-280), (n[i], c[i])
+        assert lower[i] == pytest.approx(ref[1], rel=1e-9, abs=1e-280), (n[i], c[i])
+    assert privacy.exact_tails(int(n[0]), int(c[0]), p, m, eps) == (upper[0], lower[0])
+
+
 def test_methods_example_group_limits():
     """docs/METHODS.md: f = 1, p = 0.5, m = 10, eps = 0.5, delta = 0.1: the full Chernoff bounds
     pass groups of up to 33 records, the exact test only groups of 1, 2 or 7."""
