@@ -247,8 +247,12 @@ def release_table_name(source) -> str:
 
 @dataclass
 class AuditResult:
-    """Per personal group and sensitive value: `rows` (a DuckDB relation); and the summary."""
+    """The audit: `rows` (a DuckDB relation, one row per personal group and sensitive value
+    present in it, sorted), `groups_detail` (one row per personal group: its public values,
+    size, trials, how many values are present, the smallest Chernoff bound and exact tail
+    over its values, and `passes` under the chosen test) and the summary counts."""
     rows: duckdb.DuckDBPyRelation
+    groups_detail: duckdb.DuckDBPyRelation
     groups: int
     failing_groups: int
     records: int
@@ -283,19 +287,33 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
     ensure_functions(con)
     if sql:
         return rp_sql.audit_sql(src.sql, spec, len(values), pp.eps, pp.delta, test, blocks)
-    # computed once, unsorted, into a temporary table: the summary and the rows read the same
-    # result; the rows come sorted by group and value when read (sorting ~1M rows costs more
-    # than any other step after the counting, so it is left to whoever reads them)
-    table = "rwn_audit_" + secrets.token_hex(4)
-    text = rp_sql.audit_sql(src.sql, spec, len(values), pp.eps, pp.delta, test, blocks, ordered=False)
-    engine.run(con, f"CREATE TEMP TABLE {table} AS\n{text}")
-    pub = ", ".join(quote_ident(c) for c in spec.public)
-    rel = con.sql(f"SELECT * FROM {table} ORDER BY {pub + ', ' if pub else ''}value")
-    groups = f"SELECT DISTINCT {pub + ', ' if pub else ''}group_size, group_passes FROM {table}"
-    g, fg, r, fr = engine.run(con, f"""SELECT count(*), count(*) FILTER (WHERE NOT group_passes),
-        sum(group_size), coalesce(sum(group_size) FILTER (WHERE NOT group_passes), 0) FROM ({groups})""")[0]
-    return AuditResult(rows=rel, groups=g, failing_groups=fg, records=int(r or 0), failing_records=int(fr),
-                       test=test, enforced=bool(enforce))
+    # Computed once into two temporary tables: the rows per (group, value), unsorted, and
+    # per personal group its verdict under `test`; the summary reads the groups. `rows`
+    # joins the verdicts back and sorts when read: sorting and joining ~1M rows cost more
+    # than any step after the counting, so they are left to whoever reads the rows.
+    token = secrets.token_hex(4)
+    rows_table, groups_table = f"rwn_audit_{token}", f"rwn_audit_groups_{token}"
+    text = rp_sql.audit_sql(src.sql, spec, len(values), pp.eps, pp.delta, test, blocks, ordered=False,
+                            group_verdicts=False)
+    engine.run(con, f"CREATE TEMP TABLE {rows_table} AS\n{text}")
+    keys = [quote_ident(c) for c in spec.public]
+    pub = "".join(k + ", " for k in keys)
+    engine.run(con, f"""CREATE TEMP TABLE {groups_table} AS
+        SELECT {pub}any_value(group_size) AS group_size, any_value(trials) AS trials,
+            any_value(enforced) AS enforced, count(*) AS values_present,
+            least(min(chernoff_upper), min(chernoff_lower)) AS worst_chernoff,
+            least(min(exact_upper), min(exact_lower)) AS worst_exact,
+            bool_and(passes_{test}) AS passes
+        FROM {rows_table}{' GROUP BY ' + ', '.join(keys) if keys else ''}""")
+    on = rp_sql.same_group("r", "g", keys) if keys else "true"
+    stats = ", ".join(f"r.{c}" for c in rp_sql.AUDIT_ROW_STATS)
+    rel = con.sql(f"SELECT {''.join('r.' + k + ', ' for k in keys)}{stats}, g.passes AS group_passes "
+                  f"FROM {rows_table} r JOIN {groups_table} g ON {on} ORDER BY {pub}r.value")
+    groups_rel = con.sql(f"SELECT * FROM {groups_table}" + (f" ORDER BY {', '.join(keys)}" if keys else ""))
+    g, fg, r, fr = engine.run(con, f"""SELECT count(*), count(*) FILTER (WHERE NOT passes), sum(group_size),
+        coalesce(sum(group_size) FILTER (WHERE NOT passes), 0) FROM {groups_table}""")[0]
+    return AuditResult(rows=rel, groups_detail=groups_rel, groups=g, failing_groups=fg, records=int(r or 0),
+                       failing_records=int(fr), test=test, enforced=bool(enforce))
 
 
 def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float, domain, group_by=(),

@@ -15,7 +15,8 @@ BLOCK_PURPOSE = "rp.block"
 NULLS = ("error", "drop")
 AUDIT_COLUMNS = ("group_size", "trials", "enforced", "value", "value_count", "frequency", "mu", "theta",
                  "chernoff_upper", "chernoff_lower", "exact_upper", "exact_lower", "passes_chernoff",
-                 "passes_exact", "group_passes", "counts", "cells", "stats", "tails", "tails_key", "f_eval")
+                 "passes_exact", "group_passes", "counts", "cells", "stats", "tails", "tails_key", "f_eval",
+                 "values_present", "worst_chernoff", "worst_exact", "passes")
 ESTIMATE_COLUMNS = ("value", "released_count", "group_size", "estimate", "std_error", "ci_low", "ci_high",
                     "estimate_clipped", "set_size", "micro_reconstruction")
 
@@ -125,20 +126,22 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
     )
 
 
+AUDIT_ROW_STATS = ("group_size", "trials", "enforced", "value", "value_count", "frequency", "mu", "theta",
+                   "chernoff_upper", "chernoff_lower", "exact_upper", "exact_lower", "passes_chernoff",
+                   "passes_exact")
+
+
 def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float, test: str,
-              blocks=None, ordered: bool = True, dialect: DuckDBDialect = DUCKDB) -> str:
+              blocks=None, ordered: bool = True, group_verdicts: bool = True,
+              dialect: DuckDBDialect = DUCKDB) -> str:
     """Per personal group and value present in it: the reconstruction-privacy statistics and
-    verdicts, ordered by group and value (unless ordered=False). `m` is the size of the published domain. The exact
-    tails come from the rwn_audit_tails() function of rwn_sql.install."""
+    verdicts (AUDIT_ROW_STATS after the public columns, then group_passes: the chosen `test`
+    over all values of the group), ordered by group and value. `m` is the size of the
+    published domain. The exact tails come from rwn_audit_tails() (rwn_sql.install).
+    ordered=False leaves the rows unsorted; group_verdicts=False leaves out group_passes (and
+    the join that computes it), for callers that aggregate the verdicts themselves."""
     groups = [quote_ident(c) for c in spec.public] or ["__rwn_all"]   # no public column: one group
     p, b = float_literal(spec.p), float_literal((1 - spec.p) / m)
-    d = float_literal(delta)
-    verdict = {"chernoff": f"chernoff_upper >= {d} AND chernoff_lower >= {d}",
-               "exact": f"exact.upper >= {d} AND exact.lower >= {d}"}
-
-    def same_group(a, b):
-        return " AND ".join(f"{a}.{g} IS NOT DISTINCT FROM {b}.{g}" for g in groups)
-
     body = _render(
         "rp_audit.sql",
         source=source,
@@ -148,21 +151,38 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
         sens=quote_ident(spec.sensitive),
         trials=_trials_check(dialect) if blocks else "g.group_size",
         trials_join=f"\n    LEFT JOIN {trials_values(blocks)} ON tr.size = g.group_size" if blocks else "",
-        same_group_cg=same_group("c", "g"),
+        same_group_cg=same_group("c", "g", groups),
         materialized=dialect.materialized(),
+        bounds_materialized=dialect.materialized() if group_verdicts else "",
         p=p, b=b, eps=float_literal(eps),
         exact=f"rwn_audit_tails(e, CAST(n AS BIGINT[]), CAST(k AS BIGINT[]), {p}, {int(m)}, {float_literal(eps)})",
-        verdict=verdict[test],
     )
+    verdict = verdict_sql(delta)
     pub_out = "".join(f"b.{quote_ident(c)}, " for c in spec.public)
-    final = (f"SELECT {pub_out}group_size, trials, enforced, value, value_count, frequency, mu, theta,\n"
-             "    chernoff_upper, chernoff_lower, exact.upper AS exact_upper, exact.lower AS exact_lower,\n"
-             f"    {verdict['chernoff']} AS passes_chernoff,\n"
-             f"    {verdict['exact']} AS passes_exact,\n"
-             "    v.group_passes\n"
-             f"FROM bounds b JOIN verdicts v ON {same_group('b', 'v')}"
-             + (f"\nORDER BY {pub_out}value" if ordered else ""))
-    return "WITH\n" + body + "\n" + final
+    select = (f"SELECT {pub_out}group_size, trials, enforced, value, value_count, frequency, mu, theta,\n"
+              "    chernoff_upper, chernoff_lower, exact.upper AS exact_upper, exact.lower AS exact_lower,\n"
+              f"    {verdict['chernoff']} AS passes_chernoff,\n"
+              f"    {verdict['exact']} AS passes_exact")
+    if group_verdicts:
+        body += (",\nverdicts AS (\n"
+                 f"    SELECT {', '.join(groups)}, bool_and({verdict[test]}) AS group_passes\n"
+                 f"    FROM bounds GROUP BY {', '.join(groups)}\n)")
+        select += f",\n    v.group_passes\nFROM bounds b JOIN verdicts v ON {same_group('b', 'v', groups)}"
+    else:
+        select += "\nFROM bounds b"
+    return "WITH\n" + body + "\n" + select + (f"\nORDER BY {pub_out}value" if ordered else "")
+
+
+def verdict_sql(delta: float) -> dict[str, str]:
+    """Per test, the SQL of "both tails are at least delta" over the audit's `bounds`."""
+    d = float_literal(delta)
+    return {"chernoff": f"chernoff_upper >= {d} AND chernoff_lower >= {d}",
+            "exact": f"exact.upper >= {d} AND exact.lower >= {d}"}
+
+
+def same_group(a: str, b: str, columns) -> str:
+    """Join condition of two relations on the personal group (NULL matches NULL)."""
+    return " AND ".join(f"{a}.{g} IS NOT DISTINCT FROM {b}.{g}" for g in columns)
 
 
 def _units(units, size_sql: str = "g.group_size") -> str:

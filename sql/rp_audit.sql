@@ -4,8 +4,9 @@
 -- U, L and the exact tail probabilities of the released count O*. A group that enforcement splits
 -- into t < n blocks is evaluated at the worst case f = 1, the design point of the block
 -- mechanism: Chernoff with mu = t a, exact with the tails of that block design (its per-value
--- tails at f < 1 are checked by Monte Carlo in the tests). Group sizes and verdicts come from
--- GROUP BY and a join on the personal group (cheaper than window partitions at this scale).
+-- tails at f < 1 are checked by Monte Carlo in the tests). Group sizes (and the groups' verdicts,
+-- added after `bounds` by the builder) come from GROUP BY and a join on the personal group,
+-- cheaper than window partitions at this scale.
 src AS (
     SELECT *$all_column FROM $source
 ),
@@ -43,14 +44,10 @@ tails AS (
     FROM (SELECT list(enforced) AS e, list(group_size) AS n, list(tails_key) AS k
           FROM (SELECT DISTINCT enforced, group_size, tails_key FROM stats))
 ),
-bounds AS $materialized(
+bounds AS $bounds_materialized(
     SELECT s.*,
         exp(mu * (theta - (1 + theta) * ln(1 + theta))) AS chernoff_upper,
         CASE WHEN theta < 1 THEN exp(mu * (-theta - (1 - theta) * ln(1 - theta))) ELSE exp(-mu) END AS chernoff_lower,
         t.exact
     FROM stats s JOIN tails t USING (enforced, group_size, tails_key)
-),
-verdicts AS (
-    SELECT $public_cols, bool_and($verdict) AS group_passes
-    FROM bounds GROUP BY $public_cols
 )

@@ -9,7 +9,7 @@ import pytest
 
 import rwn_sql
 from conftest import ROOT, load_numpy
-from rwn_sql import RWNError, privacy, rp
+from rwn_sql import RWNError, engine, privacy, rp
 
 ADULT = ROOT / "examples" / "data" / "adult.csv"
 PUBLIC = ["sex", "race", "relationship", "education", "marital_status"]
@@ -133,6 +133,17 @@ def test_audit_equals_hand_computation(con):
         assert r[11] == pytest.approx(eu) and r[12] == pytest.approx(el)
         assert r[13] == (u >= delta and low >= delta) and r[14] == (eu >= delta and el >= delta)
     assert res.groups == 2 and res.records == 6
+    # the per-group table agrees with the rows: verdict = every value passes, worst tails
+    groups = {r[0]: r for r in res.groups_detail.fetchall()}
+    assert list(groups) == ["a", "b"]
+    for g in ("a", "b"):
+        mine = [r for (gg, _), r in rows.items() if gg == g]
+        gr = groups[g]
+        assert gr[1:5] == (mine[0][1], mine[0][2], False, len(mine))
+        assert gr[5] == pytest.approx(min(min(r[9], r[10]) for r in mine))
+        assert gr[6] == pytest.approx(min(min(r[11], r[12]) for r in mine))
+        assert gr[7] == all(r[14] for r in mine) == mine[0][15]
+    assert res.failing_groups == sum(1 for g in groups.values() if not g[7])
 
 
 # --- the estimator --------------------------------------------------------------------------
@@ -392,6 +403,50 @@ def test_audit_and_estimates_bad_input(con):
         rp.estimates(con, "adult", "occupation", 0.5, ["a", "b"], group_by=["nope"])
     with pytest.raises(RWNError, match="values \\['Nope'\\] are not in the domain"):
         rp.estimates(con, "adult", "occupation", 0.5, ["Sales", "Tech-support"], values=["Nope"])
+
+
+def test_randomize_keeps_input_order_without_a_sort(con):
+    """The release is one parallel scan without ORDER BY: its rows line up with the input
+    (public columns unchanged, in order) for a table, a qualified name, a view and a query, and
+    still do with DuckDB's preserve_insertion_order off (then the SQL sorts)."""
+    con.execute("SET threads = 4").fetchall()
+    con.execute("CREATE TABLE big AS SELECT i, CAST(i % 97 AS VARCHAR) AS g, "
+                "CAST(hash(i) % 5 AS VARCHAR) AS s FROM range(300000) t(i)").fetchall()
+    con.execute("CREATE VIEW big_view AS SELECT * FROM big WHERE i % 3 <> 0").fetchall()
+    for source, n in [("big", 300000), ("main.big", 300000), ("big_view", 200000),
+                      ("SELECT * FROM big WHERE i % 3 <> 0", 200000)]:
+        text = rp.randomize(con, source, "s", 0.5, public=["i", "g"], seed=1, sql=True)
+        assert "ORDER BY" not in text and "query_table" not in text
+        out = rp.randomize(con, source, "s", 0.5, public=["i", "g"], seed=1).fetchall()
+        assert len(out) == n and [r[0] for r in out] == sorted(r[0] for r in out)
+    assert engine.resolve_source(con, "main.big").sql == '"main"."big"'
+    ordered = rp.randomize(con, "big", "s", 0.5, public=["i", "g"], seed=1).fetchall()
+    con.execute("SET preserve_insertion_order = false").fetchall()
+    assert "ORDER BY" in rp.randomize(con, "big", "s", 0.5, public=["i", "g"], seed=1, sql=True)
+    assert rp.randomize(con, "big", "s", 0.5, public=["i", "g"], seed=1).fetchall() == ordered
+
+
+def test_randomize_draws_equal_the_python_mirror(con):
+    """Every released value follows from the keyed hash of (key, 'rp.randomize', record,
+    column) as documented in rwn_sql.randomness: keep when bits 0 < p 2^52, else the domain
+    value (sorted) at floor(bits 1 / 2^52 * m)."""
+    from rwn_sql.randomness import TWO_52, keyed_bits
+    con.execute("CREATE TABLE t AS SELECT i, ['b', 'a', 'c', 'd'][1 + i % 4] AS s FROM range(2000) r(i)").fetchall()
+    out = rp.randomize(con, "t", "s", 0.3, public=["i"], key="mirror-key-0123456789").fetchall()
+    domain = ["a", "b", "c", "d"]
+    for i, s_out in out:
+        keep, pick = keyed_bits("mirror-key-0123456789", "rp.randomize", i + 1, "s")
+        s_in = "bacd"[i % 4]
+        assert s_out == (s_in if keep < math.ceil(0.3 * TWO_52) else domain[pick * 4 // TWO_52])
+
+
+def test_randomize_refuses_empty_input(con):
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES ('a', 'x')) v(g, s) WHERE false").fetchall()
+    with pytest.raises(RWNError, match="has no records"):
+        rp.randomize(con, "t", "s", 0.5, seed=1)
+    con.execute("INSERT INTO t VALUES ('a', NULL)").fetchall()
+    with pytest.raises(RWNError, match="has no records with a sensitive value"):
+        rp.randomize(con, "t", "s", 0.5, seed=1, nulls="drop")
 
 
 def test_randomize_same_with_one_thread_and_many():
