@@ -175,9 +175,8 @@ def exact_tails_many(n, count, p: float, m: int, eps: float) -> tuple[np.ndarray
         below_lo = np.where(first < 0, 0.0, np.where(first >= big, 1.0, bdtr(np.clip(first, 0, None), big, b)))
     la, l1a, lb, l1b = math.log(a), math.log1p(-a), math.log(b), math.log1p(-b)
     upper, lower = np.empty(len(n)), np.empty(len(n))
-    for w in np.unique(width).tolist():
-        rows = np.flatnonzero(width == w)
-        fwd_w, rev_w = sliding_window_view(table, w), sliding_window_view(rev, w)
+
+    def chunk(rows, w, fwd_w, rev_w):    # the groups `rows` of the bucket of padded width w
         j = np.arange(w, dtype=float)
         cc, nn, h, lo_r = c[rows], big[rows], hi[rows], lo[rows]
         # P(X = j) = exp(log c! + c log(1-a) + j log(a/(1-a)) - log j! - log (c-j)!)
@@ -188,11 +187,21 @@ def exact_tails_many(n, count, p: float, m: int, eps: float) -> tuple[np.ndarray
         def pmf_y(k0):   # P(Y = k0 - j) for j = 0..w-1
             return np.exp(base + (k0[:, None] - j[None, :]) * (lb - l1b) - rev_w[off_r - k0] - fwd_w[off + nn - k0])
 
-        sf = np.minimum(beyond_hi[rows, None] + np.cumsum(pmf_y(h), axis=1), 1.0)           # P(Y >= hi - j)
+        sf = np.minimum(beyond_hi[rows, None] + np.cumsum(pmf_y(h), axis=1), 1.0)      # P(Y >= hi - j)
         cdf = np.minimum(below_lo[rows, None] + np.cumsum(pmf_y(lo_r)[:, ::-1], axis=1)[:, ::-1], 1.0)  # P(Y <= lo - j)
         upper[rows] = np.einsum("ij,ij->i", px, sf)
         lower[rows] = np.einsum("ij,ij->i", px, cdf)
+
+    for w in np.unique(width).tolist():
+        fwd_w, rev_w = sliding_window_view(table, w), sliding_window_view(rev, w)
+        in_bucket = np.flatnonzero(width == w)
+        step = max(1, _CELLS_PER_CHUNK // w)            # bounded memory: ~32 MB per 2-d array
+        for start in range(0, len(in_bucket), step):
+            chunk(in_bucket[start: start + step], w, fwd_w, rev_w)
     return np.minimum(upper, 1.0), np.minimum(lower, 1.0)
+
+
+_CELLS_PER_CHUNK = 1 << 22
 
 
 @lru_cache(maxsize=65536)
@@ -238,6 +247,40 @@ def block_tails(n: int, t: int, p: float, m: int, eps: float) -> tuple[float, fl
     upper = float(prob[o >= _above((1 + theta) * mu)].sum())
     lower = float(prob[o <= _below((1 - theta) * mu)].sum())
     return min(upper, 1.0), min(lower, 1.0)
+
+
+def block_tails_over_t(n: int, ts, p: float, m: int, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """block_tails(n, t) for several t < n at once (arrays in the order of `ts`): for each t
+    and count x of retained-or-hit blocks of size q+1, the count of blocks of size q that
+    crosses the threshold, read off cumulative sums."""
+    ts = np.asarray(ts, dtype=np.int64)
+    if len(ts) == 0:
+        return np.empty(0), np.empty(0)
+    b = (1 - p) / m
+    a = p + b
+    q, r = n // ts, n % ts
+    width = int(ts.max()) + 1
+    i = np.arange(width)
+    log_fact = _log_fact(width)
+
+    def pmf(trials):      # P(Binomial(trials, a) = i), rows per t, 0 beyond the support
+        inside = i[None, :] <= trials[:, None]
+        kk = np.minimum(i[None, :], trials[:, None])
+        logp = (log_fact[trials][:, None] - log_fact[kk] - log_fact[trials[:, None] - kk]
+                + kk * math.log(a) + (trials[:, None] - kk) * math.log1p(-a))
+        return np.where(inside, np.exp(logp), 0.0)
+
+    px, py = pmf(r), pmf(ts - r)                                 # X: blocks of q+1, Y: blocks of q
+    sf_y = np.concatenate([np.cumsum(py[:, ::-1], axis=1)[:, ::-1], np.zeros((len(ts), 1))], axis=1)
+    cdf_y = np.cumsum(py, axis=1)
+    mu, theta = n * (p + b), eps * p / (p + b)
+    hi, lo = _above(float((1 + theta) * mu)), _below(float((1 - theta) * mu))   # O* >= hi, O* <= lo
+    rest_hi = hi - (q + 1)[:, None] * i[None, :]                 # (q+1) x + q y >= hi  <=>  y >= ceil(rest / q)
+    need = np.clip(-((-rest_hi) // q[:, None]), 0, width)
+    upper = (px * np.take_along_axis(sf_y, need, axis=1)).sum(axis=1)
+    most = (lo - (q + 1)[:, None] * i[None, :]) // q[:, None]     # (q+1) x + q y <= lo  <=>  y <= floor(rest / q)
+    lower = (px * np.where(most >= 0, np.take_along_axis(cdf_y, np.clip(most, 0, width - 1), axis=1), 0.0)).sum(axis=1)
+    return np.minimum(upper, 1.0), np.minimum(lower, 1.0)
 
 
 @lru_cache(maxsize=65536)
@@ -316,6 +359,47 @@ def block_tails_count(n: int, t: int, c: int, p: float, m: int, eps: float) -> t
     return min(upper, 1.0), min(lower, 1.0)
 
 
+@lru_cache(maxsize=4096)
+def block_tails_all_counts(n: int, t: int, p: float, m: int, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """block_tails_count for every count c = 0..n at once (arrays indexed by c).
+
+    The same recursion run backwards: D_b(k, d) is the probability that blocks b..t-1 add d
+    to O* when k holders are still unplaced; D_0(c, .) is then the distribution of O* for a
+    value held by c records. One pass costs about what one count costs forwards."""
+    q, r = divmod(n, t)
+    sizes = [q + 1] * r + [q] * (t - r)
+    lefts = np.cumsum([n] + [-s for s in sizes])[:-1]            # records not yet placed, per block
+    log_fact = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1)))])
+    k = np.arange(n + 1)
+    later = np.zeros((n + 1, n + 1))                             # D_t: nothing left to add
+    later[0, 0] = 1.0
+    keep, hit, miss = p, (1 - p) / m, (1 - p) * (1 - 1 / m)
+    for size, left in zip(reversed(sizes), reversed(lefts.tolist())):
+        placed = np.zeros_like(later)                            # sum over j of the holder moves
+        now = np.zeros_like(later)
+        for j in range(0, min(size, n) + 1):
+            # P(j of k unplaced holders fall into this block of `size` of the `left` records)
+            ok = (k >= j) & (k <= left) & (left - k >= size - j)
+            if not ok.any():
+                continue
+            kk = k[ok]
+            h = np.exp(log_fact[kk] - log_fact[j] - log_fact[kk - j]
+                       + log_fact[left - kk] - log_fact[size - j] - log_fact[left - kk - size + j]
+                       - (log_fact[left] - log_fact[size] - log_fact[left - size]))
+            moved = later[kk - j] * h[:, None]                   # rows: k holders before the block
+            placed[kk] += moved
+            now[kk, j:] += keep * moved[:, : n + 1 - j]          # retained: adds its j holders
+        now[:, size:] += hit * placed[:, : n + 1 - size]         # replaced by the value: adds size
+        now += miss * placed                                     # replaced by another value
+        later = now
+    f = k / n
+    mu, theta = n * (f * p + (1 - p) / m), eps * f * p / (f * p + (1 - p) / m)
+    o = np.arange(n + 1)
+    upper = np.where(o[None, :] >= _above_many((1 + theta) * mu)[:, None], later, 0.0).sum(axis=1)
+    lower = np.where(o[None, :] <= _below_many((1 - theta) * mu)[:, None], later, 0.0).sum(axis=1)
+    return np.minimum(upper, 1.0), np.minimum(lower, 1.0)
+
+
 def _design_passes(n: int, t: int, pp: PrivacyParams) -> bool:
     """Does a group of n records in t blocks pass? Chernoff (the paper's test): t independent
     trials at f = 1. Exact: the exact tails of the block design at both extremes, f = 1 and a
@@ -328,7 +412,8 @@ def _design_passes(n: int, t: int, pp: PrivacyParams) -> bool:
     if min(block_tails_single(n, t, pp.p, pp.m, pp.eps)) < pp.delta:
         return False
     if n <= ALL_COUNTS_MAX:
-        return all(min(block_tails_count(n, t, c, pp.p, pp.m, pp.eps)) >= pp.delta for c in range(2, n))
+        upper, lower = block_tails_all_counts(n, t, pp.p, pp.m, pp.eps)
+        return bool(np.minimum(upper, lower)[2:n].min(initial=1.0) >= pp.delta)
     return True
 
 
@@ -353,6 +438,11 @@ def trials_for_sizes(sizes, pp: PrivacyParams) -> dict[int, int]:
             out[n] = n
             continue
         # Chernoff: t independent trials; exact: any split, checked on the design itself
-        candidates = at_one if pp.test == "chernoff" else range(1, n_max + 1)
-        out[n] = next((t for t in reversed(candidates) if t < n and _design_passes(n, t, pp)), 0)
+        if pp.test == "chernoff":
+            out[n] = next((t for t in reversed(at_one) if t < n and _design_passes(n, t, pp)), 0)
+            continue
+        ts = np.arange(min(n - 1, n_max), 0, -1)
+        upper, lower = block_tails_over_t(n, ts, pp.p, pp.m, pp.eps)    # the cheapest check, for all t
+        out[n] = next((int(t) for t in ts[np.minimum(upper, lower) >= pp.delta]
+                       if _design_passes(n, int(t), pp)), 0)
     return out

@@ -95,6 +95,21 @@ def test_exact_tails_many_equal_the_convolution(p, m, eps):
     assert privacy.exact_tails(int(n[0]), int(c[0]), p, m, eps) == (upper[0], lower[0])
 
 
+@pytest.mark.parametrize("p,m,eps", [(0.5, 3, 0.5), (0.5, 15, 0.5), (0.7, 4, 0.9)])
+def test_batched_block_tails_equal_the_single_ones(p, m, eps):
+    """The batched forms used to choose block designs (all counts by one backward pass, all t
+    at once) give the same numbers as the per-case functions tested against enumeration."""
+    for n, t in [(4, 2), (5, 3), (10, 3), (17, 5), (30, 7), (64, 9), (7, 1), (6, 6)]:
+        upper, lower = privacy.block_tails_all_counts(n, t, p, m, eps)
+        for c in range(n + 1):
+            assert (upper[c], lower[c]) == pytest.approx(privacy.block_tails_count(n, t, c, p, m, eps), abs=1e-12)
+    for n in (2, 17, 64, 1000, 7688):
+        ts = list(range(1, min(n, 50)))
+        upper, lower = privacy.block_tails_over_t(n, ts, p, m, eps)
+        for i, t in enumerate(ts):
+            assert (upper[i], lower[i]) == pytest.approx(privacy.block_tails(n, t, p, m, eps), abs=1e-12)
+
+
 def test_methods_example_group_limits():
     """docs/METHODS.md: f = 1, p = 0.5, m = 10, eps = 0.5, delta = 0.1: the full Chernoff bounds
     pass groups of up to 33 records, the exact test only groups of 1, 2 or 7."""
