@@ -250,7 +250,9 @@ class AuditResult:
     """The audit: `rows` (a DuckDB relation, one row per personal group and sensitive value
     present in it, sorted), `groups_detail` (one row per personal group: its public values,
     size, trials, how many values are present, the smallest Chernoff bound and exact tail
-    over its values, and `passes` under the chosen test) and the summary counts."""
+    over its values, and `passes` under the chosen test) and the summary counts. Both
+    relations read temporary tables of the connection; `close()` (or a `with` block) drops
+    them, else they go with the connection."""
     rows: duckdb.DuckDBPyRelation
     groups_detail: duckdb.DuckDBPyRelation
     groups: int
@@ -259,6 +261,21 @@ class AuditResult:
     failing_records: int
     test: str
     enforced: bool
+    _con: duckdb.DuckDBPyConnection | None = None
+    _tables: tuple[str, ...] = ()
+
+    def close(self) -> None:
+        """Drop the temporary tables behind `rows` and `groups_detail` (they cannot be read after)."""
+        if self._con is not None:
+            for table in self._tables:
+                self._con.execute(f"DROP TABLE IF EXISTS {table}").fetchall()
+            self._con = None
+
+    def __enter__(self) -> "AuditResult":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def summary(self) -> str:
         state = "after enforcement" if self.enforced else "before enforcement"
@@ -313,7 +330,8 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
     g, fg, r, fr = engine.run(con, f"""SELECT count(*), count(*) FILTER (WHERE NOT passes), sum(group_size),
         coalesce(sum(group_size) FILTER (WHERE NOT passes), 0) FROM {groups_table}""")[0]
     return AuditResult(rows=rel, groups_detail=groups_rel, groups=g, failing_groups=fg, records=int(r or 0),
-                       failing_records=int(fr), test=test, enforced=bool(enforce))
+                       failing_records=int(fr), test=test, enforced=bool(enforce), _con=con,
+                       _tables=(rows_table, groups_table))
 
 
 def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float, domain, group_by=(),

@@ -159,6 +159,11 @@ def test_audit_equals_hand_computation(con):
         assert gr[6] == pytest.approx(min(min(r[11], r[12]) for r in mine))
         assert gr[7] == all(r[14] for r in mine) == mine[0][15]
     assert res.failing_groups == sum(1 for g in groups.values() if not g[7])
+    temporary = "SELECT count(*) FROM duckdb_tables() WHERE temporary"
+    before = con.execute(temporary).fetchone()[0]
+    with rp.audit(con, "t", "s", p, eps, delta, public=["g"]) as again:
+        assert con.execute(temporary).fetchone()[0] == before + 2 and again.groups == 2
+    assert con.execute(temporary).fetchone()[0] == before
 
 
 # --- the estimator --------------------------------------------------------------------------
