@@ -477,6 +477,8 @@ def test_randomize_same_with_one_thread_and_many():
         con.execute(f"CREATE TABLE big AS SELECT r AS copy, a.* FROM read_csv('{ADULT}') a, range(4) t(r)").fetchall()
         rp.randomize(con, "big", "occupation", 0.5, public=["copy"] + PUBLIC, enforce=(0.5, 0.05), test="exact",
                      key="thread-determinism-key", into="released")
-        results.append(con.execute("SELECT * FROM released").fetchall())
+        rp.randomize(con, "big", "occupation", 0.5, public=["copy"] + PUBLIC, key="thread-determinism-key",
+                     into="plain")
+        results.append((con.execute("SELECT * FROM released").fetchall(), con.execute("SELECT * FROM plain").fetchall()))
         con.close()
-    assert len(results[0]) == 4 * 32561 and results[0] == results[1]
+    assert len(results[0][0]) == len(results[0][1]) == 4 * 32561 and results[0] == results[1]
