@@ -119,7 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="audit the groups as randomize --enforce splits them into blocks")
     a.add_argument("--output", default=None, metavar="FILE",
                    help="write the per-group, per-value audit rows to a .csv/.parquet file")
-    a.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
+    a.add_argument("--groups-output", default=None, metavar="FILE",
+                   help="write one row per personal group (size, trials, values present, worst Chernoff bound "
+                        "and exact tail, verdict) to a .csv/.parquet file")
+    a.add_argument("--overwrite", action="store_true", help="replace --output / --groups-output if they exist")
 
     q = sub.add_parser("query", help="answer a COUNT(*) query on a release with reconstruction",
                        description="Rewrite a count query over a release database (made by 'rwn-sql release') into "
@@ -377,6 +380,10 @@ def cmd_audit(args) -> int:
     if args.output:
         engine.write_output(con, result.rows.sql_query(), args.output, overwrite=args.overwrite)
         print(f"wrote the audit rows to {args.output}")
+    if args.groups_output:
+        engine.write_output(con, result.groups_detail.sql_query(), args.groups_output, overwrite=args.overwrite)
+        print(f"wrote the per-group verdicts to {args.groups_output}")
+    result.close()
     return 0
 
 
