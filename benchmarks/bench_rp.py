@@ -19,11 +19,12 @@ is not timed. Timed separately, each writing a table:
 rwn_sql's in-process caches of exact tail probabilities are emptied before every step, so
 no step profits from an earlier one; before the steps, one untimed audit of 1,000 rows pays
 the one-time costs of a process (importing scipy.special, registering the SQL functions),
-and its time is printed. Earlier audits' temporary tables are dropped between runs. Every time is also shown as a ratio to the baseline;
-the headline the project tracks is (randomize + chernoff audit) / baseline, target at most
-5x. A step that rwn_sql refuses (RWNError) is reported and the others go on. Afterwards,
-untimed: the share of released values that differ from the original against its
-expectation (1-p)(1-1/m), and that the public columns come back in input order.
+and its time is printed. Earlier audits' temporary tables are dropped between runs. Every
+time is also shown as a ratio to the baseline; the headline the project tracks is
+(randomize + chernoff audit) / baseline, target at most 5x. A step that rwn_sql refuses
+(RWNError) is reported and the others go on. Afterwards, untimed: the share of released
+values that differ from the original against its expectation (1-p)(1-1/m), and that the
+public columns come back in input order.
 
     python benchmarks/bench_rp.py                       # 10,000,000 rows, 2 threads
     python benchmarks/bench_rp.py --rows 200000         # quick check, a few seconds

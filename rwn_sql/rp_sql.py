@@ -96,7 +96,8 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
         units = (
             "-- enforcement: a personal group of n records is split at random into t(n) blocks;\n"
             "        -- each block shares one coin and one replacement value (t depends on n only)\n"
-            "        SELECT 'g' || gid || 'b' || ((pos - 1) % trials) AS __rwn_unit, * EXCLUDE (gid, pos, gsize, trials)\n"
+            "        SELECT 'g' || gid || 'b' || ((pos - 1) % trials) AS __rwn_unit,\n"
+            "            * EXCLUDE (gid, pos, gsize, trials)\n"
             f"        FROM (SELECT g.*, {_trials_check(dialect)} AS trials\n"
             "            FROM (\n"
             f"                SELECT *, min(__rwn_rid) OVER ({part}) AS gid,\n"
