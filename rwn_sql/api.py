@@ -67,12 +67,7 @@ def perturb(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: fl
     text = perturb_statement(con, source, columns, k=k, eps=eps, q=q, scale=scale, strata=strata,
                              categorical=categorical, weight=weight, on_missing=on_missing, drop=drop,
                              key=key, seed=seed, show=sql)
-    if sql:
-        return text
-    if into is not None:
-        engine.write_table(con, text, into, replace=replace)
-        return None
-    return con.sql(text)
+    return text if sql else engine.deliver(con, text, into, replace)
 
 
 def perturb_statement(con, source, columns, *, k, eps, q, scale, strata, categorical, weight,

@@ -140,13 +140,6 @@ def _guard(src, columns, n: int, fp: int) -> tuple[str, str]:
             f"FROM staged\n)"), f"CASE WHEN guard.ok THEN true ELSE error({message}) END"
 
 
-def _finish(con, text: str, into, replace: bool):
-    if into is not None:
-        engine.write_table(con, text, into, replace=replace)
-        return None
-    return con.sql(text)
-
-
 def _no_sql(sql: bool, name: str) -> None:
     if sql:
         raise RWNError(f"{name}: sql=True is not supported, since the release depends on values "
@@ -305,7 +298,7 @@ def rank_swap(con: duckdb.DuckDBPyConnection, source, columns, p_percent: float,
     """
     _no_sql(sql, "rank_swap")
     text = rank_swap_statement(con, source, columns, p_percent, key=key, seed=seed)
-    return _finish(con, text, into, replace)
+    return engine.deliver(con, text, into, replace)
 
 
 def rank_swap_statement(con: duckdb.DuckDBPyConnection, source, columns, p_percent: float,
@@ -492,7 +485,7 @@ def mdav(con: duckdb.DuckDBPyConnection, source, columns, k: int, scale: str = "
     ... AS statement: an error leaves no table). sql=True is not supported.
     """
     _no_sql(sql, "mdav")
-    return _finish(con, mdav_statement(con, source, columns, k, scale=scale), into, replace)
+    return engine.deliver(con, mdav_statement(con, source, columns, k, scale=scale), into, replace)
 
 
 def mdav_statement(con: duckdb.DuckDBPyConnection, source, columns, k: int,

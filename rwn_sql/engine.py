@@ -81,8 +81,8 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
         sql, label = f"{reader}({quote_literal(source)})", f"file {source!r}"
     elif QUERY_START.match(source):
         sql, label = f"({source})", "the query"
-    elif _is_table(con, source):
-        sql, label = _direct_table_sql(con, source), f"table {source!r}"
+    elif (columns := _table_columns(con, source)) is not None:
+        sql, label = _direct_table_sql(con, source, columns), f"table {source!r}"
     elif file_format(source) is not None:
         raise RWNError(f"input file {source!r} does not exist")
     else:
@@ -95,9 +95,9 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
     return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label)
 
 
-def _direct_table_sql(con, name: str) -> str:
-    """The table or view `name` (known to exist) as quoted identifiers, e.g. "main"."people",
-    when that names the same relation; query_table('name') otherwise. Quoting is as
+def _direct_table_sql(con, name: str, columns: list) -> str:
+    """The table or view `name` (its DESCRIBE rows: `columns`) as quoted identifiers, e.g.
+    "main"."people", when that names the same relation; query_table('name') otherwise. Quoting is as
     injection-safe as query_table, and DuckDB scans a quoted table in parallel, which it does
     not do through query_table (half the speed on 2 threads)."""
     candidates = [quote_ident(name)]
@@ -109,22 +109,21 @@ def _direct_table_sql(con, name: str) -> str:
             candidates.insert(0, ".".join(quote_ident(p) for p in parts))   # query_table's reading first
         except Exception:        # a name sqlglot cannot split: keep query_table
             pass
-    want = con.execute(f"DESCRIBE SELECT * FROM {source_from_table(name)}").fetchall()
     for sql in candidates:
         try:
-            if con.execute(f"DESCRIBE SELECT * FROM {sql}").fetchall() == want:
+            if con.execute(f"DESCRIBE SELECT * FROM {sql}").fetchall() == columns:
                 return sql
         except duckdb.Error:
             continue
     return source_from_table(name)
 
 
-def _is_table(con, name: str) -> bool:
+def _table_columns(con, name: str) -> list | None:
+    """DESCRIBE rows of the table or view `name`, None when there is none."""
     try:
-        con.execute(f"DESCRIBE SELECT * FROM {source_from_table(name)}").fetchall()
-        return True
+        return con.execute(f"DESCRIBE SELECT * FROM {source_from_table(name)}").fetchall()
     except duckdb.Error:
-        return False
+        return None
 
 
 def require_columns(src: Source, columns, role: str = "columns", where: str | None = None) -> None:
@@ -179,7 +178,7 @@ def preserves_insertion_order(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def table_exists(con, name: str) -> bool:
-    return _is_table(con, name)
+    return _table_columns(con, name) is not None
 
 
 def write_table(con: duckdb.DuckDBPyConnection, sql: str, into: str, replace: bool = False) -> int:
@@ -189,6 +188,15 @@ def write_table(con: duckdb.DuckDBPyConnection, sql: str, into: str, replace: bo
     verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
     target = quote_ident(into)
     return run(con, f"{verb} {target} AS\n{sql}")[0][0]
+
+
+def deliver(con: duckdb.DuckDBPyConnection, sql: str, into: str | None = None, replace: bool = False):
+    """The result of a release statement: a lazy relation, or with `into` a table created at
+    once in one statement (see write_table), returning None."""
+    if into is not None:
+        write_table(con, sql, into, replace=replace)
+        return None
+    return con.sql(sql)
 
 
 def write_output(con: duckdb.DuckDBPyConnection, sql: str, target: str, overwrite: bool = False) -> int:

@@ -98,32 +98,19 @@ def _binom_pmf(n: int, prob: float) -> np.ndarray:
     return np.exp(lf[n] - lf[k] - lf[n - k] + k * math.log(prob) + (n - k) * math.log1p(-prob))
 
 
-@lru_cache(maxsize=8192)
-def _binom_cached(n: int, prob: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """pmf, survival P(. >= j) (one longer, ending in 0) and cdf P(. <= j) of Binomial(n, prob);
-    shared by the many (group size, count) pairs of an audit."""
-    pmf = _binom_pmf(n, prob)
-    return pmf, np.concatenate([np.cumsum(pmf[::-1])[::-1], [0.0]]), np.cumsum(pmf)
+def _above(threshold):
+    """Smallest integer o with o > threshold (ties decided exactly despite rounding); for a
+    number or an array of them."""
+    t = np.asarray(threshold, dtype=float)
+    out = np.floor(t + REL_TOL * np.maximum(1.0, np.abs(t))).astype(np.int64) + 1
+    return int(out) if out.ndim == 0 else out
 
 
-def _above(threshold: float) -> int:
-    """Smallest integer o with o > threshold (ties decided exactly despite rounding)."""
-    return math.floor(threshold + REL_TOL * max(1.0, abs(threshold))) + 1
-
-
-def _below(threshold: float) -> int:
-    """Largest integer o with o < threshold."""
-    return math.ceil(threshold - REL_TOL * max(1.0, abs(threshold))) - 1
-
-
-def _above_many(threshold: np.ndarray) -> np.ndarray:
-    """`_above` for an array."""
-    return np.floor(threshold + REL_TOL * np.maximum(1.0, np.abs(threshold))).astype(np.int64) + 1
-
-
-def _below_many(threshold: np.ndarray) -> np.ndarray:
-    """`_below` for an array."""
-    return np.ceil(threshold - REL_TOL * np.maximum(1.0, np.abs(threshold))).astype(np.int64) - 1
+def _below(threshold):
+    """Largest integer o with o < threshold; for a number or an array of them."""
+    t = np.asarray(threshold, dtype=float)
+    out = np.ceil(t - REL_TOL * np.maximum(1.0, np.abs(t))).astype(np.int64) - 1
+    return int(out) if out.ndim == 0 else out
 
 
 def exact_tails_many(n, count, p: float, m: int, eps: float) -> tuple[np.ndarray, np.ndarray]:
@@ -154,7 +141,7 @@ def exact_tails_many(n, count, p: float, m: int, eps: float) -> tuple[np.ndarray
     big = n - c                                                   # trials of Y
     f = c / n
     mu, theta = n * (f * p + b), eps * f * p / (f * p + b)
-    hi, lo = _above_many((1 + theta) * mu), _below_many((1 - theta) * mu)   # O* >= hi, O* <= lo
+    hi, lo = _above((1 + theta) * mu), _below((1 - theta) * mu)   # O* >= hi, O* <= lo
     # bucket widths: count + 1 rounded up to a power of 2^(1/4) (at most 19% padding)
     width = np.maximum(np.ceil(2.0 ** (np.ceil(4 * np.log2(c + 1)) / 4)).astype(np.int64), c + 1)
     # one table of log k! over every k the windows touch; +inf outside 0..max(n)
@@ -274,7 +261,7 @@ def block_tails_over_t(n: int, ts, p: float, m: int, eps: float) -> tuple[np.nda
     sf_y = np.concatenate([np.cumsum(py[:, ::-1], axis=1)[:, ::-1], np.zeros((len(ts), 1))], axis=1)
     cdf_y = np.cumsum(py, axis=1)
     mu, theta = n * (p + b), eps * p / (p + b)
-    hi, lo = _above(float((1 + theta) * mu)), _below(float((1 - theta) * mu))   # O* >= hi, O* <= lo
+    hi, lo = _above((1 + theta) * mu), _below((1 - theta) * mu)   # O* >= hi, O* <= lo
     rest_hi = hi - (q + 1)[:, None] * i[None, :]                 # (q+1) x + q y >= hi  <=>  y >= ceil(rest / q)
     need = np.clip(-((-rest_hi) // q[:, None]), 0, width)
     upper = (px * np.take_along_axis(sf_y, need, axis=1)).sum(axis=1)
@@ -395,8 +382,8 @@ def block_tails_all_counts(n: int, t: int, p: float, m: int, eps: float) -> tupl
     f = k / n
     mu, theta = n * (f * p + (1 - p) / m), eps * f * p / (f * p + (1 - p) / m)
     o = np.arange(n + 1)
-    upper = np.where(o[None, :] >= _above_many((1 + theta) * mu)[:, None], later, 0.0).sum(axis=1)
-    lower = np.where(o[None, :] <= _below_many((1 - theta) * mu)[:, None], later, 0.0).sum(axis=1)
+    upper = np.where(o[None, :] >= _above((1 + theta) * mu)[:, None], later, 0.0).sum(axis=1)
+    lower = np.where(o[None, :] <= _below((1 - theta) * mu)[:, None], later, 0.0).sum(axis=1)
     return np.minimum(upper, 1.0), np.minimum(lower, 1.0)
 
 

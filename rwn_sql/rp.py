@@ -44,9 +44,9 @@ def read_domain_file(path) -> list[str]:
     return [v for v in values if v.strip() != ""]
 
 
-def resolve_domain(con, src, sensitive: str, domain, nulls: str) -> tuple[list[str], str]:
-    """The published domain as strings plus the SQL list literal of the column's type. Given
-    domains must cover every value in the data."""
+def resolve_domain(con, src, sensitive: str, domain, nulls: str) -> list[str]:
+    """The published domain as strings (checked to fit the column's type). Given domains must
+    cover every value in the data."""
     type_sql = src.type_of(sensitive)
     s = quote_ident(sensitive)
     # one scan: every distinct value with its count (NULL included)
@@ -83,7 +83,7 @@ def resolve_domain(con, src, sensitive: str, domain, nulls: str) -> tuple[list[s
         if missing:
             shown = ", ".join(repr(r[0]) for r in missing[:5]) + (", ..." if len(missing) > 5 else "")
             raise RWNError(f"the domain misses values present in the data: {shown}")
-    return values, literal
+    return values
 
 
 def _prepare(con, source, sensitive, p, public, domain, nulls):
@@ -98,8 +98,7 @@ def _prepare(con, source, sensitive, p, public, domain, nulls):
         spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub, nulls=nulls)
     except ValueError as exc:
         raise _fail(exc) from None
-    values, literal = resolve_domain(con, src, sensitive, domain, nulls)
-    return src, spec, values, literal
+    return src, spec, resolve_domain(con, src, sensitive, domain, nulls)
 
 
 def _privacy(p, m, epsilon, delta, test) -> privacy.PrivacyParams:
@@ -145,12 +144,7 @@ def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, 
     """
     text = randomize_statement(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed,
                                enforce=enforce, test=test, nulls=nulls, show=sql)
-    if sql:
-        return text
-    if into is not None:
-        engine.write_table(con, text, into, replace=replace)
-        return None
-    return con.sql(text)
+    return text if sql else engine.deliver(con, text, into, replace)
 
 
 @dataclass
@@ -166,7 +160,7 @@ class _Plan:
 
 
 def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls, show=False) -> _Plan:
-    src, spec, values, literal = _prepare(con, source, sensitive, p, public, domain, nulls)
+    src, spec, values = _prepare(con, source, sensitive, p, public, domain, nulls)
     blocks = None
     if enforce is not None:
         try:
@@ -295,7 +289,7 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
     theta, the full Chernoff bounds and the exact tail probabilities, and whether it passes
     each test; `group_passes` applies the chosen `test` to all values of the group.
     """
-    src, spec, values, literal = _prepare(con, source, sensitive, p, public, domain, nulls)
+    src, spec, values = _prepare(con, source, sensitive, p, public, domain, nulls)
     clash = [c for c in spec.public if c.lower() in rp_sql.AUDIT_COLUMNS]
     if clash:
         raise RWNError(f"public: column {clash[0]!r} has the name of a column of the audit; rename it")

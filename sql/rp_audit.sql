@@ -24,15 +24,14 @@ groups AS (
 ),
 cells AS (
     SELECT c.*, g.group_size, g.trials, g.trials < g.group_size AS enforced,
-        c.value_count / g.group_size AS frequency
+        c.value_count / g.group_size AS frequency,
+        CASE WHEN g.trials < g.group_size THEN 1.0 ELSE c.value_count / g.group_size END AS f_eval
     FROM counts c JOIN groups g ON $same_group_cg
 ),
 stats AS (
     SELECT *,
-        CASE WHEN enforced THEN 1.0 ELSE frequency END AS f_eval,
-        trials * (CASE WHEN enforced THEN 1.0 ELSE frequency END * $p + $b) AS mu,
-        $eps * CASE WHEN enforced THEN 1.0 ELSE frequency END * $p
-            / (CASE WHEN enforced THEN 1.0 ELSE frequency END * $p + $b) AS theta,
+        trials * (f_eval * $p + $b) AS mu,
+        $eps * f_eval * $p / (f_eval * $p + $b) AS theta,
         CASE WHEN enforced THEN trials ELSE value_count END AS tails_key
     FROM cells
 ),
