@@ -319,7 +319,7 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
     on = rp_sql.same_group("r", "g", keys) if keys else "true"
     stats = ", ".join(f"r.{c}" for c in rp_sql.AUDIT_ROW_STATS)
     rel = con.sql(f"SELECT {''.join('r.' + k + ', ' for k in keys)}{stats}, g.passes AS group_passes "
-                  f"FROM {rows_table} r JOIN {groups_table} g ON {on} ORDER BY {pub}r.value")
+                  f"FROM {rows_table} r JOIN {groups_table} g ON {on} ORDER BY {''.join('r.' + k + ', ' for k in keys)}r.value")
     groups_rel = con.sql(f"SELECT * FROM {groups_table}" + (f" ORDER BY {', '.join(keys)}" if keys else ""))
     g, fg, r, fr = engine.run(con, f"""SELECT count(*), count(*) FILTER (WHERE NOT passes), sum(group_size),
         coalesce(sum(group_size) FILTER (WHERE NOT passes), 0) FROM {groups_table}""")[0]
