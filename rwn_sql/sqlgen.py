@@ -69,8 +69,11 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
     stats = []
     for i, c in enumerate(num, 1):
         v = f"CAST({col[c]} AS DOUBLE)"
-        stats += [f"min({v}) AS lo_{i}", f"max({v}) AS hi_{i}", f"stddev_samp({v}) AS sd_{i}",
-                  f"var_pop({v}) AS var_{i}",
+        # Over finite values only: before DuckDB 2.0 an infinite value makes these raise instead
+        # of reaching the check below that names the column.
+        finite = f"FILTER (WHERE isfinite({v}))"
+        stats += [f"min({v}) AS lo_{i}", f"max({v}) AS hi_{i}", f"stddev_samp({v}) {finite} AS sd_{i}",
+                  f"var_pop({v}) {finite} AS var_{i}",
                   f"count(*) FILTER (WHERE {col[c]} IS NULL OR NOT isfinite({v})) AS bad_{i}"]
     for i, c in enumerate(cat, 1):
         stats.append(f"count(*) FILTER (WHERE {col[c]} IS NULL) AS badc_{i}")
