@@ -2,19 +2,19 @@
 -- function for the SQL of the call (the same builder the Python API uses) and runs it with
 -- query(), so SQL and Python give identical results for the same key and parameters.
 CREATE OR REPLACE MACRO rwn_perturb(source, columns, k := 5, eps := 0.0, q := 1.0,
-        scale := 'minmax', strata := [], categorical := [], weight := 1.0,
-        on_missing := 'error', "drop" := [], key := NULL, seed := NULL) AS TABLE
+        scale := 'minmax', strata := []::VARCHAR[], categorical := []::VARCHAR[], weight := 1.0,
+        on_missing := 'error', "drop" := []::VARCHAR[], key := NULL, seed := NULL) AS TABLE
     SELECT * FROM query(rwn_perturb_sql(source, columns, k, eps, q, scale, strata, categorical,
                                         weight, on_missing, "drop", key, seed));
 
 CREATE OR REPLACE MACRO rwn_neighborhoods(source, columns, k := 5, eps := 0.0,
-        scale := 'minmax', strata := [], categorical := [], weight := 1.0,
+        scale := 'minmax', strata := []::VARCHAR[], categorical := []::VARCHAR[], weight := 1.0,
         on_missing := 'error') AS TABLE
     SELECT * FROM query(rwn_neighborhoods_sql(source, columns, k, eps, scale, strata, categorical,
                                               weight, on_missing, false));
 
 CREATE OR REPLACE MACRO rwn_neighbor_pairs(source, columns, k := 5, eps := 0.0,
-        scale := 'minmax', strata := [], categorical := [], weight := 1.0,
+        scale := 'minmax', strata := []::VARCHAR[], categorical := []::VARCHAR[], weight := 1.0,
         on_missing := 'error') AS TABLE
     SELECT * FROM query(rwn_neighborhoods_sql(source, columns, k, eps, scale, strata, categorical,
                                               weight, on_missing, true));
@@ -30,6 +30,6 @@ CREATE OR REPLACE MACRO rwn_audit(source, sensitive, p, epsilon, delta, public :
     SELECT * FROM query(rwn_audit_sql(source, sensitive, p, epsilon, delta, public, domain, test, enforce,
                                       nulls));
 
-CREATE OR REPLACE MACRO rwn_estimates(release, sensitive, p, domain, group_by := [], "where" := NULL,
+CREATE OR REPLACE MACRO rwn_estimates(release, sensitive, p, domain, group_by := []::VARCHAR[], "where" := NULL,
         "values" := NULL) AS TABLE
     SELECT * FROM query(rwn_estimates_sql(release, sensitive, p, domain, group_by, "where", "values"));
