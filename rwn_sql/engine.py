@@ -101,14 +101,9 @@ def _direct_table_sql(con, name: str, columns: list) -> str:
     injection-safe as query_table, and DuckDB scans a quoted table in parallel, which it does
     not do through query_table (half the speed on 2 threads)."""
     candidates = [quote_ident(name)]
-    if "." in name:
-        try:
-            import sqlglot
-            table = sqlglot.exp.to_table(name, dialect="duckdb")
-            parts = [p for p in (table.catalog, table.db, table.name) if p]
-            candidates.insert(0, ".".join(quote_ident(p) for p in parts))   # query_table's reading first
-        except Exception:        # a name sqlglot cannot split: keep query_table
-            pass
+    if "." in name or '"' in name:
+        if (reading := _as_sql_reads(name)) is not None:
+            candidates.insert(0, reading)   # query_table's reading first
     for sql in candidates:
         try:
             if con.execute(f"DESCRIBE SELECT * FROM {sql}").fetchall() == columns:
@@ -118,12 +113,28 @@ def _direct_table_sql(con, name: str, columns: list) -> str:
     return source_from_table(name)
 
 
+def _as_sql_reads(name: str) -> str | None:
+    """`name` split as SQL reads it ('a."b c"' -> a, b c) and quoted part by part; None when sqlglot
+    cannot split it."""
+    try:
+        import sqlglot
+        table = sqlglot.exp.to_table(name, dialect="duckdb")
+        return ".".join(quote_ident(p) for p in (table.catalog, table.db, table.name) if p)
+    except Exception:
+        return None
+
+
 def _table_columns(con, name: str) -> list | None:
     """DESCRIBE rows of the table or view `name`, None when there is none."""
-    try:
-        return con.execute(f"DESCRIBE SELECT * FROM {source_from_table(name)}").fetchall()
-    except duckdb.Error:
-        return None
+    sources = [source_from_table(name)]
+    if '"' in name and (reading := _as_sql_reads(name)) is not None:
+        sources.append(reading)          # query_table before DuckDB 2.0 drops doubled quotes ("we""ird")
+    for sql in sources:
+        try:
+            return con.execute(f"DESCRIBE SELECT * FROM {sql}").fetchall()
+        except duckdb.Error:
+            continue
+    return None
 
 
 def require_columns(src: Source, columns, role: str = "columns", where: str | None = None) -> None:
