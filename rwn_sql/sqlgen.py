@@ -21,6 +21,18 @@ from .spec import RWNSpec
 MAX_GRID_DIMS = 3          # 3^3 = 27 neighbour cells per record; more dims cost more than they prune
 UNIT_BALL = {1: 2.0, 2: math.pi, 3: 4.0 * math.pi / 3.0}
 SLACK = "1e-9"             # relative safety margin against floating-point rounding at cell edges
+UNIT_ROUNDOFF = 2.0 ** -53
+
+
+def tie_tolerance(terms: int) -> float:
+    """Relative tolerance tau under which computed squared distances count as equal.
+
+    A squared distance over `terms` columns is computed with at most terms + 4 roundings on
+    every path (METHODS.md, "Exact ties"), so it is within a factor (1 +- gamma) of the exact
+    value, gamma = (terms + 4) u / (1 - (terms + 4) u). Exactly tied distances then differ by a
+    factor below 1 / (1 - 2 (terms + 4) u) and the product radius2 * (1 + tau) rounds once
+    more; tau = 4 (terms + 4) u covers both with room to spare."""
+    return 4.0 * (terms + 4) * UNIT_ROUNDOFF
 PERTURB_PURPOSE = "rwn.perturb"
 
 
@@ -90,6 +102,13 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
         scaling += [f"{off} AS off_{i}", f"{sc} AS sc_{i}"]
         checks.append(f"WHEN bad_{i} > 0 THEN {name} || ' has ' || bad_{i} || "
                       f"' NULL, NaN or infinite values; clean them or use on_missing=''drop'''")
+        # A range or scale beyond the double range would turn distances into inf or NaN, and
+        # records would silently fail every comparison.
+        spread = f"(hi_{i} - lo_{i}) / ({sc})"
+        checks.append(f"WHEN NOT (isfinite(hi_{i} - lo_{i}) AND isfinite({sc}) "
+                      f"AND isfinite({spread} * {spread} * {D + C})) THEN {name} || ' spans ' || lo_{i} "
+                      f"|| ' to ' || hi_{i} || ', too wide for double-precision distances; rescale it "
+                      f"(e.g. divide it by a power of ten)'")
         if spec.scale == "minmax":
             checks.append(f"WHEN hi_{i} = lo_{i} THEN {name} || ' is constant (every value is ' "
                           f"|| lo_{i} || '); remove it from the distance columns'")
@@ -133,7 +152,9 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
 
     point_columns = [f"s.{col[s]} AS k_{i}" for i, s in enumerate(strata, 1)]
     x = {i: f"(CAST(s.{col[c]} AS DOUBLE) - p.off_{i}) / p.sc_{i}" for i, c in enumerate(num, 1)}
-    point_columns += [f"{x[i]} AS x_{i}" for i in x]
+    # distances use the unscaled values v_*: a difference of two values is exact or rounded
+    # once, a difference of two scaled values is not (METHODS.md, "Exact ties")
+    point_columns += [f"CAST(s.{col[c]} AS DOUBLE) AS v_{i}" for i, c in enumerate(num, 1)]
     point_columns += [f"s.{col[c]} AS c_{i}" for i, c in enumerate(cat, 1)]
     for d in range(1, G + 1):
         if D == G:
@@ -163,10 +184,11 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
     joins = [f"b.k_{i} IS NOT DISTINCT FROM a.k_{i}" for i in range(1, len(strata) + 1)]
     joins += [f"b.cell_{d} = a.cell_{d} + o.o_{d}" for d in range(1, G + 1)]
     joins += [f"b.ck_{i} IS NOT DISTINCT FROM a.ck_{i}" for i in range(1, C + 1)]
-    terms = [f"(a.x_{i} - b.x_{i}) * (a.x_{i} - b.x_{i})" for i in range(1, D + 1)]
+    terms = [f"((a.v_{i} - b.v_{i}) / a.sc_{i}) * ((a.v_{i} - b.v_{i}) / a.sc_{i})" for i in range(1, D + 1)]
     terms += [f"CASE WHEN a.c_{i} = b.c_{i} THEN 0.0 ELSE {w2} END" for i in range(1, C + 1)]
     eps2 = float_literal(spec.eps * spec.eps)
     radius2 = eps2 if spec.k == 0 else f"greatest({eps2}, found[{spec.k}].d2)"
+    tie_factor = float_literal(1.0 + tie_tolerance(D + C))
 
     if G:
         cells = ", ".join([f"k_{i}" for i in range(1, len(strata) + 1)]
@@ -203,6 +225,8 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
         k_search=k_search,
         eps2=eps2,
         radius2=radius2,
+        tie_factor=tie_factor,
+        scales="".join(f", sc_{i}" for i in range(1, D + 1)),
     )
 
 
