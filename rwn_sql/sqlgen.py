@@ -95,26 +95,26 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
         elif spec.scale == "zscore":
             # Distances ignore the centre; the sd is rounded to 10 significant digits so that
             # parallel summation order cannot change the scaled values.
-            off, sc = "0.0", (f"CASE WHEN sd_{i} > 0 THEN "
+            off, sc = "0.0", (f"CASE WHEN isfinite(sd_{i}) AND sd_{i} > 0 THEN "
                              f"round(sd_{i}, 9 - CAST(floor(log10(sd_{i})) AS INTEGER)) END")
         else:
             off, sc = "0.0", "1.0"
         scaling += [f"{off} AS off_{i}", f"{sc} AS sc_{i}"]
         checks.append(f"WHEN bad_{i} > 0 THEN {name} || ' has ' || bad_{i} || "
                       f"' NULL, NaN or infinite values; clean them or use on_missing=''drop'''")
-        # A range or scale beyond the double range would turn distances into inf or NaN, and
-        # records would silently fail every comparison.
-        spread = f"(hi_{i} - lo_{i}) / ({sc})"
-        checks.append(f"WHEN NOT (isfinite(hi_{i} - lo_{i}) AND isfinite({sc}) "
-                      f"AND isfinite({spread} * {spread} * {D + C})) THEN {name} || ' spans ' || lo_{i} "
-                      f"|| ' to ' || hi_{i} || ', too wide for double-precision distances; rescale it "
-                      f"(e.g. divide it by a power of ten)'")
         if spec.scale == "minmax":
             checks.append(f"WHEN hi_{i} = lo_{i} THEN {name} || ' is constant (every value is ' "
                           f"|| lo_{i} || '); remove it from the distance columns'")
         elif spec.scale == "zscore":
-            checks.append(f"WHEN coalesce(sd_{i}, 0) = 0 THEN {name} || ' is constant; "
+            checks.append(f"WHEN coalesce(sd_{i}, 0) = 0 OR hi_{i} = lo_{i} THEN {name} || ' is constant; "
                           f"remove it from the distance columns'")
+        # A range or scale beyond the double range would turn distances into inf or NaN, and
+        # records would silently fail every comparison.
+        spread = f"(hi_{i} - lo_{i}) / ({sc})"
+        checks.append(f"WHEN NOT coalesce(isfinite(hi_{i} - lo_{i}) AND isfinite({sc}) "
+                      f"AND isfinite({spread} * {spread} * {D + C}), false) THEN {name} || ' spans ' || lo_{i} "
+                      f"|| ' to ' || hi_{i} || ', too wide for double-precision distances; rescale it "
+                      f"(e.g. divide it by a power of ten)'")
     for i, c in enumerate(cat, 1):
         name = quote_literal(f"column {quote_ident(c)}")
         checks.append(f"WHEN badc_{i} > 0 THEN {name} || ' has ' || badc_{i} || "
