@@ -181,9 +181,17 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
         grid_margin = "'Infinity'::DOUBLE"
     category_margin = (f", CASE WHEN s < {w} THEN {w} * (1 - {SLACK}) ELSE 'Infinity'::DOUBLE END"
                        if C else "")
-    joins = [f"b.k_{i} IS NOT DISTINCT FROM a.k_{i}" for i in range(1, len(strata) + 1)]
-    joins += [f"b.cell_{d} = a.cell_{d} + o.o_{d}" for d in range(1, G + 1)]
-    joins += [f"b.ck_{i} IS NOT DISTINCT FROM a.ck_{i}" for i in range(1, C + 1)]
+    exact_keys = [f"k_{i}" for i in range(1, len(strata) + 1)] + [f"ck_{i}" for i in range(1, C + 1)]
+    joins = [f"b.cell_{d} = a.cell_{d} + o.o_{d}" for d in range(1, G + 1)]
+    if G and exact_keys:
+        # Strata and categorical keys ride in one struct with the first cell key (struct
+        # equality matches NULL fields, like IS NOT DISTINCT FROM): a separate condition
+        # between a and b alone let the optimizer join a stratum with itself before applying
+        # the offsets, which is quadratic within a stratum.
+        joins[0] = (f"struct_pack(c := b.cell_1, {', '.join(f'{e} := b.{e}' for e in exact_keys)}) = "
+                    f"struct_pack(c := a.cell_1 + o.o_1, {', '.join(f'{e} := a.{e}' for e in exact_keys)})")
+    else:
+        joins += [f"b.{e} IS NOT DISTINCT FROM a.{e}" for e in exact_keys]
     terms = [f"((a.v_{i} - b.v_{i}) / a.sc_{i}) * ((a.v_{i} - b.v_{i}) / a.sc_{i})" for i in range(1, D + 1)]
     terms += [f"CASE WHEN a.c_{i} = b.c_{i} THEN 0.0 ELSE {w2} END" for i in range(1, C + 1)]
     eps2 = float_literal(spec.eps * spec.eps)
