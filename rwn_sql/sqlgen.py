@@ -238,6 +238,43 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
     )
 
 
+def pair_estimate_sql(source: str, spec: RWNSpec) -> str:
+    """A cheap pre-pass: (lower bound on sum |S_i|, records, largest group, its stratum label).
+
+    Records sharing a cell of side eps / sqrt(D) (scaled units; the exact values when eps = 0)
+    and their strata and categorical values are within eps of each other, so each has at
+    least max(group size - 1, k) neighbours: the sum over groups bounds the pairs the
+    neighbourhoods hold from below."""
+    num, cat = spec.numeric, spec.categorical
+    col = {name: quote_ident(name) for name in spec.columns + spec.strata}
+    keys = [col[s] for s in spec.strata] + [col[c] for c in cat]
+    stats, where = [], ""
+    if spec.on_missing == "drop":
+        where = "\n    WHERE " + " AND ".join(
+            [f"{col[c]} IS NOT NULL AND isfinite(CAST({col[c]} AS DOUBLE))" for c in num]
+            + [f"{col[c]} IS NOT NULL" for c in cat])
+    for i, c in enumerate(num, 1):
+        v = f"CAST({col[c]} AS DOUBLE)"
+        if spec.eps == 0:
+            keys.append(v)
+            continue
+        off, sc = {"minmax": (f"min({v})", f"max({v}) - min({v})"),
+                   "zscore": ("0.0", f"stddev_samp({v})"),
+                   "none": ("0.0", "1.0")}[spec.scale]
+        stats += [f"{off} AS off_{i}", f"{sc} AS sc_{i}"]
+        side = float_literal(spec.eps / math.sqrt(len(num)) * (1 - 1e-9))
+        cell = f"floor(({v} - off_{i}) / sc_{i} / {side})"
+        keys.append(f"CASE WHEN isfinite({cell}) THEN {cell} ELSE {v} END")   # bad scale: exact values
+    label = ("CAST(struct_pack(" + ", ".join(f"{col[s]} := any_value({col[s]})" for s in spec.strata) + ") AS VARCHAR)"
+             if spec.strata else "'all records'")
+    stats_cte = f",\nstats AS (SELECT {', '.join(stats)} FROM src)" if stats else ""
+    return (f"WITH src AS (\n    SELECT * FROM {source}{where}\n){stats_cte},\n"
+            f"cells AS (\n    SELECT count(*) AS c, {label} AS label\n    FROM src{', stats' if stats else ''}\n"
+            f"    GROUP BY {', '.join(keys)}\n)\n"
+            f"SELECT coalesce(sum(c * greatest(c - 1, {spec.k})), 0)::HUGEINT, coalesce(sum(c), 0), coalesce(max(c), 0), "
+            f"arg_max(label, c) FROM cells")
+
+
 def neighborhoods_sql(source: str, spec: RWNSpec, pairs: bool = False,
                       dialect: DuckDBDialect = DUCKDB) -> str:
     """Per record: `record` (1-based input position), neighbourhood `size`, `radius`

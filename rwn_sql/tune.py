@@ -26,6 +26,7 @@ import duckdb
 import numpy as np
 
 from . import engine, sqlgen
+from .api import check_pair_budget
 from .errors import RWNError
 from .evaluate import Evaluation, evaluate
 from .identifiers import quote_ident, quote_literal
@@ -200,6 +201,7 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
             except (TypeError, ValueError) as exc:
                 raise RWNError(str(exc)) from None
             engine.check_columns(spec, src)
+            check_pair_budget(con, src, spec)
             hoods = con.execute(sqlgen.neighborhoods_sql(src.sql, spec)).fetchnumpy()
             size, dcr = np.asarray(hoods["size"], float), np.asarray(hoods["dcr"], float)
             figure1[eps] = {"size": size.tolist(), "dcr": dcr.tolist()}
