@@ -133,10 +133,15 @@ def test_strata_join_uses_the_cell_keys(con, tmp_path):
     assert "struct_pack" in plan
 
 
-def test_run_under_a_memory_limit_spills(con, tmp_path):
-    """The spilling path at a scale the suite can afford: 200k rows under 50 MB, where the
-    points and candidate pairs alone exceed the limit (benchmarks/bench_guards.py runs 2M rows)."""
+def test_neighbourhoods_under_a_memory_limit_spill(con, tmp_path):
+    """The spilling path at a scale the suite can afford: 200k rows under 200 MB, where the
+    recursion's candidate pairs (about 30 per record and level, ~50 bytes each) exceed the
+    limit; benchmarks/bench_guards.py runs 2M rows under 500 MB. The neighbourhoods are
+    checked against an unlimited run."""
     con.execute(f"SET temp_directory = '{tmp_path}'").fetchall()
-    con.execute("CREATE TABLE big AS SELECT random() AS a, random() AS b, random() AS c FROM range(200000)").fetchall()
-    con.execute("SET memory_limit = '50MB'").fetchall()
-    rwn_sql.neighborhoods(con, "big", ["a", "b", "c"], k=5).fetchall()
+    con.execute("CREATE TABLE big AS SELECT (hash(range) % 1000003) / 1000003 AS a, (hash(range, 7) % 999983) / 999983 AS b, "
+                "(hash(range, 11) % 1000033) / 1000033 AS c FROM range(200000)").fetchall()
+    query = f"SELECT count(*), sum(size), bit_xor(hash(record, size, radius)) FROM ({rwn_sql.neighborhoods(con, 'big', ['a', 'b', 'c'], k=5, sql=True)})"
+    unlimited = con.execute(query).fetchall()
+    con.execute("SET memory_limit = '200MB'").fetchall()
+    assert con.execute(query).fetchall() == unlimited
