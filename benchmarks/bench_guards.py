@@ -50,7 +50,8 @@ def run_case(case: str, rows: int, source: str, limit: str | None, workdir: str)
         if source != "table":
             name = os.path.join(workdir, f"data.{source}")
             con.execute(f"COPY data TO '{name}' (FORMAT {source})").fetchall()
-        call = lambda: rwn_sql.perturb(con, name, ["age", "income"], k=5, strata=["sex"], seed=1, into="out")  # noqa: E731
+        call = lambda: rwn_sql.perturb(con, name, ["age", "income"], k=5, strata=["sex"],  # noqa: E731
+                                       seed=1, into="out")
     else:
         con.execute(f"CREATE TABLE data AS SELECT (hash(range, 1) % 1000003) / 1000003 AS a, "
                     f"(hash(range, 2) % 999983) / 999983 AS b, (hash(range, 3) % 1000033) / 1000033 AS c "

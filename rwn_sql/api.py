@@ -65,7 +65,8 @@ def check_pair_budget(con, src, spec: RWNSpec) -> None:
     raise RWNError(
         f"the neighbourhoods would hold at least {pairs:,} neighbour pairs (about "
         f"{pairs * BYTES_PER_PAIR / 1e9:,.1f} GB), more than the memory limit of {limit / 1e9:,.2f} GB "
-        f"allows (about {limit // BYTES_PER_PAIR:,} pairs beyond the {spec.k} nearest per record): {largest:,} records{where} share {within}, "
+        f"allows (about {limit // BYTES_PER_PAIR:,} pairs beyond the {spec.k} nearest per record): "
+        f"{largest:,} records{where} share {within}, "
         f"so each has all the others in its neighbourhood. Remedies: eps = 0 with a "
         f"larger k if eps makes neighbourhoods large; more distance columns, or a little random "
         f"jitter on the values, to break exact ties; strata that split the largest groups; or a "

@@ -22,6 +22,7 @@ MAX_GRID_DIMS = 3          # 3^3 = 27 neighbour cells per record; more dims cost
 UNIT_BALL = {1: 2.0, 2: math.pi, 3: 4.0 * math.pi / 3.0}
 SLACK = "1e-9"             # relative safety margin against floating-point rounding at cell edges
 UNIT_ROUNDOFF = 2.0 ** -53
+PERTURB_PURPOSE = "rwn.perturb"
 
 
 def tie_tolerance(terms: int) -> float:
@@ -33,7 +34,6 @@ def tie_tolerance(terms: int) -> float:
     factor below 1 / (1 - 2 (terms + 4) u) and the product radius2 * (1 + tau) rounds once
     more; tau = 4 (terms + 4) u covers both with room to spare."""
     return 4.0 * (terms + 4) * UNIT_ROUNDOFF
-PERTURB_PURPOSE = "rwn.perturb"
 
 
 def sql_text(name: str) -> str:
@@ -112,8 +112,9 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
         # records would silently fail every comparison.
         spread = f"(hi_{i} - lo_{i}) / ({sc})"
         checks.append(f"WHEN NOT coalesce(isfinite(hi_{i} - lo_{i}) AND isfinite({sc}) "
-                      f"AND isfinite({spread} * {spread} * {D + C}), false) THEN {name} || ' spans ' || lo_{i} "
-                      f"|| ' to ' || hi_{i} || ', too wide for double-precision distances; rescale it "
+                      f"AND isfinite({spread} * {spread} * {D + C}), false) "
+                      f"THEN {name} || ' spans ' || lo_{i} || ' to ' || hi_{i} || ', too wide for "
+                      f"double-precision distances; rescale it "
                       f"(e.g. divide it by a power of ten)'")
     for i, c in enumerate(cat, 1):
         name = quote_literal(f"column {quote_ident(c)}")
@@ -265,14 +266,14 @@ def pair_estimate_sql(source: str, spec: RWNSpec) -> str:
         side = float_literal(spec.eps / math.sqrt(len(num)) * (1 - 1e-9))
         cell = f"floor(({v} - off_{i}) / sc_{i} / {side})"
         keys.append(f"CASE WHEN isfinite({cell}) THEN {cell} ELSE {v} END")   # bad scale: exact values
-    label = ("CAST(struct_pack(" + ", ".join(f"{col[s]} := any_value({col[s]})" for s in spec.strata) + ") AS VARCHAR)"
-             if spec.strata else "'all records'")
+    label = ("CAST(struct_pack(" + ", ".join(f"{col[s]} := any_value({col[s]})" for s in spec.strata)
+             + ") AS VARCHAR)" if spec.strata else "'all records'")
     stats_cte = f",\nstats AS (SELECT {', '.join(stats)} FROM src)" if stats else ""
     return (f"WITH src AS (\n    SELECT * FROM {source}{where}\n){stats_cte},\n"
             f"cells AS (\n    SELECT count(*) AS c, {label} AS label\n    FROM src{', stats' if stats else ''}\n"
             f"    GROUP BY {', '.join(keys)}\n)\n"
-            f"SELECT coalesce(sum(c * greatest(c - 1, {spec.k})), 0)::HUGEINT, coalesce(sum(c), 0), coalesce(max(c), 0), "
-            f"arg_max(label, c) FROM cells")
+            f"SELECT coalesce(sum(c * greatest(c - 1, {spec.k})), 0)::HUGEINT, coalesce(sum(c), 0),\n"
+            f"    coalesce(max(c), 0), arg_max(label, c)\nFROM cells")
 
 
 def neighborhoods_sql(source: str, spec: RWNSpec, pairs: bool = False,

@@ -8,7 +8,7 @@ import pytest
 
 import rwn_sql
 from conftest import load_numpy
-from rwn_sql import api, sqlgen, tune
+from rwn_sql import sqlgen, tune
 from rwn_sql.engine import resolve_source
 from rwn_sql.spec import RWNSpec
 
@@ -139,9 +139,11 @@ def test_neighbourhoods_under_a_memory_limit_spill(con, tmp_path):
     limit; benchmarks/bench_guards.py runs 2M rows under 500 MB. The neighbourhoods are
     checked against an unlimited run."""
     con.execute(f"SET temp_directory = '{tmp_path}'").fetchall()
-    con.execute("CREATE TABLE big AS SELECT (hash(range) % 1000003) / 1000003 AS a, (hash(range, 7) % 999983) / 999983 AS b, "
-                "(hash(range, 11) % 1000033) / 1000033 AS c FROM range(200000)").fetchall()
-    query = f"SELECT count(*), sum(size), bit_xor(hash(record, size, radius)) FROM ({rwn_sql.neighborhoods(con, 'big', ['a', 'b', 'c'], k=5, sql=True)})"
+    con.execute("CREATE TABLE big AS SELECT (hash(range) % 1000003) / 1000003 AS a, "
+                "(hash(range, 7) % 999983) / 999983 AS b, (hash(range, 11) % 1000033) / 1000033 AS c "
+                "FROM range(200000)").fetchall()
+    hoods = rwn_sql.neighborhoods(con, "big", ["a", "b", "c"], k=5, sql=True)
+    query = f"SELECT count(*), sum(size), bit_xor(hash(record, size, radius)) FROM ({hoods})"
     unlimited = con.execute(query).fetchall()
     con.execute("SET memory_limit = '200MB'").fetchall()
     assert con.execute(query).fetchall() == unlimited
