@@ -148,3 +148,12 @@ def test_neighbourhoods_under_a_memory_limit_spill(con, tmp_path):
     unlimited = con.execute(query).fetchall()
     con.execute("SET memory_limit = '200MB'").fetchall()
     assert con.execute(query).fetchall() == unlimited
+
+
+def test_sql_macros_are_guarded_too(con):
+    import duckdb
+    tied_table(con, 40_000)
+    rwn_sql.install(con)
+    con.execute("SET memory_limit = '100MB'").fetchall()
+    with pytest.raises(duckdb.Error, match="3,960,000 neighbour pairs"):
+        con.execute("SELECT count(*) FROM rwn_perturb('tied', ['a', 'b', 'c'], k := 1, seed := 1)").fetchall()
