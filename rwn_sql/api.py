@@ -54,6 +54,8 @@ def check_pair_budget(con, src, spec: RWNSpec) -> None:
     part spills to disk; tests/test_guards.py) costs about BYTES_PER_PAIR bytes."""
     try:
         pairs, records, largest, label = engine.run(con, sqlgen.pair_estimate_sql(src.sql, spec))[0]
+    except duckdb.InterruptException:
+        raise
     except duckdb.Error:
         return      # bad data: the neighbourhood statement itself reports it, with its message
     limit = memory_limit_bytes(con)
