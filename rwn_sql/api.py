@@ -1,6 +1,9 @@
 """The public Python API: a thin layer over the SQL builders and the engine."""
 from __future__ import annotations
 
+import os
+import re
+
 import duckdb
 
 from . import engine, sqlgen
@@ -9,7 +12,14 @@ from .identifiers import quote_literal
 from .randomness import KEY_PLACEHOLDER, resolve_key
 from .spec import RWNSpec
 
-__all__ = ["neighborhoods", "perturb", "perturb_statement", "donors"]
+__all__ = ["neighborhoods", "perturb", "perturb_statement", "donors", "check_pair_budget"]
+
+# Peak memory per neighbour pair while the neighbourhoods are built: the candidate pair rows,
+# the grouped lists and their sorted and filtered copies. Measured about 120 bytes
+# (benchmarks/bench_guards.py: tied data, 50k to 200k rows); 128 keeps a margin.
+BYTES_PER_PAIR = 128
+UNITS = {"bytes": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+         "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 
 
 def _spec(columns, *, k, eps, q=1.0, scale, strata, categorical, weight, on_missing, drop=()) -> RWNSpec:
@@ -20,10 +30,49 @@ def _spec(columns, *, k, eps, q=1.0, scale, strata, categorical, weight, on_miss
         raise RWNError(str(exc)) from None
 
 
-def _prepare(con, source, spec):
+def _prepare(con, source, spec, guard: bool = True):
     src = engine.resolve_source(con, source)
     engine.check_columns(spec, src)
+    if guard:
+        check_pair_budget(con, src, spec)
     return src
+
+
+def memory_limit_bytes(con) -> int:
+    """DuckDB's memory_limit setting in bytes (physical memory when it cannot be read)."""
+    text = str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]+)\s*", text)
+    if m and m.group(2).lower() in UNITS:
+        return int(float(m.group(1)) * UNITS[m.group(2).lower()])
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def check_pair_budget(con, src, spec: RWNSpec) -> None:
+    """Refuse, before any neighbourhood is built, data whose neighbourhoods cannot fit in the
+    memory limit: a grouped pre-pass (sqlgen.pair_estimate_sql) bounds the number of
+    neighbour pairs from below; every pair beyond the k per record that any run needs (that
+    part spills to disk; tests/test_guards.py) costs about BYTES_PER_PAIR bytes."""
+    try:
+        pairs, records, largest, label = engine.run(con, sqlgen.pair_estimate_sql(src.sql, spec))[0]
+    except duckdb.InterruptException:
+        raise
+    except duckdb.Error:
+        return      # bad data: the neighbourhood statement itself reports it, with its message
+    limit = memory_limit_bytes(con)
+    if (pairs - records * spec.k) * BYTES_PER_PAIR <= limit:
+        return
+    within = (f"identical values of {', '.join(spec.columns)}" if spec.eps == 0
+              else f"values within eps = {spec.eps:g} of each other")
+    where = f" (stratum {label})" if spec.strata else ""
+    raise RWNError(
+        f"the neighbourhoods would hold at least {pairs:,} neighbour pairs (about "
+        f"{pairs * BYTES_PER_PAIR / 1e9:,.1f} GB), more than the memory limit of {limit / 1e9:,.2f} GB "
+        f"allows (about {limit // BYTES_PER_PAIR:,} pairs beyond the {spec.k} nearest per record): "
+        f"{largest:,} records{where} share {within}, "
+        f"so each has all the others in its neighbourhood. Remedies: eps = 0 with a "
+        f"larger k if eps makes neighbourhoods large; more distance columns, or a little random "
+        f"jitter on the values, to break exact ties; strata that split the largest groups; or a "
+        f"higher memory limit (SET memory_limit / --memory-limit)")
 
 
 def neighborhoods(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: float = 0.0,
@@ -38,7 +87,7 @@ def neighborhoods(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, e
     """
     spec = _spec(columns, k=k, eps=eps, scale=scale, strata=strata, categorical=categorical,
                  weight=weight, on_missing=on_missing)
-    src = _prepare(con, source, spec)
+    src = _prepare(con, source, spec, guard=not sql)
     text = sqlgen.neighborhoods_sql(src.sql, spec, pairs=pairs)
     return text if sql else con.sql(text)
 
@@ -79,7 +128,7 @@ def perturb_statement(con, source, columns, *, k, eps, q, scale, strata, categor
         the_key = resolve_key(key, seed)
     except (TypeError, ValueError) as exc:
         raise RWNError(str(exc)) from None
-    src = _prepare(con, source, spec)
+    src = _prepare(con, source, spec, guard=not show)
     return sqlgen.perturb_sql(src.sql, spec, KEY_PLACEHOLDER if show else quote_literal(the_key))
 
 

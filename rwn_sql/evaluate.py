@@ -241,6 +241,11 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
         if not hi[j] > lo[j]:
             raise RWNError(f"column {c!r} is constant in the original data: scaling by its range or "
                            f"standard deviation is undefined; leave it out of columns")
+        with np.errstate(over="ignore"):
+            if not (np.isfinite(hi[j] - lo[j]) and np.isfinite(sd[j])):
+                raise RWNError(f"column {c!r} spans {float(lo[j])!r} to {float(hi[j])!r}, too wide for a "
+                               f"double-precision range and standard deviation; rescale it (e.g. divide "
+                               f"it by a power of ten)")
     ko, kr = _codes(co, cr, n)
 
     utility = Utility(

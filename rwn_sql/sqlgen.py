@@ -21,7 +21,19 @@ from .spec import RWNSpec
 MAX_GRID_DIMS = 3          # 3^3 = 27 neighbour cells per record; more dims cost more than they prune
 UNIT_BALL = {1: 2.0, 2: math.pi, 3: 4.0 * math.pi / 3.0}
 SLACK = "1e-9"             # relative safety margin against floating-point rounding at cell edges
+UNIT_ROUNDOFF = 2.0 ** -53
 PERTURB_PURPOSE = "rwn.perturb"
+
+
+def tie_tolerance(terms: int) -> float:
+    """Relative tolerance tau under which computed squared distances count as equal.
+
+    A squared distance over `terms` columns is computed with at most terms + 4 roundings on
+    every path (METHODS.md, "Exact ties"), so it is within a factor (1 +- gamma) of the exact
+    value, gamma = (terms + 4) u / (1 - (terms + 4) u). Exactly tied distances then differ by a
+    factor below 1 / (1 - 2 (terms + 4) u) and the product radius2 * (1 + tau) rounds once
+    more; tau = 4 (terms + 4) u covers both with room to spare."""
+    return 4.0 * (terms + 4) * UNIT_ROUNDOFF
 
 
 def sql_text(name: str) -> str:
@@ -86,7 +98,7 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
         elif spec.scale == "zscore":
             # Distances ignore the centre; the sd is rounded to 10 significant digits so that
             # parallel summation order cannot change the scaled values.
-            off, sc = "0.0", (f"CASE WHEN sd_{i} > 0 THEN "
+            off, sc = "0.0", (f"CASE WHEN isfinite(sd_{i}) AND sd_{i} > 0 THEN "
                              f"round(sd_{i}, 9 - CAST(floor(log10(sd_{i})) AS INTEGER)) END")
         else:
             off, sc = "0.0", "1.0"
@@ -97,8 +109,16 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
             checks.append(f"WHEN hi_{i} = lo_{i} THEN {name} || ' is constant (every value is ' "
                           f"|| lo_{i} || '); remove it from the distance columns'")
         elif spec.scale == "zscore":
-            checks.append(f"WHEN coalesce(sd_{i}, 0) = 0 THEN {name} || ' is constant; "
+            checks.append(f"WHEN coalesce(sd_{i}, 0) = 0 OR hi_{i} = lo_{i} THEN {name} || ' is constant; "
                           f"remove it from the distance columns'")
+        # A range or scale beyond the double range would turn distances into inf or NaN, and
+        # records would silently fail every comparison.
+        spread = f"(hi_{i} - lo_{i}) / ({sc})"
+        checks.append(f"WHEN NOT coalesce(isfinite(hi_{i} - lo_{i}) AND isfinite({sc}) "
+                      f"AND isfinite({spread} * {spread} * {D + C}), false) "
+                      f"THEN {name} || ' spans ' || lo_{i} || ' to ' || hi_{i} || ', too wide for "
+                      f"double-precision distances; rescale it "
+                      f"(e.g. divide it by a power of ten)'")
     for i, c in enumerate(cat, 1):
         name = quote_literal(f"column {quote_ident(c)}")
         checks.append(f"WHEN badc_{i} > 0 THEN {name} || ' has ' || badc_{i} || "
@@ -136,7 +156,9 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
 
     point_columns = [f"s.{col[s]} AS k_{i}" for i, s in enumerate(strata, 1)]
     x = {i: f"(CAST(s.{col[c]} AS DOUBLE) - p.off_{i}) / p.sc_{i}" for i, c in enumerate(num, 1)}
-    point_columns += [f"{x[i]} AS x_{i}" for i in x]
+    # distances use the unscaled values v_*: a difference of two values is exact or rounded
+    # once, a difference of two scaled values is not (METHODS.md, "Exact ties")
+    point_columns += [f"CAST(s.{col[c]} AS DOUBLE) AS v_{i}" for i, c in enumerate(num, 1)]
     point_columns += [f"s.{col[c]} AS c_{i}" for i, c in enumerate(cat, 1)]
     for d in range(1, G + 1):
         if D == G:
@@ -163,13 +185,22 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
         grid_margin = "'Infinity'::DOUBLE"
     category_margin = (f", CASE WHEN s < {w} THEN {w} * (1 - {SLACK}) ELSE 'Infinity'::DOUBLE END"
                        if C else "")
-    joins = [f"b.k_{i} IS NOT DISTINCT FROM a.k_{i}" for i in range(1, len(strata) + 1)]
-    joins += [f"b.cell_{d} = a.cell_{d} + o.o_{d}" for d in range(1, G + 1)]
-    joins += [f"b.ck_{i} IS NOT DISTINCT FROM a.ck_{i}" for i in range(1, C + 1)]
-    terms = [f"(a.x_{i} - b.x_{i}) * (a.x_{i} - b.x_{i})" for i in range(1, D + 1)]
+    exact_keys = [f"k_{i}" for i in range(1, len(strata) + 1)] + [f"ck_{i}" for i in range(1, C + 1)]
+    joins = [f"b.cell_{d} = a.cell_{d} + o.o_{d}" for d in range(1, G + 1)]
+    if G and exact_keys:
+        # Strata and categorical keys ride in one struct with the first cell key (struct
+        # equality matches NULL fields, like IS NOT DISTINCT FROM): a separate condition
+        # between a and b alone let the optimizer join a stratum with itself before applying
+        # the offsets, which is quadratic within a stratum.
+        joins[0] = (f"struct_pack(c := b.cell_1, {', '.join(f'{e} := b.{e}' for e in exact_keys)}) = "
+                    f"struct_pack(c := a.cell_1 + o.o_1, {', '.join(f'{e} := a.{e}' for e in exact_keys)})")
+    else:
+        joins += [f"b.{e} IS NOT DISTINCT FROM a.{e}" for e in exact_keys]
+    terms = [f"((a.v_{i} - b.v_{i}) / a.sc_{i}) * ((a.v_{i} - b.v_{i}) / a.sc_{i})" for i in range(1, D + 1)]
     terms += [f"CASE WHEN a.c_{i} = b.c_{i} THEN 0.0 ELSE {w2} END" for i in range(1, C + 1)]
     eps2 = float_literal(spec.eps * spec.eps)
     radius2 = eps2 if spec.k == 0 else f"greatest({eps2}, found[{spec.k}].d2)"
+    tie_factor = float_literal(1.0 + tie_tolerance(D + C))
 
     if G:
         cells = ", ".join([f"k_{i}" for i in range(1, len(strata) + 1)]
@@ -206,7 +237,46 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
         k_search=k_search,
         eps2=eps2,
         radius2=radius2,
+        tie_factor=tie_factor,
+        scales="".join(f", sc_{i}" for i in range(1, D + 1)),
     )
+
+
+def pair_estimate_sql(source: str, spec: RWNSpec) -> str:
+    """A cheap pre-pass: (lower bound on sum |S_i|, records, largest group, its stratum label).
+
+    Records sharing a cell of side eps / sqrt(D) (scaled units; the exact values when eps = 0)
+    and their strata and categorical values are within eps of each other, so each has at
+    least max(group size - 1, k) neighbours: the sum over groups bounds the pairs the
+    neighbourhoods hold from below."""
+    num, cat = spec.numeric, spec.categorical
+    col = {name: quote_ident(name) for name in spec.columns + spec.strata}
+    keys = [col[s] for s in spec.strata] + [col[c] for c in cat]
+    stats, where = [], ""
+    if spec.on_missing == "drop":
+        where = "\n    WHERE " + " AND ".join(
+            [f"{col[c]} IS NOT NULL AND isfinite(CAST({col[c]} AS DOUBLE))" for c in num]
+            + [f"{col[c]} IS NOT NULL" for c in cat])
+    for i, c in enumerate(num, 1):
+        v = f"CAST({col[c]} AS DOUBLE)"
+        if spec.eps == 0:
+            keys.append(v)
+            continue
+        off, sc = {"minmax": (f"min({v})", f"max({v}) - min({v})"),
+                   "zscore": ("0.0", f"stddev_samp({v})"),
+                   "none": ("0.0", "1.0")}[spec.scale]
+        stats += [f"{off} AS off_{i}", f"{sc} AS sc_{i}"]
+        side = float_literal(spec.eps / math.sqrt(len(num)) * (1 - 1e-9))
+        cell = f"floor(({v} - off_{i}) / sc_{i} / {side})"
+        keys.append(f"CASE WHEN isfinite({cell}) THEN {cell} ELSE {v} END")   # bad scale: exact values
+    label = ("CAST(struct_pack(" + ", ".join(f"{col[s]} := any_value({col[s]})" for s in spec.strata)
+             + ") AS VARCHAR)" if spec.strata else "'all records'")
+    stats_cte = f",\nstats AS (SELECT {', '.join(stats)} FROM src)" if stats else ""
+    return (f"WITH src AS (\n    SELECT * FROM {source}{where}\n){stats_cte},\n"
+            f"cells AS (\n    SELECT count(*) AS c, {label} AS label\n    FROM src{', stats' if stats else ''}\n"
+            f"    GROUP BY {', '.join(keys)}\n)\n"
+            f"SELECT coalesce(sum(c * greatest(c - 1, {spec.k})), 0)::HUGEINT, coalesce(sum(c), 0),\n"
+            f"    coalesce(max(c), 0), arg_max(label, c)\nFROM cells")
 
 
 def neighborhoods_sql(source: str, spec: RWNSpec, pairs: bool = False,

@@ -8,6 +8,7 @@ except ImportError:                    # older duckdb
     from duckdb.typing import BIGINT, BOOLEAN, DOUBLE, VARCHAR
 
 from . import engine, privacy, sqlgen
+from .api import check_pair_budget
 from .errors import RWNError
 from .identifiers import quote_literal
 from .randomness import resolve_key
@@ -29,8 +30,10 @@ def _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, dr
 def _source(con, name, spec):
     if not isinstance(name, str):
         raise RWNError("the first argument must be a table or view name (a string)")
-    src = engine.resolve_source(con.cursor(), name)
+    cursor = con.cursor()
+    src = engine.resolve_source(cursor, name)
     engine.check_columns(spec, src)
+    check_pair_budget(cursor, src, spec)
     return src.sql
 
 

@@ -26,6 +26,7 @@ import duckdb
 import numpy as np
 
 from . import engine, sqlgen
+from .api import check_pair_budget
 from .errors import RWNError
 from .evaluate import Evaluation, evaluate
 from .identifiers import quote_ident, quote_literal
@@ -46,8 +47,12 @@ MEASURES = {
 }
 
 
+MAX_SETTINGS = 10_000      # each setting is a full neighbourhood search plus reps releases
+
+
 def parse_grid(text: str) -> list[float]:
-    """'0.2:1.2:0.05' -> [0.2, 0.25, ..., 1.2] (end included); '0.3,0.5' -> [0.3, 0.5]."""
+    """'0.2:1.2:0.05' -> [0.2, 0.25, ..., 1.2] (end included); '0.3,0.5' -> [0.3, 0.5].
+    Every number must be finite, and a grid holds at most MAX_SETTINGS values."""
     try:
         parts = [float(x) for x in text.split(":")] if ":" in text else None
         values = None if parts else [float(x) for x in text.split(",") if x.strip()]
@@ -56,14 +61,36 @@ def parse_grid(text: str) -> list[float]:
     if parts is not None:
         if len(parts) != 3:
             raise RWNError(f"grid {text!r}: use START:STOP:STEP or comma-separated values")
+        if not all(math.isfinite(x) for x in parts):
+            raise RWNError(f"grid {text!r}: START, STOP and STEP must be finite numbers")
         start, stop, step = parts
         if step <= 0:
             raise RWNError(f"grid {text!r}: the step must be > 0")
-        count = math.floor((stop - start) / step + 1e-9) + 1
+        span = (stop - start) / step      # +-inf only when the count is huge or negative anyway
+        if span < 0:
+            raise RWNError(f"grid {text!r} is empty (STOP is below START)")
+        if span + 1 > MAX_SETTINGS:
+            raise RWNError(f"grid {text!r} has about {span + 1:.3g} values; at most {MAX_SETTINGS} "
+                           f"are allowed (each is a full run): use a larger step")
+        count = math.floor(span + 1e-9) + 1
         values = [round(start + i * step, 12) for i in range(max(count, 0))]
     if not values:
         raise RWNError(f"grid {text!r} is empty")
-    return values
+    return _checked_grid(values, f"grid {text!r}")
+
+
+def _checked_grid(values, what: str) -> list[float]:
+    """`values` as floats, each finite, at most MAX_SETTINGS of them."""
+    if len(values) > MAX_SETTINGS:
+        raise RWNError(f"{what} has {len(values)} values; at most {MAX_SETTINGS} are allowed")
+    try:
+        out = [float(v) for v in values]
+    except (TypeError, ValueError):
+        raise RWNError(f"{what}: every value must be a number") from None
+    bad = [v for v in out if not math.isfinite(v)]
+    if bad:
+        raise RWNError(f"{what}: values must be finite, got {bad[0]!r}")
+    return out
 
 
 @dataclass
@@ -154,7 +181,7 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
     called after every setting."""
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
         raise RWNError(f"reps must be an integer >= 1, got {reps!r}")
-    eps_values = [float(e) for e in eps_values]
+    eps_values = _checked_grid(list(eps_values), "eps_values")
     if not eps_values and not rank_swap and not mdav:
         raise RWNError("the sweep is empty: give at least one eps (or a baseline setting)")
     try:
@@ -174,6 +201,7 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
             except (TypeError, ValueError) as exc:
                 raise RWNError(str(exc)) from None
             engine.check_columns(spec, src)
+            check_pair_budget(con, src, spec)
             hoods = con.execute(sqlgen.neighborhoods_sql(src.sql, spec)).fetchnumpy()
             size, dcr = np.asarray(hoods["size"], float), np.asarray(hoods["dcr"], float)
             figure1[eps] = {"size": size.tolist(), "dcr": dcr.tolist()}

@@ -1,5 +1,7 @@
 -- rwn_sql: exact RWN neighbourhoods by grid-bucketed self-joins (METHODS.md section 1).
--- S_i = { j != i in i's stratum : d(i, j) <= max(eps, r_k(i)) }, ties at the radius included.
+-- S_i = { j != i in i's stratum : d(i, j) <= max(eps, r_k(i)) }, ties at the radius included:
+-- computed squared distances within a factor $tie_factor of the radius count as equal, which
+-- provably includes every exact tie (METHODS.md, "Exact ties").
 -- Records are bucketed into grid cells of side s; every j within s of i lies in i's cell or
 -- an adjacent one, so a record is exact once k records and eps lie within its margin. Records
 -- that are not yet exact retry with s doubled: no step compares all pairs.
@@ -32,12 +34,12 @@ settings AS (
         CASE WHEN problem IS NOT NULL THEN $raise_problem
              ELSE greatest($eps * 1.000001, $s_estimate, 1e-9 * diameter, 1e-12)
         END AS s0,
-        diameter$grid_order
+        diameter$scales$grid_order
     FROM (SELECT *, sqrt($diameter2) AS diameter FROM params)
 ),
 scaled AS (
-    -- scaled distance coordinates x_*, categorical distance columns c_*, strata k_*,
-    -- and the grid coordinates g_* (the numeric columns with the largest scaled spread)
+    -- unscaled distance values v_*, categorical distance columns c_*, strata k_*, and the
+    -- scaled grid coordinates g_* (the numeric columns with the largest scaled spread)
     SELECT s.__rwn_rid AS rid$point_columns
     FROM staged s, params p, settings st
 ),
@@ -60,7 +62,7 @@ search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
     (WITH
     active AS (
         -- records still searching whose start level is reached; cell side s = s0 * 2^lvl
-        SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0, w.lvl + 1) AS s, st.diameter, p.*
+        SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0, w.lvl + 1) AS s, st.diameter$scales, p.*
         FROM search w JOIN points p ON p.rid = w.rid, settings st
         WHERE NOT w.done AND w.start_lvl <= w.lvl + 1
     ),
@@ -86,7 +88,9 @@ search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
     ),
     found AS (
         SELECT lvl, i, any_value(start_lvl) AS start_lvl,
-            count(*) - 1 >= $k_search AND $eps2 <= min(margin2)
+            -- done once the radius, widened for ties, lies within the margin
+            count(*) FILTER (WHERE d2 * $tie_factor <= margin2) - 1 >= $k_search
+                AND $eps2 * $tie_factor <= min(margin2)
                 OR min(margin2) = 'Infinity'::DOUBLE AS done,
             list_sort(coalesce(list(struct_pack(d2 := d2, j := j)) FILTER (WHERE j <> i), [])) AS found
         FROM pairs
@@ -94,7 +98,7 @@ search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
         GROUP BY lvl, i
     )
     SELECT lvl, i, start_lvl, done,
-        CASE WHEN done THEN list_filter(found, lambda e: e.d2 <= $radius2) END,
+        CASE WHEN done THEN list_filter(found, lambda e: e.d2 <= ($radius2) * $tie_factor) END,
         CASE WHEN done THEN $radius2 END,
         CASE WHEN done THEN found[1].d2 END
     FROM found

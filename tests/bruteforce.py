@@ -1,35 +1,56 @@
 """Brute-force O(n^2) reference for RWN neighbourhoods, written independently of the SQL.
 
-Distances use the same floating-point operations in the same order as the SQL (scale each
-column, then add squared differences column by column, then categorical mismatches), so
-ties at the radius compare bit for bit.
+Distances use the same floating-point operations in the same order as the SQL (per column the
+difference of the unscaled values divided by the column's scale, squared, added column by
+column, then categorical mismatches), and membership uses the same relative tie tolerance, so
+the sets compare exactly. tests/test_ties.py checks the definition itself in exact arithmetic.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 
-def scaled(values: np.ndarray, scale: str) -> np.ndarray:
+def tie_tolerance(terms: int) -> float:
+    """METHODS.md "Exact ties": tau = 4 (terms + 4) u, u = 2^-53."""
+    return 4.0 * (terms + 4) * 2.0 ** -53
+
+
+@dataclass
+class Scaled:
+    """A numeric distance column: its values as doubles and its scale (distances divide the
+    difference of two values by it)."""
+    values: np.ndarray
+    scale: float
+
+
+def scaled(values: np.ndarray, scale: str) -> Scaled:
     v = values.astype(np.float64)
     if scale == "minmax":
-        lo, hi = v.min(), v.max()
-        return (v - lo) / (hi - lo)
+        return Scaled(v, v.max() - v.min())
     if scale == "zscore":
         sd = float(np.std(v, ddof=1))
-        sd = round(sd, 9 - int(np.floor(np.log10(sd))))
-        return (v - 0.0) / sd
-    return (v - 0.0) / 1.0
+        return Scaled(v, round(sd, 9 - int(np.floor(np.log10(sd)))))
+    return Scaled(v, 1.0)
 
 
-def squared_distances(numeric: list[np.ndarray], categorical: list[np.ndarray], weight: float = 1.0):
-    n = len(numeric[0]) if numeric else len(categorical[0])
+def squared_distances(numeric: list[Scaled], categorical: list[np.ndarray], weight: float = 1.0):
+    n = len(numeric[0].values) if numeric else len(categorical[0])
     d2 = np.zeros((n, n))
     for x in numeric:
-        diff = x[:, None] - x[None, :]
-        d2 = d2 + diff * diff
+        q = (x.values[:, None] - x.values[None, :]) / x.scale
+        d2 = d2 + q * q
     for c in categorical:
         d2 = d2 + np.where(c[:, None] == c[None, :], 0.0, weight * weight)
-    return d2
+    out = d2.view(Distances)
+    out.terms = len(numeric) + len(categorical)
+    return out
+
+
+class Distances(np.ndarray):
+    """Squared distances that know how many column terms they sum (for the tie tolerance)."""
+    terms = 1
 
 
 def neighborhoods(d2: np.ndarray, k: int, eps: float, strata: np.ndarray | None = None):
@@ -42,7 +63,8 @@ def neighborhoods(d2: np.ndarray, k: int, eps: float, strata: np.ndarray | None 
         others = np.array([j for j in range(n) if j != i and strata[j] == strata[i]], dtype=np.int64)
         dist = np.sort(d2[i, others]) if len(others) else np.array([])
         r2 = eps * eps if k == 0 else max(eps * eps, dist[k - 1])
-        out[i + 1] = {int(j) + 1 for j in others if d2[i, j] <= r2}
+        bound = r2 * (1.0 + tie_tolerance(d2.terms))
+        out[i + 1] = {int(j) + 1 for j in others if d2[i, j] <= bound}
         radius2[i + 1] = r2
         dcr2[i + 1] = dist[0] if len(dist) else None
     return out, radius2, dcr2
