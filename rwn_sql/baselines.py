@@ -74,8 +74,7 @@ def _resolve(con, source, columns, method: str, type_ok, type_hint: str) -> engi
     src = engine.resolve_source(con, source)
     names = src.names
     engine.require_columns(src, columns)
-    if any(n.lower() == "__rwn_rid" for n in names):
-        raise RWNError(f"{src.label} has a column named '__rwn_rid', which rwn_sql reserves")
+    engine.refuse_reserved(src)
     for c in columns:
         if not type_ok(src.type_of(c)):
             raise RWNError(f"column {c!r} has type {src.type_of(c)}; {method} needs {type_hint}")
