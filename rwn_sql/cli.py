@@ -169,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--target", default=None, help="numeric column regressed (OLS) on the other numeric columns")
     e.add_argument("--sdid-k", type=float, default=1.0,
                    help="SDID interval half-width in original standard deviations (default 1)")
+    e.add_argument("--id", default=None, metavar="COLUMN",
+                   help="pair records by this id column (default: by position, valid only for a release "
+                        "written with --keep-order)")
     e.add_argument("--json", default=None, metavar="FILE", help="also write every measure to a JSON file")
     e.add_argument("--overwrite", action="store_true", help="replace --json if it exists")
     t = sub.add_parser("tune", help="sweep eps (and baselines) and write a CSV and an HTML report",
@@ -441,10 +444,11 @@ def cmd_evaluate(args) -> int:
         raise RWNError(f"output file {args.json!r} already exists (use --overwrite to replace it)")
     con = _connect(args)
     ev = evaluate(con, args.original, args.released, args.columns, target=args.target,
-                  categorical=args.categorical, sdid_k=args.sdid_k)
+                  categorical=args.categorical, sdid_k=args.sdid_k, id=args.id)
     u, r = ev.utility, ev.risk
     fmt = lambda v: "-" if v is None else f"{v:.4f}"  # noqa: E731
     print(f"rwn-sql evaluate: {args.released} against {args.original}: {ev.rows} rows, columns {', '.join(ev.columns)}")
+    print(f"  paired by {ev.paired_by}" + (f"; {ev.dropped} original records not in the release" if ev.dropped else ""))
     print("utility")
     print(f"  correlation matrix, mean |difference|      {fmt(u.corr_mad)}")
     print(f"  PCA loadings (PC1, PC2), mean |difference|  {fmt(u.pca_loading_mad)}")
