@@ -72,7 +72,6 @@ def _column_list(columns) -> list[str]:
 
 def _resolve(con, source, columns, method: str, type_ok, type_hint: str) -> engine.Source:
     src = engine.resolve_source(con, source)
-    names = src.names
     engine.require_columns(src, columns)
     engine.refuse_reserved(src)
     for c in columns:

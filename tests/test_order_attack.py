@@ -21,9 +21,7 @@ Tolerances (Monte Carlo error of an accuracy over n = 32561 rows):
     (the leak: 0.836 against 0.536 for one release).
 """
 import math
-from collections import Counter
 
-import duckdb
 import numpy as np
 import pytest
 
@@ -33,11 +31,6 @@ from rwn_sql.randomness import keyed_order
 
 ADULT = ROOT / "examples" / "data" / "adult.csv"
 KEYS = [f"order-attack-key-{i:02d}-0123456789" for i in range(5)]
-
-
-def _codes(values):
-    names = sorted(set(values))
-    return np.array([names.index(v) for v in values])
 
 
 def neighbour_vote_accuracy(released, truth, m, half=50):
