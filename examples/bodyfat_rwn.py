@@ -43,7 +43,9 @@ def main() -> None:
         print(f"{eps:5.2f} {med:7.1f} {mean:7.1f} {mx:5d} {at_k:11.3f}")
 
     print(f"\n2. Release: k = {args.k}, eps = {args.eps}, q = 1, seed = {args.seed}")
-    rwn_sql.perturb(con, "bodyfat", columns, k=args.k, eps=args.eps, q=1.0, seed=args.seed, into="released")
+    # input order: the comparisons below pair each released row with its source row
+    rwn_sql.perturb(con, "bodyfat", columns, k=args.k, eps=args.eps, q=1.0, seed=args.seed, order="input",
+                    into="released")
     orig = con.execute("SELECT * FROM bodyfat").fetchnumpy()
     rel = con.execute("SELECT * FROM released").fetchnumpy()
     changed = np.mean([np.mean(orig[c] != rel[c]) for c in columns])

@@ -8,8 +8,7 @@ import duckdb
 
 from . import engine, sqlgen
 from .errors import RWNError
-from .identifiers import quote_literal
-from .randomness import KEY_PLACEHOLDER, resolve_key
+from .randomness import KEY_PLACEHOLDER, key_variable, resolve_key
 from .spec import RWNSpec
 
 __all__ = ["neighborhoods", "perturb", "perturb_statement", "donors", "check_pair_budget"]
@@ -95,17 +94,22 @@ def neighborhoods(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, e
 def perturb(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: float = 0.0,
             q: float = 1.0, scale: str = "minmax", strata=(), categorical=(), weight: float = 1.0,
             on_missing: str = "error", drop=(), key: str | None = None, seed: int | None = None,
-            into: str | None = None, replace: bool = False, sql: bool = False):
+            into: str | None = None, replace: bool = False, sql: bool = False, order: str = "keyed"):
     """Randomization Within Neighborhoods.
 
-    Every input row appears once, in input order; each cell of `columns` is, with
+    Every input row appears once; each cell of `columns` is, with
     probability q, replaced by the same column of a neighbour drawn uniformly from S_i
     (a fresh draw per column), else kept. Other columns pass through unchanged, except
     those in `drop`. Column types are preserved.
 
     Randomness: `key` (a secret string) makes the release reproducible; without key and
     seed a fresh 256-bit key is drawn from the operating system and never stored.
-    `seed` is for experiments only: anyone who knows it can redo the draws.
+    `seed` is for experiments only: anyone who knows it can redo the draws. The key is held
+    in a session variable of `con`, never written into the SQL text.
+
+    Row order: order='keyed' (default) writes the rows in an order drawn by the keyed hash, so
+    it reveals nothing about the input order (a sorted input would otherwise leak through
+    it); order='input' keeps the input order, for experiments that pair records by position.
 
     Returns a DuckDB relation (problems in the data, such as NULLs or a stratum smaller
     than k + 1, raise duckdb.InvalidInputException "rwn_sql: ..." when it is first
@@ -115,13 +119,17 @@ def perturb(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: fl
     """
     text = perturb_statement(con, source, columns, k=k, eps=eps, q=q, scale=scale, strata=strata,
                              categorical=categorical, weight=weight, on_missing=on_missing, drop=drop,
-                             key=key, seed=seed, show=sql)
+                             key=key, seed=seed, show=sql, order=order)
     return text if sql else engine.deliver(con, text, into, replace)
 
 
 def perturb_statement(con, source, columns, *, k, eps, q, scale, strata, categorical, weight,
-                      on_missing, drop, key, seed, show: bool = False) -> str:
-    """The SQL of a perturb call. show=True puts getvariable('rwn_key') where the key goes."""
+                      on_missing, drop, key, seed, show: bool = False, order: str = "keyed",
+                      key_ref=key_variable) -> str:
+    """The SQL of a perturb call. show=True puts getvariable('rwn_key') where the key goes;
+    else key_ref(con, key) gives the SQL that reads the key (never the key as a literal)."""
+    if order not in sqlgen.ORDERS:
+        raise RWNError(f"order must be one of {', '.join(sqlgen.ORDERS)}; got {order!r}")
     spec = _spec(columns, k=k, eps=eps, q=q, scale=scale, strata=strata, categorical=categorical,
                  weight=weight, on_missing=on_missing, drop=drop)
     try:
@@ -129,7 +137,7 @@ def perturb_statement(con, source, columns, *, k, eps, q, scale, strata, categor
     except (TypeError, ValueError) as exc:
         raise RWNError(str(exc)) from None
     src = _prepare(con, source, spec, guard=not show)
-    return sqlgen.perturb_sql(src.sql, spec, KEY_PLACEHOLDER if show else quote_literal(the_key))
+    return sqlgen.perturb_sql(src.sql, spec, KEY_PLACEHOLDER if show else key_ref(con, the_key), order=order)
 
 
 def donors(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: float = 0.0,
@@ -144,4 +152,4 @@ def donors(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: flo
         raise RWNError("donors() needs the key or seed of the release it explains")
     the_key = resolve_key(key, seed)
     src = _prepare(con, source, spec)
-    return con.sql(sqlgen.donors_sql(src.sql, spec, quote_literal(the_key)))
+    return con.sql(sqlgen.donors_sql(src.sql, spec, key_variable(con, the_key)))

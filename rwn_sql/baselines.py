@@ -32,7 +32,7 @@ import numpy as np
 from . import engine
 from .errors import RWNError
 from .identifiers import quote_ident, quote_literal
-from .randomness import bits_sql, hash_sql, resolve_key
+from .randomness import bits_sql, hash_sql, key_variable, resolve_key
 from .spec import RESERVED_PREFIX, SCALES
 
 __all__ = ["mdav", "mdav_groups", "mdav_labels", "mdav_statement", "rank_swap", "rank_swap_donors",
@@ -72,10 +72,8 @@ def _column_list(columns) -> list[str]:
 
 def _resolve(con, source, columns, method: str, type_ok, type_hint: str) -> engine.Source:
     src = engine.resolve_source(con, source)
-    names = src.names
     engine.require_columns(src, columns)
-    if any(n.lower() == "__rwn_rid" for n in names):
-        raise RWNError(f"{src.label} has a column named '__rwn_rid', which rwn_sql reserves")
+    engine.refuse_reserved(src)
     for c in columns:
         if not type_ok(src.type_of(c)):
             raise RWNError(f"column {c!r} has type {src.type_of(c)}; {method} needs {type_hint}")
@@ -238,13 +236,13 @@ def _rank_swap_plan(con, source, columns, p_percent, key: str):
                    "an ordered column (numeric, date/time or ENUM)")
     n = _check_values(con, src, columns, "rank swapping", finite=False)
     window = int(percent * n // 100)
-    key_sql = quote_literal(key)
-    hashes = [f"{hash_sql(key_sql, RANK_SWAP_PURPOSE, RID, c)} AS h_{i}" for i, c in enumerate(columns)]
+    key_sql = key_variable(con, key)
+    hashes = [f"{hash_sql(key_sql, RANK_SWAP_PURPOSE, RID, c)} AS __rwn_h_{i}" for i, c in enumerate(columns)]
     picks = []
     for i, c in enumerate(columns):
-        tie = bits_sql(f"h_{i}", 0)
+        tie = bits_sql(f"__rwn_h_{i}", 0)
         picks.append(f"row_number() OVER (ORDER BY {quote_ident(c)}, {tie}, {RID}) AS rank_{i}")
-        picks.append(f"{bits_sql(f'h_{i}', 1)} AS pick_{i}")
+        picks.append(f"{bits_sql(f'__rwn_h_{i}', 1)} AS pick_{i}")
     text = (f"WITH {_staged(src)},\nhashed AS (\n    SELECT *, {', '.join(hashes)} FROM staged\n)\n"
             f"SELECT {RID} AS rid, {', '.join(picks)}, {_fingerprint(columns)} OVER () AS fp\n"
             f"FROM hashed ORDER BY {RID}")

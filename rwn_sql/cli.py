@@ -75,7 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("perturb", help="write an RWN release of INPUT to OUTPUT",
-                       description="Write an RWN release: every row of INPUT once, in order; each cell of "
+                       description="Write an RWN release: every row of INPUT once, in an order drawn by the "
+                                   "key (--keep-order keeps the input order); each cell of "
                                    "--columns replaced with probability q by the same column of a uniformly "
                                    "drawn neighbour (independently per column). Other columns pass through.")
     p.add_argument("input", metavar="INPUT")
@@ -84,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--drop", type=column_list, default=[], metavar="ID1,ID2",
                    help="columns left out of the release (for example direct identifiers)")
     _add_key_options(p)
+    p.add_argument("--keep-order", action="store_true",
+                   help="write the rows in input order (experiments only: a sorted input then leaks "
+                        "through the row order)")
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     p.add_argument("--show-sql", action="store_true",
                    help="print the SQL the run executes (the key shown as getvariable('rwn_key'))")
@@ -165,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--target", default=None, help="numeric column regressed (OLS) on the other numeric columns")
     e.add_argument("--sdid-k", type=float, default=1.0,
                    help="SDID interval half-width in original standard deviations (default 1)")
+    e.add_argument("--id", default=None, metavar="COLUMN",
+                   help="pair records by this id column (default: by position, valid only for a release "
+                        "written with --keep-order)")
     e.add_argument("--json", default=None, metavar="FILE", help="also write every measure to a JSON file")
     e.add_argument("--overwrite", action="store_true", help="replace --json if it exists")
     t = sub.add_parser("tune", help="sweep eps (and baselines) and write a CSV and an HTML report",
@@ -289,7 +296,8 @@ def cmd_perturb(args) -> int:
         raise RWNError("OUTPUT is the same as INPUT; rwn-sql never modifies its input")
     key = read_key_file(args.key_file) if args.key_file else None
     con = _connect(args)
-    opts = dict(_common(args), q=args.q, drop=args.drop, key=key, seed=args.seed)
+    opts = dict(_common(args), q=args.q, drop=args.drop, key=key, seed=args.seed,
+                order="input" if args.keep_order else "keyed")
     if args.show_sql:
         print(api.perturb_statement(con, args.input, args.columns, show=True, **opts))
     log(f"rwn-sql perturb: {args.input} -> {args.output}")
@@ -436,10 +444,11 @@ def cmd_evaluate(args) -> int:
         raise RWNError(f"output file {args.json!r} already exists (use --overwrite to replace it)")
     con = _connect(args)
     ev = evaluate(con, args.original, args.released, args.columns, target=args.target,
-                  categorical=args.categorical, sdid_k=args.sdid_k)
+                  categorical=args.categorical, sdid_k=args.sdid_k, id=args.id)
     u, r = ev.utility, ev.risk
     fmt = lambda v: "-" if v is None else f"{v:.4f}"  # noqa: E731
     print(f"rwn-sql evaluate: {args.released} against {args.original}: {ev.rows} rows, columns {', '.join(ev.columns)}")
+    print(f"  paired by {ev.paired_by}" + (f"; {ev.dropped} original records not in the release" if ev.dropped else ""))
     print("utility")
     print(f"  correlation matrix, mean |difference|      {fmt(u.corr_mad)}")
     print(f"  PCA loadings (PC1, PC2), mean |difference|  {fmt(u.pca_loading_mad)}")

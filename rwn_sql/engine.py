@@ -149,6 +149,18 @@ def require_columns(src: Source, columns, role: str = "columns", where: str | No
                            f"{', '.join(names)}){hint}")
 
 
+RESERVED_PREFIX = "__rwn_"
+
+
+def refuse_reserved(src: Source) -> None:
+    """Refuse a source with a column in rwn_sql's reserved namespace: the generated SQL names
+    its internal columns and CTEs '__rwn_...', so such an input column could alter a release."""
+    for n in src.names:
+        if n.lower().startswith(RESERVED_PREFIX):
+            raise RWNError(f"{src.label} has a column named {n!r}; names starting with "
+                           f"{RESERVED_PREFIX!r} are reserved for rwn_sql's internal columns, rename it")
+
+
 def check_columns(spec: RWNSpec, src: Source) -> None:
     """Every named column exists, and numeric roles have numeric types."""
     for role, cols in (("columns", spec.columns), ("strata", spec.strata), ("drop", spec.drop)):
@@ -157,11 +169,7 @@ def check_columns(spec: RWNSpec, src: Source) -> None:
         if not NUMERIC_TYPES.match(src.type_of(c)):
             raise RWNError(f"column {c!r} has type {src.type_of(c)}, not a numeric type; list it in "
                            f"categorical= (--categorical) to use mismatch distance for it")
-    for c in spec.columns + spec.strata:
-        if c.lower().startswith("__rwn_"):
-            raise RWNError(f"column {c!r}: names starting with '__rwn_' are reserved")
-    if any(n.lower() == "__rwn_rid" for n in src.names):
-        raise RWNError(f"{src.label} has a column named '__rwn_rid', which rwn_sql reserves")
+    refuse_reserved(src)
 
 
 def run(con: duckdb.DuckDBPyConnection, sql: str, params=None) -> list[tuple]:

@@ -163,6 +163,8 @@ class Evaluation:
     sdid_k: float
     utility: Utility
     risk: Risk
+    paired_by: str = "position"            # "position", or the id column
+    dropped: int = 0                       # original records without a released record (id pairing)
 
     def to_dict(self) -> dict:
         """Plain dicts, lists, str, int, float and None; NaN and infinities become None."""
@@ -202,9 +204,15 @@ def _plain(value):
 # ----------------------------------------------------------------------------- entry point
 
 def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target: str | None = None,
-             categorical=(), sdid_k: float = 1.0) -> Evaluation:
+             categorical=(), sdid_k: float = 1.0, id: str | None = None) -> Evaluation:
     """Compare `released` with `original` (each a table/view name, a SQL query, a CSV/Parquet
-    path or 'file.duckdb:table') on `columns`; row i of one corresponds to row i of the other.
+    path or 'file.duckdb:table') on `columns`.
+
+    Pairing: with `id`, a column in both whose values identify the records (unique in each),
+    records are paired by it; released ids must all be in the original, and original records
+    without a released record are left out and counted in `dropped`. Without `id`, row i of
+    one corresponds to row i of the other: valid only for releases written in input order
+    (perturb(order='input'), `--keep-order`); the default keyed order shuffles the rows.
 
     `categorical`: columns among `columns` compared as categories (any type); the others must
     be numeric in both. `target`: a numeric column among `columns` to regress on the other
@@ -223,16 +231,28 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
 
     src_o = resolve_source(con, original)
     src_r = resolve_source(con, released)
+    if id is not None and (not isinstance(id, str) or id in columns):
+        raise RWNError(f"id must be a column name not among columns, got {id!r}")
     for role, src in (("original", src_o), ("released", src_r)):
         _check_columns(src, role, columns, numeric)
+        if id is not None:
+            engine.require_columns(src, [id], "id", where=f"the {role} data, {src.label}")
     xo, co, n = _read(con, src_o, "original", numeric, categorical)
     xr, cr, n_r = _read(con, src_r, "released", numeric, categorical)
     if n == 0:
         raise RWNError(f"the original data ({src_o.label}) has no rows")
+    dropped = 0
+    if id is not None:
+        keep_o, keep_r = _pair_by_id(con, src_o, src_r, id)
+        dropped = n - len(keep_o)
+        xo, xr = xo[keep_o], xr[keep_r]
+        co = [(text[keep_o], mask[keep_o]) for text, mask in co]
+        cr = [(text[keep_r], mask[keep_r]) for text, mask in cr]
+        n = n_r = len(keep_o)
     if n_r != n:
         raise RWNError(f"the released data ({src_r.label}) has {n_r} rows but the original "
                        f"({src_o.label}) has {n}: row i of the release must be the release of row i "
-                       f"of the original")
+                       f"of the original, or pass id= to pair records by an id column")
     if n < 2:
         raise RWNError("the data has a single row: the measures need at least 2 rows")
     sd = xo.std(axis=0, ddof=1) if numeric else np.zeros(0)
@@ -260,7 +280,30 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
     risk = _risk(xo, xr, ko, kr, lo, hi, sd, sdid_k, bool(numeric))
     return Evaluation(original=src_o.label, released=src_r.label, rows=n, columns=columns,
                       numeric=numeric, categorical=categorical, target=target, sdid_k=sdid_k,
-                      utility=utility, risk=risk)
+                      utility=utility, risk=risk, paired_by=id or "position", dropped=dropped)
+
+
+def _pair_by_id(con, src_o: Source, src_r: Source, id: str):
+    """Row indices (original, released) of the records paired by `id`, in original order (so a
+    shuffled release gives the measures of its input-order twin, to the last bit)."""
+    ids = []
+    for role, src in (("original", src_o), ("released", src_r)):
+        try:
+            values = [r[0] for r in con.execute(f"SELECT CAST({quote_ident(id)} AS VARCHAR) FROM {src.sql}").fetchall()]
+        except duckdb.Error as exc:
+            raise RWNError(f"cannot read the {role} data, {src.label}: {exc}") from None
+        if None in values:
+            raise RWNError(f"id column {id!r} is NULL in the {role} data")
+        if len(set(values)) != len(values):
+            raise RWNError(f"id column {id!r} repeats values in the {role} data; ids must be unique")
+        ids.append(values)
+    where = {v: i for i, v in enumerate(ids[0])}
+    unknown = [v for v in ids[1] if v not in where]
+    if unknown:
+        raise RWNError(f"the released data has {len(unknown)} ids not in the original (first: {unknown[0]!r})")
+    keep_o = np.array([where[v] for v in ids[1]], dtype=np.int64)
+    by_original = np.argsort(keep_o, kind="stable")
+    return keep_o[by_original], by_original
 
 
 # ----------------------------------------------------------------------------- input

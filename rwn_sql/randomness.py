@@ -32,6 +32,25 @@ TWO_52 = 1 << 52
 KEY_PLACEHOLDER = "getvariable('rwn_key')"
 
 
+def key_variable(con, key: str) -> str:
+    """Store `key` in a fresh session variable of `con` (through a prepared parameter) and
+    return the SQL that reads it, so generated SQL, returned relations and views built from
+    them never hold the key as text. The variable lives as long as the connection, as long
+    as the relations that read it can run."""
+    name = "__rwn_key_" + secrets.token_hex(8)
+    con.execute(f"SET VARIABLE {name} = ?", [key]).fetchall()
+    return key_lookup(f"getvariable({quote_literal(name)})")
+
+
+def key_lookup(read_sql: str) -> str:
+    """SQL reading a key with `read_sql`, failing if it gives NULL (the key is not known on this
+    connection) rather than hashing NULL. error() would make the expression volatile, which
+    window ORDER BYs refuse; a failing cast is not volatile."""
+    missing = quote_literal("rwn_sql: the key of this statement is not set on this connection; "
+                            "run it on the connection that built it")
+    return f"coalesce({read_sql}, CAST(CAST({missing} AS INTEGER) AS VARCHAR))"
+
+
 def new_key() -> str:
     """A fresh 256-bit key from the operating system's CSPRNG. It is never written anywhere."""
     return secrets.token_hex(32)
@@ -77,6 +96,13 @@ def hash_sql(key_sql: str, purpose: str, record_sql: str, column: str,
     return dialect.md5_uint128(f"{subkey} || CAST({record_sql} AS VARCHAR)")
 
 
+def order_key_sql(key_sql: str, purpose: str, record_sql: str, dialect: DuckDBDialect = DUCKDB) -> str:
+    """SQL for a record's position key in a release: 62 bits of the keyed hash of the record, so
+    the written order is a keyed random permutation that says nothing about the input order
+    (sorting by an integer costs far less than by the hash's text)."""
+    return dialect.uint128_bits(hash_sql(key_sql, purpose, record_sql, "", dialect), 0, 62)
+
+
 def bits_sql(hash_expr: str, part: int, dialect: DuckDBDialect = DUCKDB) -> str:
     """SQL for the 52-bit integer number `part` (0 or 1) of a keyed hash: uniform on [0, 2^52)."""
     return dialect.uint128_bits(hash_expr, 76 - 52 * part, 52)
@@ -86,6 +112,11 @@ def keyed_hash(key: str, purpose: str, record: int | str, column: str) -> int:
     """Python mirror of `hash_sql`, for tests and for engines without MD5 in SQL."""
     subkey = hashlib.md5(f"{key}|{purpose}|{column}".encode("utf-8")).hexdigest()
     return int.from_bytes(hashlib.md5(f"{subkey}{record}".encode("utf-8")).digest(), "little")
+
+
+def keyed_order(key: str, purpose: str, n: int) -> list[int]:
+    """Python mirror of `order_key_sql`: records 1..n in the order a release writes them."""
+    return sorted(range(1, n + 1), key=lambda r: (keyed_hash(key, purpose, r, "") & ((1 << 62) - 1), r))
 
 
 def keyed_bits(key: str, purpose: str, record: int | str, column: str) -> tuple[int, int]:

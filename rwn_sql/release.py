@@ -48,7 +48,7 @@ class ReleaseMeta:
     delta: float | None = None
     test: str | None = None
     rwn: dict = field(default_factory=dict)
-    trials_sql: str | None = None     # enforced releases: relation "<table> AS tr" of (size, t)
+    trials_sql: str | None = None     # enforced releases: relation "<table> AS __rwn_tr" of (size, t)
 
     @property
     def m(self) -> int:
@@ -72,7 +72,7 @@ def estimates_view_sql(meta: ReleaseMeta, by: str | None) -> str:
     md = (f"(SELECT {{}} FROM {METADATA_TABLE} WHERE table_name = {quote_literal(meta.table_name)})")
     p_sql = md.format("p")
     domain_sql = f"CAST({md.format('domain')} AS {meta.sensitive_type}[])"
-    design = (f"{TRIALS_TABLE} AS tr", meta.public) if meta.enforced else None
+    design = (f"{TRIALS_TABLE} AS __rwn_tr", meta.public) if meta.enforced else None
     return rp_sql.estimates_sql(quote_ident(meta.table_name), meta.sensitive, p_sql, domain_sql,
                                 (by,) if by else (), design=design)
 
@@ -96,7 +96,7 @@ def read_metadata(con: duckdb.DuckDBPyConnection, table: str | None = None, sche
     r = rows[0]
     return ReleaseMeta(table_name=r[0], sensitive=r[1], sensitive_type=r[2], public=tuple(r[3]), p=r[4],
                        domain=tuple(r[5]), method=r[6], enforced=r[7], epsilon=r[8], delta=r[9], test=r[10],
-                       trials_sql=f"{prefix}{TRIALS_TABLE} AS tr" if r[7] else None)
+                       trials_sql=f"{prefix}{TRIALS_TABLE} AS __rwn_tr" if r[7] else None)
 
 
 def write_release(con: duckdb.DuckDBPyConnection, release_sql: str, path: str, meta: ReleaseMeta,

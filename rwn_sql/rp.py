@@ -11,7 +11,7 @@ import duckdb
 from . import engine, privacy, rp_sql
 from .errors import RWNError
 from .identifiers import float_literal, quote_ident, quote_literal
-from .randomness import KEY_PLACEHOLDER, resolve_key
+from .randomness import KEY_PLACEHOLDER, key_variable, resolve_key
 from .surface import ensure_functions
 
 __all__ = ["randomize", "audit", "estimates", "release", "query", "AuditResult"]
@@ -30,6 +30,7 @@ def _public(src, sensitive: str, public) -> tuple[str, ...]:
 
 
 def _check_names(src, sensitive, public) -> None:
+    engine.refuse_reserved(src)
     engine.require_columns(src, [sensitive], "sensitive")
     engine.require_columns(src, public, "public")
 
@@ -159,7 +160,8 @@ class _Plan:
     sql: str
 
 
-def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls, show=False) -> _Plan:
+def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls, show=False,
+          key_ref=key_variable) -> _Plan:
     src, spec, values = _prepare(con, source, sensitive, p, public, domain, nulls)
     blocks = None
     if enforce is not None:
@@ -175,17 +177,17 @@ def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test
         raise _fail(exc) from None
     output = [c for c in src.names if c in spec.public or c == sensitive]
     text = rp_sql.randomize_sql(src.sql, spec, output, values, src.type_of(sensitive),
-                                KEY_PLACEHOLDER if show else quote_literal(the_key), blocks,
-                                check_domain=domain is not None,
-                                sort=not engine.preserves_insertion_order(con))
+                                KEY_PLACEHOLDER if show else key_ref(con, the_key), blocks,
+                                check_domain=domain is not None)
     return _Plan(src, spec, values, blocks, enforce, text)
 
 
 def randomize_statement(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls,
-                        show: bool = False) -> str:
-    """The SQL of a randomize call. show=True puts getvariable('rwn_key') where the key goes."""
+                        show: bool = False, key_ref=key_variable) -> str:
+    """The SQL of a randomize call. show=True puts getvariable('rwn_key') where the key goes;
+    else key_ref(con, key) gives the SQL that reads the key (never the key as a literal)."""
     return _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
-                 test=test, nulls=nulls, show=show).sql
+                 test=test, nulls=nulls, show=show, key_ref=key_ref).sql
 
 
 def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p: float, public=None,

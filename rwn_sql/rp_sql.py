@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 from .dialect import DUCKDB, DuckDBDialect
 from .identifiers import float_literal, quote_ident, quote_literal
-from .randomness import TWO_52, bits_sql, hash_sql
+from .randomness import TWO_52, bits_sql, hash_sql, order_key_sql
 from .sqlgen import _render
 
 RANDOMIZE_PURPOSE = "rp.randomize"
 BLOCK_PURPOSE = "rp.block"
+ORDER_PURPOSE = "rp.order"
 NULLS = ("error", "drop")
 AUDIT_COLUMNS = ("group_size", "trials", "enforced", "value", "value_count", "frequency", "mu", "theta",
                  "chernoff_upper", "chernoff_lower", "exact_upper", "exact_lower", "passes_chernoff",
@@ -56,30 +57,30 @@ def keep_test(hash_sql_expr: str, p: float, dialect: DuckDBDialect = DUCKDB) -> 
 
 def trials_values(trials: dict[int, int]) -> str:
     """The public table of trial counts per group size as a VALUES list: (size, trials)."""
-    return "(VALUES " + ", ".join(f"({int(n)}, {int(t)})" for n, t in sorted(trials.items())) + ") AS tr(size, t)"
+    return "(VALUES " + ", ".join(f"({int(n)}, {int(t)})" for n, t in sorted(trials.items())) + ") AS __rwn_tr(size, t)"
 
 
 def _trials_check(dialect: DuckDBDialect) -> str:
     """t for a group size, refusing sizes without a design (t = 0) or missing from the table."""
     missing = quote_literal("rwn_sql: a personal group size is missing from the trials table; "
                             "rebuild the SQL for this data")
-    impossible = (quote_literal("rwn_sql: a personal group of ") + " || tr.size || "
+    impossible = (quote_literal("rwn_sql: a personal group of ") + " || __rwn_tr.size || "
                   + quote_literal(" records cannot pass the test with any number of blocks"))
-    return (f"CASE WHEN tr.t IS NULL THEN {dialect.raise_error(missing)}"
-            f" WHEN tr.t = 0 THEN {dialect.raise_error(impossible)} ELSE tr.t END")
+    return (f"CASE WHEN __rwn_tr.t IS NULL THEN {dialect.raise_error(missing)}"
+            f" WHEN __rwn_tr.t = 0 THEN {dialect.raise_error(impossible)} ELSE __rwn_tr.t END")
 
 
 def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_values, type_sql: str,
-                  key_sql: str, blocks=None, check_domain: bool = True, sort: bool = False,
+                  key_sql: str, blocks=None, check_domain: bool = True,
                   dialect: DuckDBDialect = DUCKDB) -> str:
-    """The release: the public columns and the randomized sensitive column, in source order,
-    one row per input record (minus NULL-sensitive records with nulls='drop'), input order.
+    """The release: the public columns and the randomized sensitive column, one row per input
+    record (minus NULL-sensitive records with nulls='drop'), in an order drawn by the keyed
+    hash (randomness.order_key_sql), so row order carries nothing about the input order.
 
     The domain (at least 2 values, sorted here) is a constant list in the SQL. Every row is
     checked: a NULL sensitive value (with nulls='error') and, with check_domain, a value
-    outside the domain raise an error. Without blocks the statement is a single scan whose
-    output keeps the input order (DuckDB preserves insertion order through projections and
-    an empty OVER ()); with blocks, or sort=True, it ends with ORDER BY the record."""
+    outside the domain raise an error. Every internal name starts with '__rwn_', which input
+    columns may not (engine.refuse_reserved)."""
     values = sorted(str(v) for v in domain_values)
     if len(values) < 2:
         raise ValueError("the domain of the sensitive attribute needs at least 2 values")
@@ -96,15 +97,15 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
         units = (
             "-- enforcement: a personal group of n records is split at random into t(n) blocks;\n"
             "        -- each block shares one coin and one replacement value (t depends on n only)\n"
-            "        SELECT 'g' || gid || 'b' || ((pos - 1) % trials) AS __rwn_unit,\n"
-            "            * EXCLUDE (gid, pos, gsize, trials)\n"
-            f"        FROM (SELECT g.*, {_trials_check(dialect)} AS trials\n"
+            "        SELECT 'g' || __rwn_gid || 'b' || ((__rwn_pos - 1) % __rwn_trials) AS __rwn_unit,\n"
+            "            * EXCLUDE (__rwn_gid, __rwn_pos, __rwn_gsize, __rwn_trials)\n"
+            f"        FROM (SELECT __rwn_g.*, {_trials_check(dialect)} AS __rwn_trials\n"
             "            FROM (\n"
-            f"                SELECT *, min(__rwn_rid) OVER ({part}) AS gid,\n"
-            f"                    row_number() OVER ({part} ORDER BY {order}) AS pos,\n"
-            f"                    count(*) OVER ({part}) AS gsize\n"
-            f"                FROM ({staged}) AS staged) g\n"
-            f"            LEFT JOIN {trials_values(blocks)} ON tr.size = g.gsize)")
+            f"                SELECT *, min(__rwn_rid) OVER ({part}) AS __rwn_gid,\n"
+            f"                    row_number() OVER ({part} ORDER BY {order}) AS __rwn_pos,\n"
+            f"                    count(*) OVER ({part}) AS __rwn_gsize\n"
+            f"                FROM ({staged}) AS __rwn_staged) __rwn_g\n"
+            f"            LEFT JOIN {trials_values(blocks)} ON __rwn_tr.size = __rwn_g.__rwn_gsize)")
     domain = domain_literal(values, type_sql)
     m = len(values)
     pick = bits_sql("__rwn_h", 1, dialect)
@@ -122,8 +123,8 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
         "rp_randomize.sql",
         columns=",\n    ".join(cols),
         hash=hash_sql(key_sql, RANDOMIZE_PURPOSE, unit, spec.sensitive, dialect),
+        order_key=order_key_sql(key_sql, ORDER_PURPOSE, "__rwn_rid", dialect),
         units=units,
-        order="\nORDER BY __rwn_rid" if blocks is not None or sort else "",
     )
 
 
@@ -151,7 +152,7 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
         public_cols=", ".join(groups),
         sens=quote_ident(spec.sensitive),
         trials=_trials_check(dialect) if blocks else "g.group_size",
-        trials_join=f"\n    LEFT JOIN {trials_values(blocks)} ON tr.size = g.group_size" if blocks else "",
+        trials_join=f"\n    LEFT JOIN {trials_values(blocks)} ON __rwn_tr.size = g.group_size" if blocks else "",
         same_group_cg=same_group("c", "g", groups),
         materialized=dialect.materialized(),
         bounds_materialized=dialect.materialized() if group_verdicts else "",
@@ -212,9 +213,9 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
         design_cte = (
             "\nblocks AS (\n"
             "    -- every personal group in S, its t blocks: n mod t of size q+1, the rest of size q\n"
-            f"    SELECT {''.join(g + ', ' for g in groups)}n, tr.t, n // tr.t AS q, n % tr.t AS r\n"
+            f"    SELECT {''.join(g + ', ' for g in groups)}n, __rwn_tr.t, n // __rwn_tr.t AS q, n % __rwn_tr.t AS r\n"
             f"    FROM (SELECT {''.join(g + ', ' for g in groups)}count(*) AS n FROM released GROUP BY {personal}) pg\n"
-            f"    JOIN {trials} ON tr.size = pg.n\n"
+            f"    JOIN {trials} ON __rwn_tr.size = pg.n\n"
             "),\n"
             "design AS (\n"
             f"    SELECT {''.join(g + ', ' for g in groups)}\n"

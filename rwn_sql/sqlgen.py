@@ -15,7 +15,7 @@ from string import Template
 
 from .dialect import DUCKDB, DuckDBDialect
 from .identifiers import float_literal, quote_ident, quote_literal
-from .randomness import KEY_PLACEHOLDER, TWO_52, bits_sql, hash_sql
+from .randomness import KEY_PLACEHOLDER, TWO_52, bits_sql, hash_sql, order_key_sql
 from .spec import RWNSpec
 
 MAX_GRID_DIMS = 3          # 3^3 = 27 neighbour cells per record; more dims cost more than they prune
@@ -23,6 +23,7 @@ UNIT_BALL = {1: 2.0, 2: math.pi, 3: 4.0 * math.pi / 3.0}
 SLACK = "1e-9"             # relative safety margin against floating-point rounding at cell edges
 UNIT_ROUNDOFF = 2.0 ** -53
 PERTURB_PURPOSE = "rwn.perturb"
+ORDER_PURPOSE = "rwn.order"
 
 
 def tie_tolerance(terms: int) -> float:
@@ -324,19 +325,28 @@ def perturb_ctes(source: str, spec: RWNSpec, key_sql: str, dialect: DuckDBDialec
     return neighborhood_ctes(source, spec, dialect) + ",\n" + tail
 
 
+ORDERS = ("keyed", "input")
+
+
 def perturb_sql(source: str, spec: RWNSpec, key_sql: str = KEY_PLACEHOLDER,
-                dialect: DuckDBDialect = DUCKDB, reps: int | None = None) -> str:
-    """The release: every input row once, in input order, the spec's columns perturbed,
-    other columns unchanged (minus `spec.drop`), column types preserved. With `reps`:
-    that many releases, in a leading column `replicate` (0-based), each in input order."""
+                dialect: DuckDBDialect = DUCKDB, reps: int | None = None, order: str = "keyed") -> str:
+    """The release: every input row once, the spec's columns perturbed, other columns unchanged
+    (minus `spec.drop`), column types preserved. order='keyed' writes the rows in an order drawn
+    by the keyed hash, so row order carries nothing about the input order; order='input' keeps
+    the input order (experiments). With `reps`: that many releases, in a leading column
+    `replicate` (0-based), each in input order."""
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
     replace = ", ".join(f"d_{i}.{quote_ident(c)} AS {quote_ident(c)}" for i, c in enumerate(spec.columns, 1))
     exclude = ", ".join(["__rwn_rid"] + [quote_ident(c) for c in spec.drop])
     joins = "\n".join(f"LEFT JOIN staged d_{i} ON d_{i}.__rwn_rid = p.donor_{i}"
                       for i in range(1, len(spec.columns) + 1))
-    lead, order = ("p.rep AS replicate, ", "p.rep, ") if reps is not None else ("", "")
+    lead, by = ("p.rep AS replicate, ", "p.rep, ") if reps is not None else ("", "")
+    if order == "keyed" and reps is None:
+        by = order_key_sql(key_sql, ORDER_PURPOSE, "s.__rwn_rid", dialect) + ", "
     final = (f"SELECT {lead}s.* EXCLUDE ({exclude}) REPLACE ({replace})\n"
              f"FROM picks p\nJOIN staged s ON s.__rwn_rid = p.rid\n{joins}\n"
-             f"ORDER BY {order}s.__rwn_rid")
+             f"ORDER BY {by}s.__rwn_rid")
     return "WITH RECURSIVE\n" + perturb_ctes(source, spec, key_sql, dialect, reps) + "\n" + final
 
 

@@ -1,6 +1,8 @@
 """rwn_sql.install(con): the SQL surface (Python UDFs that build SQL, and table macros)."""
 from __future__ import annotations
 
+import secrets
+
 import duckdb
 try:                                   # duckdb >= 1.4
     from duckdb.sqltypes import BIGINT, BOOLEAN, DOUBLE, VARCHAR
@@ -11,7 +13,7 @@ from . import engine, privacy, sqlgen
 from .api import check_pair_budget
 from .errors import RWNError
 from .identifiers import quote_literal
-from .randomness import resolve_key
+from .randomness import key_lookup, resolve_key
 from .spec import RWNSpec
 
 VARCHAR_LIST = duckdb.list_type(VARCHAR)
@@ -135,12 +137,22 @@ def _register_tails(con) -> None:
 
 def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Register rwn_sql's SQL functions and table macros on `con`. Safe to call again."""
+    # The macros' generated SQL reads the key through rwn_key_of(token), a function of this
+    # connection, so neither the SQL text run by query() nor its echo in errors or profiles
+    # holds the key. The functions run on a cursor and cannot set the caller's variables.
+    keys: dict[str, str] = {}
+    tokens: dict[str, str] = {}
+
+    def key_ref(_con, key: str) -> str:
+        token = tokens.setdefault(key, secrets.token_hex(8))
+        keys[token] = key
+        return key_lookup(f"rwn_key_of({quote_literal(token)})")
 
     def perturb_sql(source, columns, k, eps, q, scale, strata, categorical, weight, on_missing,
                     drop, key, seed):
         spec = _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, drop)
         the_key = resolve_key(key, seed)
-        return sqlgen.perturb_sql(_source(con, source, spec), spec, quote_literal(the_key))
+        return sqlgen.perturb_sql(_source(con, source, spec), spec, key_ref(con, the_key))
 
     def neighborhoods_sql(source, columns, k, eps, scale, strata, categorical, weight, on_missing,
                           pairs):
@@ -151,7 +163,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         from . import rp
         enforce = None if epsilon is None and delta is None else (epsilon, delta)
         return rp.randomize_statement(con.cursor(), source, sensitive, p, public=public, domain=domain,
-                                      key=key, seed=seed, enforce=enforce, test=test, nulls=nulls)
+                                      key=key, seed=seed, enforce=enforce, test=test, nulls=nulls,
+                                      key_ref=key_ref)
 
     def audit_sql(source, sensitive, p, epsilon, delta, public, domain, test, enforce, nulls):
         from . import rp
@@ -179,6 +192,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     }
     for name, (fn, params) in functions.items():
         _register(con, name, fn, params, VARCHAR)
+    _register(con, "rwn_key_of", lambda token: keys.get(token), [VARCHAR], VARCHAR)
     _register_tails(con)
     for statement in sqlgen.sql_text("macros.sql").split(";\n"):
         if statement.strip() and not all(line.startswith("--") for line in statement.strip().splitlines()):

@@ -29,8 +29,8 @@ from . import engine, sqlgen
 from .api import check_pair_budget
 from .errors import RWNError
 from .evaluate import Evaluation, evaluate
-from .identifiers import quote_ident, quote_literal
-from .randomness import resolve_key
+from .identifiers import quote_ident
+from .randomness import key_variable, resolve_key
 from .spec import RWNSpec
 
 # The measures a sweep keeps, each a number from one evaluation (None when not defined).
@@ -206,7 +206,7 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
             size, dcr = np.asarray(hoods["size"], float), np.asarray(hoods["dcr"], float)
             figure1[eps] = {"size": size.tolist(), "dcr": dcr.tolist()}
             engine.run(con, f"CREATE OR REPLACE TEMP TABLE {table} AS "
-                            + sqlgen.perturb_sql(src.sql, spec, quote_literal(the_key), reps=reps))
+                            + sqlgen.perturb_sql(src.sql, spec, key_variable(con, the_key), reps=reps))
             evs = _evaluate_replicates(con, original_sql, table, reps, columns, target, categorical)
             settings.append(Setting("rwn", "eps", eps, reps, _summarise(evs), {
                 "size_min": float(size.min()), "size_median": float(np.median(size)),

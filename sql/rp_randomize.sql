@@ -3,13 +3,13 @@
 -- (eps, delta)-reconstruction-privacy) keeps its value with probability p, else takes a value
 -- drawn uniformly from the m values of the published domain (a constant list in the SQL).
 -- Draws: keyed hash of (key, purpose, unit, column). The record identity is the 1-based input
--- position. Without blocks the statement is projections of one input scan (nested subqueries:
--- DuckDB 2.0 runs the same steps written as CTEs on one thread), so the release keeps the
--- input order without a sort.
+-- position. The rows are written in the order of a keyed hash of the record (__rwn_o), so the
+-- release order carries nothing about the input order (issue 8, R2).
 SELECT $columns
 FROM (
-    SELECT *, $hash AS __rwn_h
+    SELECT *, $hash AS __rwn_h, $order_key AS __rwn_o
     FROM (
         $units
-    ) AS units
-) AS draws$order
+    ) AS __rwn_units
+) AS __rwn_draws
+ORDER BY __rwn_o, __rwn_rid

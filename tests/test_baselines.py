@@ -481,7 +481,7 @@ def no_table(con, name):
      "column 'age' has 2 NULL or NaN values"),
     ("SELECT * REPLACE (CASE WHEN id = 3 THEN 'NaN'::DOUBLE ELSE income END AS income) FROM people",
      ["income"], {}, "column 'income' has 1 NULL or NaN values"),
-    ("SELECT 1 AS __rwn_rid, * FROM people", ["age"], {}, "reserves"),
+    ("SELECT 1 AS __rwn_rid, * FROM people", ["age"], {}, "reserved"),
     ("nosuchtable", ["age"], {}, "no table or view named 'nosuchtable'"),
 ])
 def test_rank_swap_bad_input(con, people, source, columns, kwargs, message):

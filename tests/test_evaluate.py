@@ -360,3 +360,21 @@ def test_bad_original(con, small):
     with pytest.raises(RWNError, match="OLS on the released data: .* collinear"):
         evaluate(con, "SELECT *, income * 2 + age AS z FROM o", "SELECT *, income * 2 AS z FROM r",
                  ["age", "income", "z"], target="age")
+
+
+def test_pairing_by_id_with_a_shuffled_release_and_dropped_rows(con, bodyfat):
+    """A release in keyed order, carrying an id through unperturbed, evaluates by id exactly as
+    its input-order twin evaluates by position; dropped rows are counted and left out."""
+    con.execute("CREATE TABLE orig AS SELECT row_number() OVER () AS rid, * FROM bodyfat").fetchall()
+    cols = ["Age", "Weight", "Height"]
+    rwn_sql.perturb(con, "orig", cols, k=5, key="pairing-key-0123456789", into="shuffled")
+    rwn_sql.perturb(con, "orig", cols, k=5, key="pairing-key-0123456789", order="input", into="in_order")
+    assert con.execute("SELECT * FROM shuffled").fetchall() != con.execute("SELECT * FROM in_order").fetchall()
+    by_id = rwn_sql.evaluate(con, "orig", "shuffled", cols, id="rid")
+    by_position = rwn_sql.evaluate(con, "orig", "in_order", cols)
+    assert (by_id.paired_by, by_id.dropped) == ("rid", 0)
+    assert by_id.utility == by_position.utility and by_id.risk == by_position.risk
+    partial = rwn_sql.evaluate(con, "orig", "SELECT * FROM shuffled WHERE rid % 10 <> 0", cols, id="rid")
+    assert partial.dropped == 24 and partial.rows == 241 - 24
+    with pytest.raises(rwn_sql.RWNError, match="repeats values"):
+        rwn_sql.evaluate(con, "orig", "SELECT * FROM orig UNION ALL SELECT * FROM orig", cols, id="rid")

@@ -57,7 +57,7 @@ def test_every_cell_is_original_or_from_a_neighbour(con, bodyfat):
     cols = BODYFAT_COLUMNS
     hoods = hood_sets(con, bodyfat, cols, k=5, eps=0.4)
     original = con.execute("SELECT * FROM bodyfat").fetchall()
-    released = rwn_sql.perturb(con, bodyfat, cols, k=5, eps=0.4, q=0.7, seed=3).fetchall()
+    released = rwn_sql.perturb(con, bodyfat, cols, k=5, eps=0.4, q=0.7, seed=3, order="input").fetchall()
     assert len(released) == len(original)
     for i, row in enumerate(released, start=1):
         for c, value in enumerate(row):
@@ -122,7 +122,7 @@ def test_same_result_with_one_thread_and_many(tmp_path):
 
 def test_key_sensitivity(con, uniform3):
     def release(**kw):
-        return np.array(rwn_sql.perturb(con, uniform3, ["a", "b", "c"], k=5, **kw).fetchall())
+        return np.array(rwn_sql.perturb(con, uniform3, ["a", "b", "c"], k=5, **kw, order="input").fetchall())
     a1, a2, b = release(key="key-A-0123456789"), release(key="key-A-0123456789"), release(key="key-B-0123456789")
     assert np.array_equal(a1, a2)
     changed = np.mean(a1[:, 1:] != b[:, 1:])
@@ -158,7 +158,7 @@ def test_types_passthrough_and_order_preserved(con):
             i % 2 = 0 AS flag
         FROM range(200) t(i)""").fetchall()
     cols = ["small_int", "big_int", "money", "f", "letter", "feeling"]
-    rel = rwn_sql.perturb(con, "typed", cols, categorical=["letter", "feeling"], k=3, seed=1)  # noqa: F841 (read by SQL)
+    rel = rwn_sql.perturb(con, "typed", cols, categorical=["letter", "feeling"], k=3, seed=1, order="input")  # noqa: F841 (read by SQL)
     before = con.execute("DESCRIBE typed").fetchall()
     con.execute("CREATE TABLE rel AS SELECT * FROM rel").fetchall()
     after = con.execute("DESCRIBE rel").fetchall()
@@ -176,7 +176,7 @@ def test_drop_columns_and_strata_pass_through(con):
     n = 300
     load_numpy(con, "p", {"name": np.array([f"person {i}" for i in range(n)]), "sex": rng.choice(["F", "M"], n),
                           "age": rng.integers(18, 90, n), "income": rng.lognormal(10, 1, n)})
-    out = rwn_sql.perturb(con, "p", ["age", "income"], strata=["sex"], drop=["name"], k=4, seed=8).fetchall()
+    out = rwn_sql.perturb(con, "p", ["age", "income"], strata=["sex"], drop=["name"], k=4, seed=8, order="input").fetchall()
     orig = con.execute("SELECT sex, age, income FROM p").fetchall()
     assert [r[0] for r in out] == [r[0] for r in orig]
     assert len(out[0]) == 3
@@ -189,11 +189,11 @@ def test_drop_columns_and_strata_pass_through(con):
 
 def test_k0_empty_neighbourhood_gives_null_cells(con):
     load_numpy(con, "line", {"x": np.array([0.0, 0.01, 0.02, 0.5, 1.0]), "y": np.arange(5.0)})
-    out = rwn_sql.perturb(con, "line", ["x"], k=0, eps=0.05, seed=1).fetchall()
+    out = rwn_sql.perturb(con, "line", ["x"], k=0, eps=0.05, seed=1, order="input").fetchall()
     assert [r[1] for r in out] == [0.0, 1.0, 2.0, 3.0, 4.0]
     assert out[3][0] is None and out[4][0] is None
     assert all(r[0] in (0.0, 0.01, 0.02) for r in out[:3])
-    kept = rwn_sql.perturb(con, "line", ["x"], k=0, eps=0.05, q=0.0, seed=1).fetchall()
+    kept = rwn_sql.perturb(con, "line", ["x"], k=0, eps=0.05, q=0.0, seed=1, order="input").fetchall()
     assert [r[0] for r in kept] == [0.0, 0.01, 0.02, 0.5, 1.0]               # q = 0 keeps everything
 
 

@@ -29,7 +29,8 @@ def test_sweep_equals_the_evaluation_api(con, bodyfat):
     for setting in result.settings:
         evs = []
         for r in range(reps):      # release r of the sweep is perturb(key=key#r)
-            rwn_sql.perturb(con, bodyfat, COLS, k=5, eps=setting.value, key=f"{key}#{r}", into="one", replace=True)
+            rwn_sql.perturb(con, bodyfat, COLS, k=5, eps=setting.value, key=f"{key}#{r}", into="one", replace=True,
+                            order="input")   # evaluate pairs rows by position
             evs.append(rwn_sql.evaluate(con, bodyfat, "one", COLS, target="Weight"))
         for name, (_, get) in tune.MEASURES.items():
             values = [get(ev) for ev in evs]
