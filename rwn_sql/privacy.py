@@ -448,11 +448,13 @@ def trials_for_sizes(sizes, pp: PrivacyParams) -> dict[int, int]:
     """Number of randomization units t(n) for personal groups of each size n. It depends
     only on public quantities (n, p, m, eps, delta), never on a group's own frequencies.
 
-    Exact test: the largest t <= n whose design passes at every count c = 1..n (t = n:
-    independent records; t < n: the group split at random into t blocks, sizes differing
-    by at most one, each sharing one coin and one replacement value), computed exactly at
-    this very n. Chernoff test (the paper's screening bound, certifies nothing): the most
-    trials t <= n that pass the Chernoff bounds at f = 1.
+    Exact test: the design is certified exactly at this very n and at every count c = 1..n
+    (t = n: independent records; t < n: the group split at random into t blocks, sizes
+    differing by at most one, each sharing one coin and one replacement value). t grows
+    from 1 and the search stops when _STOP_AFTER designs in a row fail after one passed: the last design
+    that passed is used (fewer blocks than possible at worst, never an uncertified one).
+    Chernoff test (the paper's screening bound, certifies nothing): the most trials
+    t <= n that pass the Chernoff bounds at f = 1.
 
     0 means no design passes (the caller refuses such data or suppresses those groups)."""
     n_max = chernoff_max_group(pp)        # the exact tails are at most the Chernoff bounds
@@ -462,8 +464,21 @@ def trials_for_sizes(sizes, pp: PrivacyParams) -> dict[int, int]:
         if pp.test == "chernoff":
             out[n] = next((t for t in reversed(at_one) if t <= n), 0)
             continue
-        ts = np.arange(min(n - 1, n_max), 0, -1)
+        ts = np.arange(1, min(n - 1, n_max) + 1)
         upper, lower = block_tails_over_t(n, ts, pp.p, pp.m, pp.eps)    # the cheapest check, for all t
-        candidates = ([n] if n <= n_max else []) + [int(t) for t in ts[np.minimum(upper, lower) >= pp.delta]]
-        out[n] = next((t for t in candidates if _design_passes(n, t, pp)), 0)
+        at_f1 = dict(zip(ts.tolist(), (np.minimum(upper, lower) >= pp.delta + CERT_MARGIN).tolist()))
+        if n <= n_max:
+            at_f1[n] = True
+        best, failed = 0, 0
+        for t in sorted(at_f1):
+            if at_f1[t] and _design_passes(n, t, pp):
+                best, failed = t, 0
+            else:
+                failed += 1
+                if best and failed == _STOP_AFTER:
+                    break
+        out[n] = best
     return out
+
+
+_STOP_AFTER = 3

@@ -16,7 +16,7 @@ NULLS = ("error", "drop")
 AUDIT_COLUMNS = ("group_size", "trials", "enforced", "value", "value_count", "frequency", "mu", "theta",
                  "chernoff_upper", "chernoff_lower", "exact_upper", "exact_lower", "passes_chernoff",
                  "passes_exact", "group_passes", "counts", "cells", "stats", "tails", "tails_key", "f_eval",
-                 "values_present", "worst_chernoff", "worst_exact", "passes")
+                 "values_present", "worst_chernoff", "worst_exact", "worst_design_tail", "passes")
 ESTIMATE_COLUMNS = ("value", "released_count", "group_size", "estimate", "std_error", "ci_low", "ci_high",
                     "estimate_clipped", "set_size", "micro_reconstruction")
 
@@ -71,7 +71,7 @@ def _trials_check(dialect: DuckDBDialect) -> str:
 
 def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_values, type_sql: str,
                   key_sql: str, blocks=None, check_domain: bool = True, sort: bool = False,
-                  dialect: DuckDBDialect = DUCKDB) -> str:
+                  dialect: DuckDBDialect = DUCKDB, leave_out=()) -> str:
     """The release: the public columns and the randomized sensitive column, in source order,
     one row per input record (minus NULL-sensitive records with nulls='drop'), input order.
 
@@ -79,7 +79,8 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
     checked: a NULL sensitive value (with nulls='error') and, with check_domain, a value
     outside the domain raise an error. Without blocks the statement is a single scan whose
     output keeps the input order (DuckDB preserves insertion order through projections and
-    an empty OVER ()); with blocks, or sort=True, it ends with ORDER BY the record."""
+    an empty OVER ()); with blocks, or sort=True, it ends with ORDER BY the record.
+    leave_out: personal-group sizes (with blocks) whose records are suppressed."""
     values = sorted(str(v) for v in domain_values)
     if len(values) < 2:
         raise ValueError("the domain of the sensitive attribute needs at least 2 values")
@@ -104,7 +105,8 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
             f"                    row_number() OVER ({part} ORDER BY {order}) AS pos,\n"
             f"                    count(*) OVER ({part}) AS gsize\n"
             f"                FROM ({staged}) AS staged) g\n"
-            f"            LEFT JOIN {trials_values(blocks)} ON tr.size = g.gsize)")
+            f"            LEFT JOIN {trials_values(blocks)} ON tr.size = g.gsize"
+            + (f" WHERE g.gsize NOT IN ({', '.join(str(int(n)) for n in leave_out)})" if leave_out else "") + ")")
     domain = domain_literal(values, type_sql)
     m = len(values)
     pick = bits_sql("__rwn_h", 1, dialect)
