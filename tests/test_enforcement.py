@@ -149,12 +149,22 @@ def test_suppress_small_leaves_failing_groups_out(mixed, tmp_path):
     assert "suppressed: 10 records in 4 personal groups" in out.stderr
 
 
-def test_audit_after_enforcement_judges_every_count():
+def test_audit_after_enforcement_judges_every_count(monkeypatch):
     """A design certified only at f = 1 and c = 1 (65 records in 8 blocks for the reproducer's
-    parameters) is reported failing by the audit's worst_design_tail, which covers every count."""
+    parameters, as the old rule chose) is reported failing by the audit, whose
+    worst_design_tail covers every count, even though the group's own count (c = 1) passes."""
     pp = privacy.PrivacyParams(0.7, 5, 0.3, 0.1, "exact")
     assert privacy.design_worst_tail(65, 8, pp) == pytest.approx(0.0695, abs=5e-5)
+    assert min(privacy.block_tails_every_count(65, 8, 0.7, 5, 0.3)[0][1],
+               privacy.block_tails_every_count(65, 8, 0.7, 5, 0.3)[1][1]) >= 0.1
     con = duckdb.connect()
+    con.execute("CREATE TABLE one AS SELECT CASE WHEN i = 0 THEN 0 ELSE 1 + i % 4 END AS s FROM range(65) r(i)")
+    monkeypatch.setattr(privacy, "trials_for_sizes", lambda sizes, params: {65: 8})
+    with rp.audit(con, "one", "s", 0.7, 0.3, 0.1, public=[], domain=list(range(5)), enforce=True) as result:
+        assert result.failing_groups == 1 and result.failing_records == 65
+        detail = dict(zip([d[0] for d in result.groups_detail.description], result.groups_detail.fetchall()[0]))
+        assert detail["worst_design_tail"] == pytest.approx(0.0695, abs=5e-5) and not detail["passes"]
+    monkeypatch.undo()
     con.execute("CREATE TABLE t AS SELECT (i % 3)::INTEGER AS g, (i % 5)::INTEGER AS s FROM range(300) r(i)")
     pp = privacy.PrivacyParams(0.5, 5, 0.5, 0.05, "exact")
     with rp.audit(con, "t", "s", 0.5, 0.5, 0.05, public=["g"], enforce=True) as result:
