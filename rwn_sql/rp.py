@@ -392,7 +392,9 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
     blocks = _blocks(con, src, spec, pp) if enforce else None
     ensure_functions(con)
     if sql:
-        return rp_sql.audit_sql(src.sql, spec, len(values), pp.eps, pp.delta, test, blocks)
+        failing = sorted(n for n, t in (blocks or {}).items() if test == "exact"
+                         and privacy.design_worst_tail(n, t, pp) < pp.delta)
+        return rp_sql.audit_sql(src.sql, spec, len(values), pp.eps, pp.delta, test, blocks, failing_designs=failing)
     # Computed once into two temporary tables: the rows per (group, value), unsorted, and
     # per personal group its verdict under `test`; the summary reads the groups. `rows`
     # joins the verdicts back and sorts when read: sorting and joining ~1M rows cost more

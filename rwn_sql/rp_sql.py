@@ -136,13 +136,15 @@ AUDIT_ROW_STATS = ("group_size", "trials", "enforced", "value", "value_count", "
 
 def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float, test: str,
               blocks=None, ordered: bool = True, group_verdicts: bool = True,
-              dialect: DuckDBDialect = DUCKDB) -> str:
+              dialect: DuckDBDialect = DUCKDB, failing_designs=()) -> str:
     """Per personal group and value present in it: the reconstruction-privacy statistics and
     verdicts (AUDIT_ROW_STATS after the public columns, then group_passes: the chosen `test`
     over all values of the group), ordered by group and value. `m` is the size of the
     published domain. The exact tails come from rwn_audit_tails() (rwn_sql.install).
     ordered=False leaves the rows unsorted; group_verdicts=False leaves out group_passes (and
-    the join that computes it), for callers that aggregate the verdicts themselves."""
+    the join that computes it), for callers that aggregate the verdicts themselves.
+    failing_designs: group sizes whose design fails at some count (rp.audit evaluates every
+    count); their groups fail whatever the counts present."""
     groups = [quote_ident(c) for c in spec.public] or ["__rwn_all"]   # no public column: one group
     p, b = float_literal(spec.p), float_literal((1 - spec.p) / m)
     body = _render(
@@ -161,6 +163,8 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
         exact=f"rwn_audit_tails(e, CAST(n AS BIGINT[]), CAST(k AS BIGINT[]), {p}, {int(m)}, {float_literal(eps)})",
     )
     verdict = verdict_sql(delta)
+    design_ok = (f" AND NOT list_contains([{', '.join(str(int(n)) for n in failing_designs)}], any_value(group_size))"
+                 if failing_designs else "")
     pub_out = "".join(f"b.{quote_ident(c)}, " for c in spec.public)
     select = (f"SELECT {pub_out}group_size, trials, enforced, value, value_count, frequency, mu, theta,\n"
               "    chernoff_upper, chernoff_lower, exact.upper AS exact_upper, exact.lower AS exact_lower,\n"
@@ -168,7 +172,7 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
               f"    {verdict['exact']} AS passes_exact")
     if group_verdicts:
         body += (",\nverdicts AS (\n"
-                 f"    SELECT {', '.join(groups)}, bool_and({verdict[test]}) AS group_passes\n"
+                 f"    SELECT {', '.join(groups)}, bool_and({verdict[test]}){design_ok} AS group_passes\n"
                  f"    FROM bounds GROUP BY {', '.join(groups)}\n)")
         select += f",\n    v.group_passes\nFROM bounds b JOIN verdicts v ON {same_group('b', 'v', groups)}"
     else:

@@ -164,6 +164,9 @@ def test_audit_after_enforcement_judges_every_count(monkeypatch):
         assert result.failing_groups == 1 and result.failing_records == 65
         detail = dict(zip([d[0] for d in result.groups_detail.description], result.groups_detail.fetchall()[0]))
         assert detail["worst_design_tail"] == pytest.approx(0.0695, abs=5e-5) and not detail["passes"]
+    rows = con.sql(rp.audit(con, "one", "s", 0.7, 0.3, 0.1, public=[], domain=list(range(5)), enforce=True,
+                            sql=True)).fetchall()
+    assert rows and not any(r[-1] for r in rows)          # the SQL form (the rwn_audit macro) agrees
     monkeypatch.undo()
     con.execute("CREATE TABLE t AS SELECT (i % 3)::INTEGER AS g, (i % 5)::INTEGER AS s FROM range(300) r(i)")
     pp = privacy.PrivacyParams(0.5, 5, 0.5, 0.05, "exact")
