@@ -29,7 +29,7 @@ class PrivacyParams:
     m: int
     eps: float
     delta: float
-    test: str = "chernoff"
+    test: str = "exact"
 
     def __post_init__(self):
         check_p(self.p)
