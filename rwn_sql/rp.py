@@ -141,9 +141,10 @@ def _params_or_none(p, m, eps, delta, test):
 
 
 def _way_forward(con, src, spec, pp: privacy.PrivacyParams, impossible, counts) -> list[str]:
-    """What would make enforcement possible: a smaller p, a smaller delta, a larger eps (each
-    the nearest on a grid that designs every failing size), suppression, or removing one
-    public column (the one leaving the fewest records in failing groups)."""
+    """What would make enforcement possible: a smaller p, or a weaker guarantee with the same
+    p (smaller delta or smaller eps), each the nearest on a grid that designs every size
+    present, suppression, or removing one public column (the one leaving the fewest records
+    in failing groups)."""
     ways = []
 
     def works(p, eps, delta):
@@ -153,17 +154,17 @@ def _way_forward(con, src, spec, pp: privacy.PrivacyParams, impossible, counts) 
     if coarse is not None:     # refined to 0.01 between coarse and the next step of 0.05
         best_p = next(x / 100 for x in range(min(int(round(coarse * 100)) + 4, int(pp.p * 100 - 1e-9)),
                                              int(round(coarse * 100)) - 1, -1) if works(x / 100, pp.eps, pp.delta))
-        ways.append(f"p = {best_p:g} (the largest p on a 0.01 grid that works)")
+        ways.append(f"p = {best_p:g} (searched down in steps of 0.05, then 0.01)")
     deltas = sorted({round(pp.delta * f, 6) for f in (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01)},
                     reverse=True)
     best_delta = next((d for d in deltas if d > 0 and works(pp.p, pp.eps, d)), None)
     if best_delta is not None:
         ways.append(f"delta = {best_delta:g} with the same p (the largest tried that works)")
-    limit = privacy.max_eps(pp.p, pp.m)
-    epss = sorted({round(min(pp.eps * f, limit), 6) for f in (1.1, 1.2, 1.3, 1.5, 1.75, 2, 2.5, 3, 4, 6, 10)})
-    best_eps = next((e for e in epss if e > pp.eps and works(pp.p, e, pp.delta)), None)
+    # a smaller eps is a weaker guarantee (the error it asks for is smaller)
+    epss = sorted({round(pp.eps * f, 6) for f in (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)}, reverse=True)
+    best_eps = next((e for e in epss if e > 0 and works(pp.p, e, pp.delta)), None)
     if best_eps is not None:
-        ways.append(f"eps = {best_eps:g} with the same p (the smallest tried that works)")
+        ways.append(f"eps = {best_eps:g} with the same p (the largest tried that works)")
     failing = sum(n * counts[n] for n in impossible)
     ways.append(f"suppress_small=True (--suppress-small): leave those {failing} records out of the release")
     coarser = []
