@@ -241,9 +241,9 @@ def _add_rp_options(p: argparse.ArgumentParser, audit: bool = False) -> None:
                    help="public attributes, released exactly (default: every other column)")
     p.add_argument("--domain-file", default=None, metavar="F",
                    help="the sensitive attribute's domain, one value per line (default: the values in the data)")
-    p.add_argument("--test", choices=("chernoff", "exact"), default="chernoff",
-                   help="privacy test: chernoff (the paper's bounds; proves violations only) or exact "
-                        "(exact tail probabilities; certifies)")
+    p.add_argument("--test", choices=("chernoff", "exact"), default="exact",
+                   help="privacy test: exact (default; exact tail probabilities at every count, certifies) "
+                        "or chernoff (the paper's screening bound; proves violations only, certifies nothing)")
     p.add_argument("--nulls", choices=("error", "drop"), default="error",
                    help="NULL sensitive values: error (default) or drop those records from the release")
     if audit:
@@ -252,6 +252,9 @@ def _add_rp_options(p: argparse.ArgumentParser, audit: bool = False) -> None:
     else:
         p.add_argument("--enforce", type=_enforce_pair, default=None, metavar="EPS,DELTA",
                        help="enforce (eps, delta)-reconstruction-privacy with the block mechanism")
+        p.add_argument("--suppress-small", action="store_true",
+                       help="with --enforce: leave out the records of personal groups that no design can "
+                            "protect (reported; recorded in a release's metadata) instead of refusing the data")
 
 
 def _add_key_options(p: argparse.ArgumentParser) -> None:
@@ -349,16 +352,23 @@ def cmd_randomize(args) -> int:
         raise RWNError("OUTPUT is the same as INPUT; rwn-sql never modifies its input")
     key = read_key_file(args.key_file) if args.key_file else None
     con = _connect(args)
-    opts = dict(_rp_opts(args), key=key, seed=args.seed, enforce=args.enforce)
+    opts = dict(_rp_opts(args), key=key, seed=args.seed, enforce=args.enforce, suppress_small=args.suppress_small)
     if args.show_sql:
         print(rp.randomize_statement(con, args.input, args.sensitive, args.p, show=True, **opts))
     start = time.perf_counter()
-    sql = rp.randomize_statement(con, args.input, args.sensitive, args.p, **opts)
-    rows = engine.write_output(con, sql, args.output, overwrite=args.overwrite)
+    plan = rp._plan(con, args.input, args.sensitive, args.p, **opts)
+    rows = engine.write_output(con, plan.sql, args.output, overwrite=args.overwrite)
+    _log_suppressed(plan.suppressed_records, plan.suppressed_groups)
     log(f"rwn-sql randomize: {args.input} -> {args.output}: {rows} rows, sensitive {args.sensitive!r}, "
         f"p = {args.p}" + (f", enforced (eps, delta) = {args.enforce} ({args.test} test)" if args.enforce else "")
         + f" in {time.perf_counter() - start:.2f} s")
     return 0
+
+
+def _log_suppressed(records: int, groups: int | None = None) -> None:
+    if records:
+        where = f" in {groups} personal groups" if groups is not None else " of personal groups"
+        log(f"  suppressed: {records} records{where} without a design were left out")
 
 
 def cmd_audit(args) -> int:
@@ -419,7 +429,10 @@ def cmd_release(args) -> int:
     start = time.perf_counter()
     table = args.table or rp.release_table_name(args.input)
     rows = rp.release(con, args.input, args.output, args.sensitive, args.p, key=key, seed=args.seed,
-                      enforce=args.enforce, table=table, overwrite=args.overwrite, rwn=rwn, **_rp_opts(args))
+                      enforce=args.enforce, table=table, overwrite=args.overwrite, rwn=rwn,
+                      suppress_small=args.suppress_small, **_rp_opts(args))
+    with duckdb.connect(args.output, read_only=True) as written:     # the count the metadata records
+        _log_suppressed(written.execute("SELECT suppressed_records FROM rwn_release_metadata").fetchall()[0][0])
     log(f"rwn-sql release: {args.input} -> {args.output}: table {table!r} ({rows} rows), metadata and "
         f"reconstruction views in {time.perf_counter() - start:.2f} s")
     return 0

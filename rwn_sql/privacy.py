@@ -29,7 +29,7 @@ class PrivacyParams:
     m: int
     eps: float
     delta: float
-    test: str = "chernoff"
+    test: str = "exact"
 
     def __post_init__(self):
         check_p(self.p)
@@ -300,136 +300,189 @@ def block_tails_single(n: int, t: int, p: float, m: int, eps: float) -> tuple[fl
     return min(upper, 1.0), min(lower, 1.0)
 
 
-ALL_COUNTS_MAX = 64    # block designs of groups up to this size are checked at every count
+CERT_MARGIN = 1e-9      # a design is certified when its computed tails reach delta + this (rounding)
+_DROP_MASS = 1e-12      # block configurations of at most this total probability are left out
+_DESIGN_WORK = 6e7      # (configurations) x (counts) beyond which a design is not used (fewer blocks are)
 
 
-@lru_cache(maxsize=65536)
-def block_tails_count(n: int, t: int, c: int, p: float, m: int, eps: float) -> tuple[float, float]:
-    """Exact tails for a value held by c of n records split at random into t blocks (sizes
-    ceil(n/t), floor(n/t)). Dynamic programme over the blocks: the number of holders that
-    fall into a block is hypergeometric; a block adds its holders if retained (p), its size
-    if replaced by the value ((1-p)/m), else nothing."""
-    pp = PrivacyParams.__new__(PrivacyParams)
-    object.__setattr__(pp, "p", p), object.__setattr__(pp, "m", m), object.__setattr__(pp, "eps", eps)
+def _trinomial(k: int, p: float, b: float, drop: float):
+    """Of k independent blocks: (retained, hit) counts with their probabilities, the least
+    likely cells (summing to at most drop / 4) left out."""
+    i, j = np.meshgrid(np.arange(k + 1), np.arange(k + 1), indexing="ij")
+    ok = i + j <= k
+    i, j = i[ok], j[ok]
+    lf = _log_fact(k)
+    prob = np.exp(lf[k] - lf[i] - lf[j] - lf[k - i - j] + i * math.log(p) + j * math.log(b)
+                  + (k - i - j) * math.log1p(-p - b))
+    keep = _significant(prob, drop / 4)
+    return i[keep], j[keep], prob[keep]
+
+
+def _significant(prob: np.ndarray, mass: float) -> np.ndarray:
+    """Indices of prob without its smallest entries of total at most `mass`."""
+    order = np.argsort(prob)
+    return np.sort(order[np.cumsum(prob[order]) > mass])
+
+
+@lru_cache(maxsize=1024)
+def design_configurations(n: int, t: int, p: float, m: int, drop: float = _DROP_MASS):
+    """The block design of n records in t blocks (r = n mod t of size q + 1, the others of
+    size q = n // t) reduced to what the released count depends on: the total size s of the
+    retained blocks and the total size v of the blocks replaced by the value, with the
+    probability of each distinct (s, v). Configurations of total probability at most
+    `drop` are left out, so tails summed over them are lower bounds, low by at most `drop`."""
+    b = (1 - p) / m
     q, r = divmod(n, t)
-    sizes = [q + 1] * r + [q] * (t - r)
-    state = np.zeros((c + 1, n + 1))          # state[holders left, O* so far]
-    state[c, 0] = 1.0
-    left = n
-    held = np.arange(c + 1)
-    log_fact = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1)))])
+    i1, j1, p1 = _trinomial(r, p, b, drop)               # blocks of size q + 1
+    i0, j0, p0 = _trinomial(t - r, p, b, drop)           # blocks of size q
+    s = ((q + 1) * i1[:, None] + q * i0[None, :]).ravel()
+    v = ((q + 1) * j1[:, None] + q * j0[None, :]).ravel()
+    key, inverse = np.unique(s * (n + 1) + v, return_inverse=True)
+    prob = np.bincount(inverse.ravel(), weights=np.outer(p1, p0).ravel())
+    keep = _significant(prob, drop / 2)
+    return key[keep] // (n + 1), key[keep] % (n + 1), prob[keep]
 
-    def log_comb(a, b):
-        return log_fact[a] - log_fact[b] - log_fact[a - b]
 
-    for size in sizes:
-        new = np.zeros_like(state)
-        for j in range(0, min(size, c) + 1):
-            # probability that j of the `held` remaining holders fall into this block
-            ok = (held >= j) & (held <= left) & (left - held >= size - j)
-            k = held[ok]
-            h = np.zeros(c + 1)
-            h[ok] = np.exp(log_comb(k, j) + log_comb(left - k, size - j) - log_comb(left, size))
-            src = state[j:] * h[j:, None]
-            if not src.any():
-                continue
-            dst = new[: c + 1 - j]
-            dst[:, j:] += p * src[:, : n + 1 - j]                       # retained: adds its j holders
-            dst[:, size:] += (1 - p) / m * src[:, : n + 1 - size]       # replaced by the value
-            dst += (1 - p) * (1 - 1 / m) * src                          # replaced by another value
-        state, left = new, left - size
-    pmf = state[0]
-    mu, theta = mu_theta(n, c / n, pp)
-    o = np.arange(n + 1)
-    upper = float(pmf[o >= _above((1 + theta) * mu)].sum())
-    lower = float(pmf[o <= _below((1 - theta) * mu)].sum())
-    return min(upper, 1.0), min(lower, 1.0)
+def _hypergeometric_pmf(n: int, c, s, h):
+    """P(H = h) for H the number of c marked records among s drawn without replacement from
+    n (arrays broadcast; 0 outside the support). Far from the mean c s / n it is set to 0:
+    by Hoeffding's bound, applied to H and to its three mirror forms (s and c swapped,
+    complements), P(H = h) <= exp(-2 d^2 / M) with d = |h - c s / n| and
+    M = min(s, c, n - s, n - c); terms with 2 d^2 > 41.5 M are below 1e-18 (M = 0: H is fixed
+    and only d = 0 has mass)."""
+    c, s, h = np.broadcast_arrays(np.asarray(c), np.asarray(s), np.asarray(h))
+    d = h - c * s / n
+    near = (2 * d * d <= 41.5 * np.minimum(np.minimum(s, c), np.minimum(n - s, n - c)) + 1e-9) \
+        & (h >= 0) & (h <= c) & (h <= s) & (n - c - s + h >= 0)
+    out = np.zeros(h.shape)
+    cc, ss, hh = c[near], s[near], h[near]
+    lf = _log_fact(n)
+    out[near] = np.exp(lf[cc] - lf[hh] - lf[cc - hh] + lf[n - cc] - lf[ss - hh] - lf[n - cc - ss + hh]
+                       - lf[n] + lf[ss] + lf[n - ss])
+    return out
+
+
+def _tail_along(n: int, s: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """T[i, c] = P(H_c >= k[i, c]) for c = 0..n, H_c hypergeometric (c marked of n, s[i]
+    drawn), all in O(n) per row: walking c upwards, one more marked record is drawn with
+    probability (s - h) / (n - c) given H_c = h, so
+        P(H_{c+1} >= k) = P(H_c >= k) + P(H_c = k - 1) (s - k + 1) / (n - c),
+    and moving the threshold from k to k' at the same c adds or removes P(H_c = j) for the
+    j in between; the increments are summed cumulatively from P(H_0 >= k) = [k <= 0]. The
+    terms left out far from the mean (< 1e-18 each, at most 5 n of them) change T by
+    less than 1e-14, far inside CERT_MARGIN."""
+    s = s[:, None]
+    c = np.arange(n)[None, :]
+    k0, k1 = k[:, :-1], k[:, 1:]
+    step = _hypergeometric_pmf(n, c, s, k0 - 1) * np.maximum(s - k0 + 1, 0) / (n - c)
+    move = k1 - k0
+    for j in range(int(np.abs(move).max(initial=0))):
+        # raised past k0 + j: P(H = k0 + j) leaves the tail; lowered past k0 - 1 - j: it joins
+        passed = _hypergeometric_pmf(n, c + 1, s, np.where(move > 0, k0 + j, k0 - 1 - j))
+        step -= np.where(move > j, passed, 0.0) - np.where(-move > j, passed, 0.0)
+    start = (k[:, :1] <= 0).astype(float)
+    return np.clip(np.concatenate([start, start + np.cumsum(step, axis=1)], axis=1), 0.0, 1.0)
+
+
+def design_cost(n: int, t: int, p: float, m: int) -> float:
+    """The work of block_tails_every_count: configurations times counts."""
+    return len(design_configurations(n, t, p, m)[0]) * (n + 1.0)
 
 
 @lru_cache(maxsize=4096)
-def block_tails_all_counts(n: int, t: int, p: float, m: int, eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """block_tails_count for every count c = 0..n at once (arrays indexed by c).
+def block_tails_every_count(n: int, t: int, p: float, m: int, eps: float,
+                            drop: float = _DROP_MASS) -> tuple[np.ndarray, np.ndarray]:
+    """Exact tails Pr[O* > (1+theta) mu], Pr[O* < (1-theta) mu] of the block design (n records
+    at random into t blocks, sizes differing by at most one; each block retained with
+    probability p, else replaced by one value) for a value held by c records, for every
+    c = 0..n at once (arrays indexed by c; docs/METHODS.md, "Certified enforcement").
 
-    The same recursion run backwards: D_b(k, d) is the probability that blocks b..t-1 add d
-    to O* when k holders are still unplaced; D_0(c, .) is then the distribution of O* for a
-    value held by c records. One pass costs about what one count costs forwards."""
-    q, r = divmod(n, t)
-    sizes = [q + 1] * r + [q] * (t - r)
-    lefts = np.cumsum([n] + [-s for s in sizes])[:-1]            # records not yet placed, per block
-    log_fact = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1)))])
-    k = np.arange(n + 1)
-    later = np.zeros((n + 1, n + 1))                             # D_t: nothing left to add
-    later[0, 0] = 1.0
-    keep, hit, miss = p, (1 - p) / m, (1 - p) * (1 - 1 / m)
-    for size, left in zip(reversed(sizes), reversed(lefts.tolist())):
-        placed = np.zeros_like(later)                            # sum over j of the holder moves
-        now = np.zeros_like(later)
-        for j in range(0, min(size, n) + 1):
-            # P(j of k unplaced holders fall into this block of `size` of the `left` records)
-            ok = (k >= j) & (k <= left) & (left - k >= size - j)
-            if not ok.any():
-                continue
-            kk = k[ok]
-            h = np.exp(log_fact[kk] - log_fact[j] - log_fact[kk - j]
-                       + log_fact[left - kk] - log_fact[size - j] - log_fact[left - kk - size + j]
-                       - (log_fact[left] - log_fact[size] - log_fact[left - size]))
-            moved = later[kk - j] * h[:, None]                   # rows: k holders before the block
-            placed[kk] += moved
-            now[kk, j:] += keep * moved[:, : n + 1 - j]          # retained: adds its j holders
-        now[:, size:] += hit * placed[:, : n + 1 - size]         # replaced by the value: adds size
-        now += miss * placed                                     # replaced by another value
-        later = now
-    f = k / n
-    mu, theta = n * (f * p + (1 - p) / m), eps * f * p / (f * p + (1 - p) / m)
-    o = np.arange(n + 1)
-    upper = np.where(o[None, :] >= _above((1 + theta) * mu)[:, None], later, 0.0).sum(axis=1)
-    lower = np.where(o[None, :] <= _below((1 - theta) * mu)[:, None], later, 0.0).sum(axis=1)
+    Given the configuration (s, v) (sizes of the retained blocks and of the blocks replaced
+    by the value), O* = H + v where H, the holders among the s retained records, is
+    hypergeometric because the blocks are a uniformly random partition. Configurations
+    summing to at most `drop` are left out: the tails are lower bounds, low by at most
+    that. t = n is n independent records."""
+    s, v, w = design_configurations(n, t, p, m, drop)
+    b = (1 - p) / m
+    c = np.arange(n + 1)
+    hi = _above(c * p * (1 + eps) + n * b)          # (1 + theta) mu = c p (1 + eps) + n b
+    lo = _below(c * p * (1 - eps) + n * b)          # (1 - theta) mu = c p (1 - eps) + n b
+    upper, lower = np.zeros(n + 1), np.zeros(n + 1)
+    step = max(1, int(2e6 // (n + 1)))              # bounded memory: ~16 MB per 2-d array
+    for a in range(0, len(s), step):
+        ss, vv, ww = s[a: a + step], v[a: a + step], w[a: a + step]
+        upper += ww @ _tail_along(n, ss, hi[None, :] - vv[:, None])
+        lower += ww @ (1.0 - _tail_along(n, ss, lo[None, :] - vv[:, None] + 1))
     return np.minimum(upper, 1.0), np.minimum(lower, 1.0)
 
 
+def design_worst_tail(n: int, t: int, pp: "PrivacyParams") -> float:
+    """The smallest of the two exact tails of the design (n, t) over every count c = 1..n
+    (for t < n low by at most _DROP_MASS)."""
+    if t == n:
+        c = np.arange(1, n + 1)
+        upper, lower = exact_tails_many(np.full(n, n), c, pp.p, pp.m, pp.eps)
+    else:
+        upper, lower = block_tails_every_count(n, t, pp.p, pp.m, pp.eps)
+        upper, lower = upper[1:], lower[1:]
+    return float(np.minimum(upper, lower).min())
+
+
 def _design_passes(n: int, t: int, pp: PrivacyParams) -> bool:
-    """Does a group of n records in t blocks pass? Chernoff (the paper's test): t independent
-    trials at f = 1. Exact: the exact tails of the block design at both extremes, f = 1 and a
-    value held by a single record (intermediate frequencies are checked by Monte Carlo in
-    the tests)."""
+    """Does a group of n records in t blocks pass? Chernoff (the paper's screening test): t
+    independent trials at f = 1; it certifies nothing. Exact: the exact tails of the block
+    design at EVERY count c = 1..n reach delta (cheap necessary checks first: f = 1 and a
+    value held by one record). A design whose exact check would cost more than _DESIGN_WORK
+    is not used (the search goes on to fewer blocks, which is never less private a choice
+    to certify: it is certified in the same way)."""
     if pp.test == "chernoff":
         return passes(t, t, pp)
-    if min(block_tails(n, t, pp.p, pp.m, pp.eps)) < pp.delta:          # cheapest check first
-        return False
-    if min(block_tails_single(n, t, pp.p, pp.m, pp.eps)) < pp.delta:
-        return False
-    if n <= ALL_COUNTS_MAX:
-        upper, lower = block_tails_all_counts(n, t, pp.p, pp.m, pp.eps)
-        return bool(np.minimum(upper, lower)[2:n].min(initial=1.0) >= pp.delta)
-    return True
+    need = pp.delta + CERT_MARGIN
+    if t < n:
+        if min(block_tails(n, t, pp.p, pp.m, pp.eps)) < need:          # cheapest check first
+            return False
+        if min(block_tails_single(n, t, pp.p, pp.m, pp.eps)) < need:
+            return False
+        if design_cost(n, t, pp.p, pp.m) > _DESIGN_WORK:
+            return False
+    return design_worst_tail(n, t, pp) >= need
 
 
 def trials_for_sizes(sizes, pp: PrivacyParams) -> dict[int, int]:
     """Number of randomization units t(n) for personal groups of each size n. It depends
-    only on public quantities (n, p, m, eps, delta), never on a group's own frequencies:
+    only on public quantities (n, p, m, eps, delta), never on a group's own frequencies.
 
-      * n independent trials when they pass the test for every possible count of a value
-        (for the Chernoff test f = 1 is the worst case, its bounds grow as f falls; the
-        exact tails are not monotone in f, so every count is checked);
-      * otherwise the most blocks t < n that pass at f = 1 (docs/METHODS.md): the group is
-        split into t blocks (sizes differ by at most one) sharing one coin and one
-        replacement value each; for the exact test the tails of that very block design are
-        computed exactly, at f = 1 and for a value held by one record.
+    Exact test: the design is certified exactly at this very n and at every count c = 1..n
+    (t = n: independent records; t < n: the group split at random into t blocks, sizes
+    differing by at most one, each sharing one coin and one replacement value). t grows
+    from 1 and the search stops when _STOP_AFTER designs in a row fail after one passed: the last design
+    that passed is used (fewer blocks than possible at worst, never an uncertified one).
+    Chernoff test (the paper's screening bound, certifies nothing): the most trials
+    t <= n that pass the Chernoff bounds at f = 1.
 
-    0 means no design passes (the caller refuses such data)."""
+    0 means no design passes (the caller refuses such data or suppresses those groups)."""
     n_max = chernoff_max_group(pp)        # the exact tails are at most the Chernoff bounds
     at_one = [t for t in range(1, n_max + 1) if passes(t, t, pp)]
     out = {}
     for n in sorted({int(x) for x in sizes}):
-        if n in at_one and (pp.test == "chernoff" or all(passes(n, c, pp) for c in range(1, n))):
-            out[n] = n
-            continue
-        # Chernoff: t independent trials; exact: any split, checked on the design itself
         if pp.test == "chernoff":
-            out[n] = next((t for t in reversed(at_one) if t < n and _design_passes(n, t, pp)), 0)
+            out[n] = next((t for t in reversed(at_one) if t <= n), 0)
             continue
-        ts = np.arange(min(n - 1, n_max), 0, -1)
+        ts = np.arange(1, min(n - 1, n_max) + 1)
         upper, lower = block_tails_over_t(n, ts, pp.p, pp.m, pp.eps)    # the cheapest check, for all t
-        out[n] = next((int(t) for t in ts[np.minimum(upper, lower) >= pp.delta]
-                       if _design_passes(n, int(t), pp)), 0)
+        at_f1 = dict(zip(ts.tolist(), (np.minimum(upper, lower) >= pp.delta + CERT_MARGIN).tolist()))
+        if n <= n_max:
+            at_f1[n] = True
+        best, failed = 0, 0
+        for t in sorted(at_f1):
+            if at_f1[t] and _design_passes(n, t, pp):
+                best, failed = t, 0
+            else:
+                failed += 1
+                if best and failed == _STOP_AFTER:
+                    break
+        out[n] = best
     return out
+
+
+_STOP_AFTER = 3

@@ -30,7 +30,7 @@ METADATA_COLUMNS = """
     table_name VARCHAR, method VARCHAR, sensitive VARCHAR, sensitive_type VARCHAR, public VARCHAR[],
     p DOUBLE, domain VARCHAR[], m INTEGER, enforced BOOLEAN, epsilon DOUBLE, delta DOUBLE, test VARCHAR,
     rwn_columns VARCHAR[], rwn_k INTEGER, rwn_eps DOUBLE, rwn_q DOUBLE, rwn_scale VARCHAR,
-    rows BIGINT, created_at TIMESTAMP, rwn_sql_version VARCHAR"""
+    rows BIGINT, created_at TIMESTAMP, rwn_sql_version VARCHAR, suppressed_records BIGINT"""
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,7 @@ class ReleaseMeta:
     test: str | None = None
     rwn: dict = field(default_factory=dict)
     trials_sql: str | None = None     # enforced releases: relation "<table> AS __rwn_tr" of (size, t)
+    suppressed_records: int = 0       # records of groups without a design left out (suppress_small)
 
     @property
     def m(self) -> int:
@@ -117,11 +118,12 @@ def write_release(con: duckdb.DuckDBPyConnection, release_sql: str, path: str, m
         con.execute(f"CREATE TABLE {quote_ident(alias)}.{METADATA_TABLE} ({METADATA_COLUMNS})").fetchall()
         rwn = meta.rwn or {}
         con.execute(f"INSERT INTO {quote_ident(alias)}.{METADATA_TABLE} VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [meta.table_name, meta.method, meta.sensitive, meta.sensitive_type, list(meta.public),
                      meta.p, list(meta.domain), meta.m, meta.enforced, meta.epsilon, meta.delta, meta.test,
                      rwn.get("columns"), rwn.get("k"), rwn.get("eps"), rwn.get("q"), rwn.get("scale"),
-                     rows, _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None), __version__]).fetchall()
+                     rows, _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None), __version__,
+                     meta.suppressed_records]).fetchall()
         if meta.enforced:
             con.execute(f"CREATE TABLE {quote_ident(alias)}.{TRIALS_TABLE} AS SELECT * FROM "
                         f"{rp_sql.trials_values(trials or {})}").fetchall()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import warnings
 from dataclasses import dataclass
 
 import duckdb
@@ -109,27 +110,104 @@ def _privacy(p, m, epsilon, delta, test) -> privacy.PrivacyParams:
         raise _fail(exc) from None
 
 
-def _blocks(con, src, spec, pp: privacy.PrivacyParams) -> dict[int, int]:
-    """Trial counts for the personal-group sizes present in the data (public quantities)."""
-    pub = ", ".join(quote_ident(c) for c in spec.public)
+def _size_counts(con, src, spec, public) -> dict[int, int]:
+    """Personal-group size -> number of groups of that size, groups formed by `public`."""
+    pub = ", ".join(quote_ident(c) for c in public)
     where = f" WHERE {quote_ident(spec.sensitive)} IS NOT NULL" if spec.nulls == "drop" else ""
-    sizes = [r[0] for r in engine.run(con, f"SELECT DISTINCT count(*) FROM {src.sql}{where}"
-                                           f"{' GROUP BY ' + pub if pub else ''}")]
+    return dict(engine.run(con, f"SELECT n, count(*) FROM (SELECT count(*) AS n FROM {src.sql}{where}"
+                                f"{' GROUP BY ' + pub if pub else ''}) GROUP BY n"))
+
+
+def _trials(sizes, pp: privacy.PrivacyParams) -> dict[int, int]:
     try:
-        trials = privacy.trials_for_sizes(sizes, pp)
+        return privacy.trials_for_sizes(sizes, pp)
     except ValueError as exc:
         raise _fail(exc) from None
+
+
+def _all_designed(sizes, pp: privacy.PrivacyParams | None, every_size=()) -> bool:
+    """Do `sizes` (then also `every_size`, the other sizes present) all have a design?"""
+    try:
+        return pp is not None and all(all(t > 0 for t in privacy.trials_for_sizes(group, pp).values())
+                                      for group in (sizes, every_size))
+    except ValueError:
+        return False
+
+
+def _params_or_none(p, m, eps, delta, test):
+    try:
+        return privacy.PrivacyParams(p=p, m=m, eps=eps, delta=delta, test=test)
+    except ValueError:
+        return None
+
+
+def _way_forward(con, src, spec, pp: privacy.PrivacyParams, impossible, counts) -> list[str]:
+    """What would make enforcement possible: a smaller p, or a weaker guarantee with the same
+    p (smaller delta or smaller eps), each the nearest on a grid that designs every size
+    present, suppression, or removing one public column (the one leaving the fewest records
+    in failing groups)."""
+    ways = []
+
+    def works(p, eps, delta):
+        return _all_designed(impossible, _params_or_none(p, pp.m, eps, delta, pp.test), list(counts))
+
+    coarse = next((x / 20 for x in range(int(pp.p * 20 - 1e-9), 0, -1) if works(x / 20, pp.eps, pp.delta)), None)
+    if coarse is not None:     # refined to 0.01 between coarse and the next step of 0.05
+        best_p = next(x / 100 for x in range(min(int(round(coarse * 100)) + 4, int(pp.p * 100 - 1e-9)),
+                                             int(round(coarse * 100)) - 1, -1) if works(x / 100, pp.eps, pp.delta))
+        ways.append(f"p = {best_p:g} (searched down in steps of 0.05, then 0.01)")
+    deltas = sorted({round(pp.delta * f, 6) for f in (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01)},
+                    reverse=True)
+    best_delta = next((d for d in deltas if d > 0 and works(pp.p, pp.eps, d)), None)
+    if best_delta is not None:
+        ways.append(f"delta = {best_delta:g} with the same p (the largest tried that works)")
+    # a smaller eps is a weaker guarantee (the error it asks for is smaller)
+    epss = sorted({round(pp.eps * f, 6) for f in (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)}, reverse=True)
+    best_eps = next((e for e in epss if e > 0 and works(pp.p, e, pp.delta)), None)
+    if best_eps is not None:
+        ways.append(f"eps = {best_eps:g} with the same p (the largest tried that works)")
+    failing = sum(n * counts[n] for n in impossible)
+    ways.append(f"suppress_small=True (--suppress-small): leave those {failing} records out of the release")
+    coarser = []
+    for column in spec.public:
+        rest = [c for c in spec.public if c != column]
+        sizes = _size_counts(con, src, spec, rest)
+        trials = _trials(sizes, pp)
+        coarser.append((sum(n * k for n, k in sizes.items() if trials[n] == 0), column))
+    if coarser:
+        left, column = min(coarser)
+        ways.append(f"coarsening: dropping public column {column!r} leaves {left} records in groups that fail")
+    return ways
+
+
+def _design(con, src, spec, pp: privacy.PrivacyParams, suppress_small: bool = False):
+    """Trial counts for the personal-group sizes present in the data (public quantities), and
+    (groups, records) left out: sizes without a design refuse the data, with a way forward
+    in the message, unless suppress_small leaves their records out."""
+    counts = _size_counts(con, src, spec, spec.public)
+    trials = _trials(counts, pp)
     impossible = sorted(n for n, t in trials.items() if t == 0)
-    if impossible:
+    if impossible and not suppress_small:
+        groups = sum(counts[n] for n in impossible)
+        records = sum(n * counts[n] for n in impossible)
+        shown = ", ".join(map(str, impossible[:10])) + (", ..." if len(impossible) > 10 else "")
+        ways = _way_forward(con, src, spec, pp, impossible, counts)
         raise RWNError(f"(eps, delta) = ({pp.eps}, {pp.delta}) cannot be achieved for personal groups of "
-                       f"{', '.join(map(str, impossible[:5]))} records with p = {pp.p}, m = {pp.m} and the "
-                       f"{pp.test} test, whatever the number of blocks")
-    return trials
+                       f"{shown} records ({groups} groups holding {records} of {sum(n * k for n, k in counts.items())}"
+                       f" records) with p = {pp.p}, m = {pp.m} and the {pp.test} test, whatever the number of "
+                       f"blocks. What would work: " + "; or ".join(ways))
+    return trials, sum(counts[n] for n in impossible), sum(n * counts[n] for n in impossible)
+
+
+def _blocks(con, src, spec, pp: privacy.PrivacyParams) -> dict[int, int]:
+    """Trial counts for the personal-group sizes present (refusing sizes without a design)."""
+    return _design(con, src, spec, pp)[0]
 
 
 def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, public=None, domain=None,
-              key: str | None = None, seed: int | None = None, enforce=None, test: str = "chernoff",
-              nulls: str = "error", into: str | None = None, replace: bool = False, sql: bool = False):
+              key: str | None = None, seed: int | None = None, enforce=None, test: str = "exact",
+              nulls: str = "error", into: str | None = None, replace: bool = False, sql: bool = False,
+              suppress_small: bool = False):
     """Uniform perturbation of `sensitive` with retention probability p.
 
     The release holds the `public` columns (default: every other column) exactly and the
@@ -137,15 +215,25 @@ def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, 
     column narrows the personal groups an attacker can form. `domain` is a list of values
     or a file with one value per line (default: the values in the data). NULL sensitive
     values: nulls='error' (default) refuses them, nulls='drop' leaves those records out.
-    enforce=(eps, delta) splits each personal group too large to pass the chosen `test`
-    ('chernoff' or 'exact') at frequency 1 into t blocks that share one coin and one
-    replacement value; each record keeps its own transition probabilities, so
-    reconstruction stays unbiased.
+    enforce=(eps, delta) splits each personal group whose records would not pass the chosen
+    `test` at every count into t blocks that share one coin and one replacement value;
+    each record keeps its own transition probabilities, so reconstruction stays unbiased.
+    test='exact' (default) certifies every count of every group size; 'chernoff' is the
+    paper's screening bound and certifies nothing. Sizes that no design passes refuse the
+    data (the error says what would work), or with suppress_small=True their records are
+    left out of the release (a warning gives the count).
     Returns a DuckDB relation, or None with `into` (a table created in one statement).
     """
-    text = randomize_statement(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed,
-                               enforce=enforce, test=test, nulls=nulls, show=sql)
-    return text if sql else engine.deliver(con, text, into, replace)
+    plan = _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
+                 test=test, nulls=nulls, show=sql, suppress_small=suppress_small)
+    _warn_suppressed(plan)
+    return plan.sql if sql else engine.deliver(con, plan.sql, into, replace)
+
+
+def _warn_suppressed(plan) -> None:
+    if plan.suppressed_records:
+        warnings.warn(f"suppress_small: {plan.suppressed_records} records in {plan.suppressed_groups} personal "
+                      f"groups without a design are left out of the release", stacklevel=3)
 
 
 @dataclass
@@ -158,19 +246,21 @@ class _Plan:
     blocks: dict[int, int] | None
     enforce: tuple[float, float] | None
     sql: str
+    suppressed_groups: int = 0      # personal groups left out (suppress_small), and their records
+    suppressed_records: int = 0
 
 
 def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls, show=False,
-          key_ref=key_variable) -> _Plan:
+          key_ref=key_variable, suppress_small=False) -> _Plan:
     src, spec, values = _prepare(con, source, sensitive, p, public, domain, nulls)
-    blocks = None
+    blocks, left_out = None, (0, 0)
     if enforce is not None:
         try:
             eps, delta = enforce
         except (TypeError, ValueError):
             raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
         enforce = (eps, delta)
-        blocks = _blocks(con, src, spec, _privacy(p, len(values), eps, delta, test))
+        blocks, *left_out = _design(con, src, spec, _privacy(p, len(values), eps, delta, test), suppress_small)
     try:
         the_key = resolve_key(key, seed)
     except (TypeError, ValueError) as exc:
@@ -178,26 +268,28 @@ def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test
     output = [c for c in src.names if c in spec.public or c == sensitive]
     text = rp_sql.randomize_sql(src.sql, spec, output, values, src.type_of(sensitive),
                                 KEY_PLACEHOLDER if show else key_ref(con, the_key), blocks,
-                                check_domain=domain is not None)
-    return _Plan(src, spec, values, blocks, enforce, text)
+                                check_domain=domain is not None,
+                                leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0))
+    return _Plan(src, spec, values, blocks, enforce, text, *left_out)
 
 
 def randomize_statement(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls,
-                        show: bool = False, key_ref=key_variable) -> str:
+                        show: bool = False, key_ref=key_variable, suppress_small: bool = False) -> str:
     """The SQL of a randomize call. show=True puts getvariable('rwn_key') where the key goes;
     else key_ref(con, key) gives the SQL that reads the key (never the key as a literal)."""
     return _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
-                 test=test, nulls=nulls, show=show, key_ref=key_ref).sql
+                 test=test, nulls=nulls, show=show, key_ref=key_ref, suppress_small=suppress_small).sql
 
 
 def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p: float, public=None,
             domain=None, key: str | None = None, seed: int | None = None, enforce=None,
-            test: str = "chernoff", nulls: str = "error", table: str | None = None,
-            overwrite: bool = False, rwn: dict | None = None) -> int:
+            test: str = "exact", nulls: str = "error", table: str | None = None,
+            overwrite: bool = False, rwn: dict | None = None, suppress_small: bool = False) -> int:
     """Randomize like `randomize` and write a standalone release database at `path` (see
     rwn_sql.release): the released table, its published parameters and reconstruction
     views, never the key or raw data. With rwn=dict(columns=[...], k=, eps=, q=, scale=) the
     named numeric columns are first perturbed by RWN (they stay public, now perturbed).
+    suppress_small=True: as in `randomize`; the metadata records how many records were left out.
     Returns the number of released rows."""
     from . import api
     from .release import ReleaseMeta, write_release
@@ -218,13 +310,15 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
             engine.run(con, f"CREATE TEMP TABLE {quote_ident(staged)} AS {text}")
             source = staged
         plan = _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed,
-                     enforce=enforce, test=test, nulls=nulls)
+                     enforce=enforce, test=test, nulls=nulls, suppress_small=suppress_small)
+        _warn_suppressed(plan)
         eps, delta = plan.enforce or (None, None)
         meta = ReleaseMeta(table_name=name, sensitive=sensitive, sensitive_type=plan.src.type_of(sensitive),
                            public=plan.spec.public, p=float(p), domain=tuple(plan.values),
                            enforced=plan.enforce is not None, epsilon=eps, delta=delta,
                            test=test if plan.enforce is not None else None,
-                           method="rwn+uniform_perturbation" if rwn else "uniform_perturbation", rwn=rwn or {})
+                           method="rwn+uniform_perturbation" if rwn else "uniform_perturbation", rwn=rwn or {},
+                           suppressed_records=plan.suppressed_records)
         return write_release(con, plan.sql, path, meta, overwrite=overwrite, trials=plan.blocks)
     finally:
         if staged:
@@ -246,7 +340,8 @@ class AuditResult:
     """The audit: `rows` (a DuckDB relation, one row per personal group and sensitive value
     present in it, sorted), `groups_detail` (one row per personal group: its public values,
     size, trials, how many values are present, the smallest Chernoff bound and exact tail
-    over its values, and `passes` under the chosen test) and the summary counts. Both
+    over its values, after enforcement `worst_design_tail`, the smallest exact tail of its
+    design over EVERY count 1..n, and `passes` under the chosen test) and the summary counts. Both
     relations read temporary tables of the connection; `close()` (or a `with` block) drops
     them, else they go with the connection."""
     rows: duckdb.DuckDBPyRelation
@@ -280,7 +375,7 @@ class AuditResult:
 
 
 def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsilon: float, delta: float,
-          public=None, domain=None, test: str = "chernoff", enforce: bool = False,
+          public=None, domain=None, test: str = "exact", enforce: bool = False,
           nulls: str = "error", sql: bool = False):
     """(eps, delta)-reconstruction-privacy audit of the ORIGINAL data (data steward side).
 
@@ -299,7 +394,9 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
     blocks = _blocks(con, src, spec, pp) if enforce else None
     ensure_functions(con)
     if sql:
-        return rp_sql.audit_sql(src.sql, spec, len(values), pp.eps, pp.delta, test, blocks)
+        failing = sorted(n for n, t in (blocks or {}).items() if test == "exact"
+                         and privacy.design_worst_tail(n, t, pp) < pp.delta)
+        return rp_sql.audit_sql(src.sql, spec, len(values), pp.eps, pp.delta, test, blocks, failing_designs=failing)
     # Computed once into two temporary tables: the rows per (group, value), unsorted, and
     # per personal group its verdict under `test`; the summary reads the groups. `rows`
     # joins the verdicts back and sorts when read: sorting and joining ~1M rows cost more
@@ -318,6 +415,8 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
             least(min(exact_upper), min(exact_lower)) AS worst_exact,
             bool_and(passes_{test}) AS passes
         FROM {rows_table}{' GROUP BY ' + ', '.join(keys) if keys else ''}""")
+    if enforce:
+        _judge_designs(con, groups_table, pp)
     on = rp_sql.same_group("r", "g", keys) if keys else "true"
     stats = ", ".join(f"r.{c}" for c in rp_sql.AUDIT_ROW_STATS)
     rel = con.sql(f"SELECT {''.join('r.' + k + ', ' for k in keys)}{stats}, g.passes AS group_passes "
@@ -330,8 +429,24 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
                        _tables=(rows_table, groups_table))
 
 
+def _judge_designs(con, groups_table: str, pp: privacy.PrivacyParams) -> None:
+    """After enforcement a group's release depends on its design (n, t), not on the counts
+    present: every count c = 1..n is evaluated exactly (worst_design_tail), and under the
+    exact test a group passes only if that worst tail reaches delta."""
+    designs = engine.run(con, f"SELECT DISTINCT group_size, trials FROM {groups_table}")
+    worst = {(n, t): privacy.design_worst_tail(int(n), int(t), pp) for n, t in designs}
+    engine.run(con, f"ALTER TABLE {groups_table} ADD COLUMN worst_design_tail DOUBLE")
+    if worst:
+        values = ", ".join(f"({n}, {t}, {float_literal(w)})" for (n, t), w in worst.items())
+        engine.run(con, f"""UPDATE {groups_table} SET worst_design_tail = d.w
+            FROM (VALUES {values}) AS d(n, t, w) WHERE group_size = d.n AND trials = d.t""")
+    if pp.test == "exact":
+        engine.run(con, f"UPDATE {groups_table} SET passes = passes AND worst_design_tail >= "
+                        f"{float_literal(pp.delta)}")
+
+
 def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float, domain, group_by=(),
-              where: str | None = None, values=None, public=None, enforce=None, test: str = "chernoff",
+              where: str | None = None, values=None, public=None, enforce=None, test: str = "exact",
               sql: bool = False):
     """Reconstructed counts from a release, needing only the release, p and the domain.
 

@@ -17,7 +17,7 @@ NULLS = ("error", "drop")
 AUDIT_COLUMNS = ("group_size", "trials", "enforced", "value", "value_count", "frequency", "mu", "theta",
                  "chernoff_upper", "chernoff_lower", "exact_upper", "exact_lower", "passes_chernoff",
                  "passes_exact", "group_passes", "counts", "cells", "stats", "tails", "tails_key", "f_eval",
-                 "values_present", "worst_chernoff", "worst_exact", "passes")
+                 "values_present", "worst_chernoff", "worst_exact", "worst_design_tail", "passes")
 ESTIMATE_COLUMNS = ("value", "released_count", "group_size", "estimate", "std_error", "ci_low", "ci_high",
                     "estimate_clipped", "set_size", "micro_reconstruction")
 
@@ -72,7 +72,7 @@ def _trials_check(dialect: DuckDBDialect) -> str:
 
 def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_values, type_sql: str,
                   key_sql: str, blocks=None, check_domain: bool = True,
-                  dialect: DuckDBDialect = DUCKDB) -> str:
+                  dialect: DuckDBDialect = DUCKDB, leave_out=()) -> str:
     """The release: the public columns and the randomized sensitive column, one row per input
     record (minus NULL-sensitive records with nulls='drop'), in an order drawn by the keyed
     hash (randomness.order_key_sql), so row order carries nothing about the input order.
@@ -80,7 +80,8 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
     The domain (at least 2 values, sorted here) is a constant list in the SQL. Every row is
     checked: a NULL sensitive value (with nulls='error') and, with check_domain, a value
     outside the domain raise an error. Every internal name starts with '__rwn_', which input
-    columns may not (engine.refuse_reserved)."""
+    columns may not (engine.refuse_reserved).
+    leave_out: personal-group sizes (with blocks) whose records are suppressed."""
     values = sorted(str(v) for v in domain_values)
     if len(values) < 2:
         raise ValueError("the domain of the sensitive attribute needs at least 2 values")
@@ -105,7 +106,9 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
             f"                    row_number() OVER ({part} ORDER BY {order}) AS __rwn_pos,\n"
             f"                    count(*) OVER ({part}) AS __rwn_gsize\n"
             f"                FROM ({staged}) AS __rwn_staged) __rwn_g\n"
-            f"            LEFT JOIN {trials_values(blocks)} ON __rwn_tr.size = __rwn_g.__rwn_gsize)")
+            f"            LEFT JOIN {trials_values(blocks)} ON __rwn_tr.size = __rwn_g.__rwn_gsize"
+            + (f" WHERE __rwn_g.__rwn_gsize NOT IN ({', '.join(str(int(n)) for n in leave_out)})"
+               if leave_out else "") + ")")
     domain = domain_literal(values, type_sql)
     m = len(values)
     pick = bits_sql("__rwn_h", 1, dialect)
@@ -135,13 +138,15 @@ AUDIT_ROW_STATS = ("group_size", "trials", "enforced", "value", "value_count", "
 
 def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float, test: str,
               blocks=None, ordered: bool = True, group_verdicts: bool = True,
-              dialect: DuckDBDialect = DUCKDB) -> str:
+              dialect: DuckDBDialect = DUCKDB, failing_designs=()) -> str:
     """Per personal group and value present in it: the reconstruction-privacy statistics and
     verdicts (AUDIT_ROW_STATS after the public columns, then group_passes: the chosen `test`
     over all values of the group), ordered by group and value. `m` is the size of the
     published domain. The exact tails come from rwn_audit_tails() (rwn_sql.install).
     ordered=False leaves the rows unsorted; group_verdicts=False leaves out group_passes (and
-    the join that computes it), for callers that aggregate the verdicts themselves."""
+    the join that computes it), for callers that aggregate the verdicts themselves.
+    failing_designs: group sizes whose design fails at some count (rp.audit evaluates every
+    count); their groups fail whatever the counts present."""
     groups = [quote_ident(c) for c in spec.public] or ["__rwn_all"]   # no public column: one group
     p, b = float_literal(spec.p), float_literal((1 - spec.p) / m)
     body = _render(
@@ -160,6 +165,8 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
         exact=f"rwn_audit_tails(e, CAST(n AS BIGINT[]), CAST(k AS BIGINT[]), {p}, {int(m)}, {float_literal(eps)})",
     )
     verdict = verdict_sql(delta)
+    design_ok = (f" AND NOT list_contains([{', '.join(str(int(n)) for n in failing_designs)}], any_value(group_size))"
+                 if failing_designs else "")
     pub_out = "".join(f"b.{quote_ident(c)}, " for c in spec.public)
     select = (f"SELECT {pub_out}group_size, trials, enforced, value, value_count, frequency, mu, theta,\n"
               "    chernoff_upper, chernoff_lower, exact.upper AS exact_upper, exact.lower AS exact_lower,\n"
@@ -167,7 +174,7 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
               f"    {verdict['exact']} AS passes_exact")
     if group_verdicts:
         body += (",\nverdicts AS (\n"
-                 f"    SELECT {', '.join(groups)}, bool_and({verdict[test]}) AS group_passes\n"
+                 f"    SELECT {', '.join(groups)}, bool_and({verdict[test]}){design_ok} AS group_passes\n"
                  f"    FROM bounds GROUP BY {', '.join(groups)}\n)")
         select += f",\n    v.group_passes\nFROM bounds b JOIN verdicts v ON {same_group('b', 'v', groups)}"
     else:

@@ -21,12 +21,12 @@ CREATE OR REPLACE MACRO rwn_neighbor_pairs(source, columns, k := 5, eps := 0.0,
 
 -- Uniform perturbation and reconstruction privacy (docs/METHODS.md section 2).
 CREATE OR REPLACE MACRO rwn_randomize(source, sensitive, p, public := NULL, domain := NULL, key := NULL,
-        seed := NULL, epsilon := NULL, delta := NULL, test := 'chernoff', nulls := 'error') AS TABLE
+        seed := NULL, epsilon := NULL, delta := NULL, test := 'exact', nulls := 'error') AS TABLE
     SELECT * FROM query(rwn_randomize_sql(source, sensitive, p, public, domain, key, seed, epsilon, delta,
                                           test, nulls));
 
 CREATE OR REPLACE MACRO rwn_audit(source, sensitive, p, epsilon, delta, public := NULL, domain := NULL,
-        test := 'chernoff', enforce := false, nulls := 'error') AS TABLE
+        test := 'exact', enforce := false, nulls := 'error') AS TABLE
     SELECT * FROM query(rwn_audit_sql(source, sensitive, p, epsilon, delta, public, domain, test, enforce,
                                       nulls));
 

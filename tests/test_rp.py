@@ -9,6 +9,7 @@ import pytest
 
 import rwn_sql
 from conftest import ROOT, load_numpy
+from independent_tails import block_dp_tails
 from rwn_sql import RWNError, engine, privacy, rp
 from rwn_sql.randomness import keyed_order
 
@@ -61,7 +62,8 @@ def test_tail_functions_equal_enumeration(n, t, c):
         assert privacy.block_tails(n, t, p, m, eps) == pytest.approx(exact, abs=1e-12)
     if c == 1:
         assert privacy.block_tails_single(n, t, p, m, eps) == pytest.approx(exact, abs=1e-12)
-    assert privacy.block_tails_count(n, t, c, p, m, eps) == pytest.approx(exact, abs=1e-12)
+    upper, lower = privacy.block_tails_every_count(n, t, p, m, eps)
+    assert (upper[c], lower[c]) == pytest.approx(exact, abs=1e-12)
 
 
 def convolution_tails(n, c, p, m, eps):
@@ -98,12 +100,14 @@ def test_exact_tails_many_equal_the_convolution(p, m, eps):
 
 @pytest.mark.parametrize("p,m,eps", [(0.5, 3, 0.5), (0.5, 15, 0.5), (0.7, 4, 0.9)])
 def test_batched_block_tails_equal_the_single_ones(p, m, eps):
-    """The batched forms used to choose block designs (all counts by one backward pass, all t
-    at once) give the same numbers as the per-case functions tested against enumeration."""
-    for n, t in [(4, 2), (5, 3), (10, 3), (17, 5), (30, 7), (64, 9), (7, 1), (6, 6)]:
-        upper, lower = privacy.block_tails_all_counts(n, t, p, m, eps)
-        for c in range(n + 1):
-            assert (upper[c], lower[c]) == pytest.approx(privacy.block_tails_count(n, t, c, p, m, eps), abs=1e-12)
+    """The batched forms used to choose block designs (all counts at once, all t at once)
+    give the same numbers as the per-block dynamic programme (tests/independent_tails.py)
+    and the per-case functions tested against enumeration."""
+    for n, t in [(4, 2), (5, 3), (10, 3), (17, 5), (30, 7), (7, 1), (6, 6)]:
+        upper, lower = privacy.block_tails_every_count(n, t, p, m, eps)
+        ref_upper, ref_lower = block_dp_tails(n, t, p, m, eps)
+        assert upper[1:] == pytest.approx(ref_upper[1:], abs=1e-12)
+        assert lower[1:] == pytest.approx(ref_lower[1:], abs=1e-12)
     for n in (2, 17, 64, 1000, 7688):
         ts = list(range(1, min(n, 50)))
         upper, lower = privacy.block_tails_over_t(n, ts, p, m, eps)
