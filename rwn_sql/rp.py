@@ -193,12 +193,12 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
             test: str = "chernoff", nulls: str = "error", table: str | None = None,
             overwrite: bool = False, rwn: dict | None = None) -> int:
     """Randomize like `randomize` and write a standalone release database at `path` (see
-    rwn_sql.release): the released table, its published parameters and reconstruction
+    rwn_sql.release_db): the released table, its published parameters and reconstruction
     views, never the key or raw data. With rwn=dict(columns=[...], k=, eps=, q=, scale=) the
     named numeric columns are first perturbed by RWN (they stay public, now perturbed).
     Returns the number of released rows."""
     from . import api
-    from .release import ReleaseMeta, write_release
+    from .release_db import ReleaseMeta, write_release
     name = table or release_table_name(source)
     staged = None
     try:
@@ -379,15 +379,16 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
 
 
 def query(con: duckdb.DuckDBPyConnection, sql: str, release: str | None = None):
-    """Answer an analyst's count query with the reconstruction (rwn_sql.query.rewrite): per
+    """Answer an analyst's count query with the reconstruction (rwn_sql.analyst.rewrite): per
     output row released_count, group_size, estimate, std_error, 95% interval, and whether
-    the query reconstructs single personal groups (micro_reconstruction). `release` is a
-    release database file, attached read-only; without it the release tables and their
-    metadata must be in `con`. Returns (relation, Rewritten)."""
-    from .query import run_query
-    schema = None
+    the row reconstructs a single personal group (micro_reconstruction). `release` is a
+    release database file; without it the release tables and their metadata must be in
+    `con`. Only the rewritten SQL runs, on a separate connection that sees nothing but the
+    release (read-only, no file access). Returns (relation of `con` over the computed rows,
+    Rewritten)."""
+    from .analyst import run_query
     if release is not None:
         if not os.path.isfile(os.fspath(release)):
             raise RWNError(f"release database {str(release)!r} does not exist")
-        schema = engine.attach_read_only(con, os.fspath(release))
-    return run_query(con, sql, schema=schema)
+        release = os.path.abspath(os.fspath(release))
+    return run_query(con, sql, release=release)
