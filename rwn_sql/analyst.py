@@ -171,7 +171,7 @@ class _Scope:
     """What column references may name: the release's columns and the table's qualifier."""
     columns: tuple[str, ...]
     qualifier: str | None
-    table_name: str
+    label: str                       # how messages name the release, e.g. table "adult"
 
     def column(self, node: exp.Column) -> str:
         """The release's spelling of a referenced column (DuckDB names are case-insensitive)."""
@@ -184,8 +184,7 @@ class _Scope:
         for c in self.columns:
             if c.lower() == node.name.lower():
                 return c
-        raise RWNError(f"unknown column {display_name(node.name)}: the release table "
-                       f"{display_name(self.table_name)} has columns "
+        raise RWNError(f"unknown column {display_name(node.name)}: the release {self.label} has columns "
                        f"{', '.join(display_name(c) for c in self.columns)}")
 
 
@@ -335,7 +334,7 @@ def render_public(parts: list[exp.Expression], scope: _Scope) -> str | None:
     return text
 
 
-def check_predicate(where: str, columns, sensitive: str, table_name: str) -> str:
+def check_predicate(where: str, columns, sensitive: str, label: str) -> str:
     """A user's `where=` text over `columns` (public columns) as SQL rendered from its checked
     parts: one predicate of the same grammar as a query's public WHERE, never the SA."""
     single_statement(where, "the where= predicate", trailing=False)
@@ -343,7 +342,7 @@ def check_predicate(where: str, columns, sensitive: str, table_name: str) -> str
         tree = sqlglot.parse_one(where, read="duckdb", into=exp.Condition)
     except sqlglot.errors.SqlglotError as exc:
         raise RWNError(f"cannot parse the where= predicate: {str(exc).splitlines()[0]}") from None
-    scope = _Scope(tuple(columns) + (sensitive,), None, table_name)
+    scope = _Scope(tuple(columns) + (sensitive,), None, label)
     if any(scope.column(c) == sensitive for c in tree.find_all(exp.Column)):
         raise RWNError(f"where=: the predicate names the sensitive attribute {display_name(sensitive)}; "
                        "select records by public columns only (for a set of sensitive values use values=)")
@@ -462,7 +461,8 @@ def rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None = None) -> Rewr
     if table.name.lower() != meta.table_name.lower():
         raise refuse(f"the query counts from {display_name(table.name)}, not from the release table "
                      f"{display_name(meta.table_name)}")
-    scope = _Scope(meta.public + (meta.sensitive,), table.alias or table.name, meta.table_name)
+    scope = _Scope(meta.public + (meta.sensitive,), table.alias or table.name,
+                   f"table {display_name(meta.table_name)}")
     columns, alias = group_columns(select, scope)
     by_value = meta.sensitive in columns
     groups = tuple(c for c in columns if c != meta.sensitive)
@@ -550,7 +550,7 @@ def run_query(con: duckdb.DuckDBPyConnection, sql: str, schema: str | None = Non
         micro = any(result.column("micro_reconstruction").to_pylist())
         select = parse(sql)
         alias = selected(select, _Scope(meta.public + (meta.sensitive,), table.alias or table.name,
-                                        meta.table_name))[1]
+                                        f"table {display_name(meta.table_name)}"))[1]
         rewritten = dataclasses.replace(rewritten, micro=micro, note=describe(
             meta, False, micro, meta.sensitive in rewritten.group_by, alias))
     return con.from_arrow(result), rewritten
