@@ -283,6 +283,7 @@ def literal_sql(node: exp.Expression) -> str | None:
 def operand_sql(node: exp.Expression, scope: _Scope) -> str:
     if isinstance(node, exp.Column):
         return quote_ident(scope.column(node))
+    refuse_cast(node)
     if isinstance(node, exp.Func):
         raise refuse(f"the function {snippet(node)} in the WHERE clause; functions on columns are not answered")
     text = literal_sql(node)
@@ -291,7 +292,14 @@ def operand_sql(node: exp.Expression, scope: _Scope) -> str:
     return text
 
 
+def refuse_cast(node: exp.Expression) -> None:
+    if isinstance(node, exp.Cast):          # TryCast and typed literals (DATE '...') are casts too
+        raise refuse(f"the cast {snippet(node)}: casts are not answered; write the value as a plain string "
+                     "or number literal (DuckDB compares it with the column's type)")
+
+
 def constant_sql(node: exp.Expression, where: str) -> str:
+    refuse_cast(node)
     text = literal_sql(node)
     if text is None:
         raise refuse(f"{snippet(node)} in {where}")
@@ -346,7 +354,7 @@ def check_predicate(where: str, columns, sensitive: str, label: str) -> str:
     if any(scope.column(c) == sensitive for c in tree.find_all(exp.Column)):
         raise RWNError(f"where=: the predicate names the sensitive attribute {display_name(sensitive)}; "
                        "select records by public columns only (for a set of sensitive values use values=)")
-    return render_public([tree], scope)
+    return render_public(conjuncts(tree), scope)
 
 
 def uses(node: exp.Expression, column: str, scope: _Scope) -> bool:

@@ -307,3 +307,79 @@ def test_odd_names_run(con, tmp_path):
                             where=""""my""col" = 'a'""", values=["it's"]).fetchall()
     assert strip_flag(got) == want and len(want) == 2
     assert all(r[-1] is True for r in got)      # both public attributes fixed per row
+
+
+# ---- strict inputs to estimation (issue 9) ----------------------------------------------
+
+@pytest.fixture
+def ints(con):
+    """A release with an INTEGER sensitive column (values 1..4) and a public column g."""
+    con.execute("CREATE TABLE rel AS SELECT ['x', 'y'][1 + i % 2] AS g, CAST(1 + (i * 7) % 4 AS INTEGER) AS s "
+                "FROM range(40) r(i)").fetchall()
+    rwn_sql_install(con)
+    return con
+
+
+def rwn_sql_install(con):
+    import rwn_sql
+    rwn_sql.install(con)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(domain=["1", "2", "3"]), r"outside the domain: '4'"),
+    (dict(domain=["1", "2", "3", "4", "4.0"]), r"lists '4' and '4.0', the same value as INTEGER"),
+    (dict(domain=["1", "2", "3", "4"], where="s = 1"), r'where=: the predicate names the sensitive attribute "s"'),
+    (dict(domain=["1", "2", "3", "4"], where="g = 'x' AND (S > 2 OR g IS NULL)"), r"sensitive attribute"),
+    (dict(domain=["1", "2", "3", "4"], where="g = 'x'; DROP TABLE rel"), "several statements"),
+    (dict(domain=["1", "2", "3", "4"], where="g = CAST('x' AS VARCHAR)"), "casts are not answered"),
+    (dict(domain=["1", "2", "3", "4"], where="nope = 1"), 'unknown column "nope"'),
+])
+def test_estimates_refuse_inconsistent_input(ints, kwargs, message):
+    with pytest.raises(RWNError, match=message):
+        rp.estimates(ints, "rel", "s", 0.5, **kwargs)
+    sql_kwargs = {"where": kwargs.get("where")}
+    with pytest.raises((RWNError, duckdb.Error), match=message):      # the macro says the same
+        ints.execute('SELECT * FROM rwn_estimates(\'rel\', \'s\', 0.5, ?, "where" := ?)',
+                     [kwargs["domain"], sql_kwargs["where"]]).fetchall()
+    assert ints.execute("SELECT count(*) FROM rel").fetchall() == [(40,)]
+
+
+def test_released_null_is_outside_the_domain(ints):
+    ints.execute("INSERT INTO rel VALUES ('x', NULL)").fetchall()
+    with pytest.raises(RWNError, match="outside the domain: NULL"):
+        rp.estimates(ints, "rel", "s", 0.5, ["1", "2", "3", "4"])
+
+
+def test_domain_equal_after_cast_counted_once_in_m(ints):
+    """randomize/release refuse a domain with two spellings of one value: m would count it twice."""
+    with pytest.raises(RWNError, match="lists '4' and '4.0'"):
+        rp.randomize(ints, "rel", "s", 0.5, public=["g"], domain=["1", "2", "3", "4", "4.0"], seed=1)
+
+
+def test_where_is_rendered_not_pasted(ints):
+    text = rp.estimates(ints, "rel", "s", 0.5, ["1", "2", "3", "4"],
+                        where="g = 'x' /* sneaky */ AND NOT (g <> 'x')", sql=True)
+    assert "sneaky" not in text and "WHERE \"g\" = 'x' AND (NOT \"g\" <> 'x')" in text
+
+
+def test_macro_enforced_std_errors_equal_python(tmp_path):
+    """rwn_estimates with epsilon/delta/test gives the Python API's numbers for an enforced
+    release; without them its errors are those of independent records (smaller)."""
+    import rwn_sql
+    con = duckdb.connect()
+    rwn_sql.install(con)
+    con.execute(f"CREATE TABLE adult AS SELECT * FROM read_csv('{ADULT}')").fetchall()
+    rel = rwn_sql.randomize(con, "adult", "occupation", 0.5, public=["sex", "race"], enforce=(0.5, 0.1),
+                            test="exact", seed=4)
+    con.execute("CREATE TABLE released AS SELECT * FROM rel").fetchall()
+    args = dict(group_by=["sex"], public=["sex", "race"], enforce=(0.5, 0.1), test="exact")
+    py = rp.estimates(con, "released", "occupation", 0.5, list(DOMAIN), **args).fetchall()
+    macro = con.execute("SELECT * FROM rwn_estimates('released', 'occupation', 0.5, ?, group_by := ['sex'], "
+                        "public := ['sex', 'race'], epsilon := 0.5, delta := 0.1, test := 'exact')",
+                        [list(DOMAIN)]).fetchall()
+    plain = con.execute("SELECT * FROM rwn_estimates('released', 'occupation', 0.5, ?, group_by := ['sex'])",
+                        [list(DOMAIN)]).fetchall()
+    assert macro == py and len(py) == 2 * len(DOMAIN)
+    assert [r[:5] for r in plain] == [r[:5] for r in py]           # the same estimates
+    assert sum(r[5] for r in plain) < sum(r[5] for r in py)        # blocks move together: larger errors
+    con.close()
