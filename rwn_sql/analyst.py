@@ -105,7 +105,8 @@ def single_statement(sql: str, what: str = "the query", trailing: bool = True) -
         raise RWNError(f"cannot parse {what}: {exc}") from None
     ends = [i for i, t in enumerate(tokens) if t.token_type == TokenType.SEMICOLON]
     if ends and (not trailing or len(ends) > 1 or ends[0] != len(tokens) - 1):
-        raise refuse(f"several statements in {what} (a ';' before its end); give one query")
+        problem = f"several statements in {what} (a ';' before its end)"
+        raise refuse(problem + "; give one query") if what == "the query" else RWNError(problem)
 
 
 def check_nodes(tree: exp.Expression, allowed: dict) -> None:

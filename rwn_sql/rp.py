@@ -362,6 +362,9 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
         privacy.check_p(p)
     except ValueError as exc:
         raise _fail(exc) from None
+    if isinstance(release, str) and engine.QUERY_START.match(release):   # SQL text: one statement only
+        from .analyst import single_statement
+        single_statement(release, "the release query")
     src = engine.resolve_source(con, release)
     group_by = (group_by,) if isinstance(group_by, str) else tuple(group_by)
     _check_names(src, sensitive, group_by)
