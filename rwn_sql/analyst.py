@@ -323,7 +323,8 @@ def predicate_sql(node: exp.Expression, scope: _Scope) -> str:
         items = ", ".join(constant_sql(v, "an IN list; IN lists hold literals") for v in node.expressions)
         return f"{operand_sql(node.this, scope)} IN ({items})"
     if isinstance(node, exp.Between) and not node.args.get("symmetric"):
-        low, high = (constant_sql(node.args[b], "a BETWEEN bound; BETWEEN takes literals") for b in ("low", "high"))
+        low, high = (constant_sql(node.args[bound], "a BETWEEN bound; BETWEEN takes literals")
+                     for bound in ("low", "high"))
         return f"{operand_sql(node.this, scope)} BETWEEN {low} AND {high}"
     if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
         return f"{operand_sql(node.this, scope)} IS NULL"

@@ -7,6 +7,7 @@ import duckdb
 import pytest
 
 from conftest import ROOT
+import rwn_sql
 from rwn_sql import RWNError, rp
 from rwn_sql.analyst import ESTIMATE_COLUMNS, rewrite, run_query
 from rwn_sql.release_db import ReleaseMeta, read_metadata
@@ -316,13 +317,8 @@ def ints(con):
     """A release with an INTEGER sensitive column (values 1..4) and a public column g."""
     con.execute("CREATE TABLE rel AS SELECT ['x', 'y'][1 + i % 2] AS g, CAST(1 + (i * 7) % 4 AS INTEGER) AS s "
                 "FROM range(40) r(i)").fetchall()
-    rwn_sql_install(con)
-    return con
-
-
-def rwn_sql_install(con):
-    import rwn_sql
     rwn_sql.install(con)
+    return con
 
 
 @pytest.mark.parametrize("kwargs,message", [
@@ -365,13 +361,11 @@ def test_where_is_rendered_not_pasted(ints):
 def test_macro_enforced_std_errors_equal_python(tmp_path):
     """rwn_estimates with epsilon/delta/test gives the Python API's numbers for an enforced
     release; without them its errors are those of independent records (smaller)."""
-    import rwn_sql
     con = duckdb.connect()
     rwn_sql.install(con)
     con.execute(f"CREATE TABLE adult AS SELECT * FROM read_csv('{ADULT}')").fetchall()
-    rel = rwn_sql.randomize(con, "adult", "occupation", 0.5, public=["sex", "race"], enforce=(0.5, 0.1),
-                            test="exact", seed=4)
-    con.execute("CREATE TABLE released AS SELECT * FROM rel").fetchall()
+    rwn_sql.randomize(con, "adult", "occupation", 0.5, public=["sex", "race"], enforce=(0.5, 0.1), test="exact",
+                      seed=4, into="released")
     args = dict(group_by=["sex"], public=["sex", "race"], enforce=(0.5, 0.1), test="exact")
     py = rp.estimates(con, "released", "occupation", 0.5, list(DOMAIN), **args).fetchall()
     macro = con.execute("SELECT * FROM rwn_estimates('released', 'occupation', 0.5, ?, group_by := ['sex'], "

@@ -32,7 +32,8 @@ def world(tmp_path, monkeypatch):
     release = tmp_path / "adult_rel.duckdb"
     rwn_sql.release(con, "adult", str(release), "occupation", 0.5, public=["sex", "race"], seed=5)
     raw = con.execute("SELECT * FROM adult ORDER BY ssn").fetchall()
-    tables = con.execute("SELECT database_name, schema_name, table_name FROM duckdb_tables() ORDER BY ALL").fetchall()
+    tables = con.execute("SELECT database_name, schema_name, table_name FROM duckdb_tables() "
+                         "ORDER BY ALL").fetchall()
     files = sorted(p for p in tmp_path.rglob("*"))
     yield con, release, tmp_path
     # the caller's connection: raw table unchanged, nothing created or dropped
@@ -61,8 +62,8 @@ STATEMENTS = [
 ]
 # ways to hide the smuggled statement from a naive check
 WRAPPERS = [
-    "{q}; {s}", "{q};{s};", "{q} ;\n{s} --", "{q}; {s} /* tail */", "{q} /* c */; {s}", "{q}; /* /* nested */ */ {s}",
-    '{q}; {s} --"', "{s}; {q}", "{q}\n;\n{s}\n",
+    "{q}; {s}", "{q};{s};", "{q} ;\n{s} --", "{q}; {s} /* tail */", "{q} /* c */; {s}",
+    "{q}; /* /* nested */ */ {s}", '{q}; {s} --"', "{s}; {q}", "{q}\n;\n{s}\n",
 ]
 # payloads inside the query: where the text leaves the grammar
 INSIDE = [
