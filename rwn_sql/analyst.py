@@ -66,6 +66,8 @@ QUERY_NODES = {
 }
 NUMBER = re.compile(r"(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 ISOLATED_RELEASE = "rwn_release"      # the release's alias on the isolated connection
+NUL = "\x00"
+TOO_DEEP = "the query is nested too deeply to check; simplify it"
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,8 @@ def parse(sql: str) -> exp.Select:
     single_statement(sql)
     try:
         trees = [t for t in sqlglot.parse(sql, read="duckdb") if t is not None]
+    except RecursionError:
+        raise refuse(TOO_DEEP) from None
     except sqlglot.errors.ParseError as exc:
         err = exc.errors[0] if exc.errors else {}
         where = f" (line {err['line']}, column {err['col']})" if "line" in err else ""
@@ -185,7 +189,8 @@ class _Scope:
         for c in self.columns:
             if c.lower() == node.name.lower():
                 return c
-        raise RWNError(f"unknown column {display_name(node.name)}: the release {self.label} has columns "
+        shown = display_name(node.name.replace(NUL, "\\0"))
+        raise RWNError(f"unknown column {shown}: the release {self.label} has columns "
                        f"{', '.join(display_name(c) for c in self.columns)}")
 
 
@@ -350,13 +355,18 @@ def check_predicate(where: str, columns, sensitive: str, label: str) -> str:
     single_statement(where, "the where= predicate", trailing=False)
     try:
         tree = sqlglot.parse_one(where, read="duckdb", into=exp.Condition)
+    except RecursionError:
+        raise RWNError("the where= predicate is nested too deeply to check; simplify it") from None
     except sqlglot.errors.SqlglotError as exc:
         raise RWNError(f"cannot parse the where= predicate: {str(exc).splitlines()[0]}") from None
     scope = _Scope(tuple(columns) + (sensitive,), None, label)
     if any(scope.column(c) == sensitive for c in tree.find_all(exp.Column)):
         raise RWNError(f"where=: the predicate names the sensitive attribute {display_name(sensitive)}; "
                        "select records by public columns only (for a set of sensitive values use values=)")
-    return render_public(conjuncts(tree), scope)
+    try:
+        return render_public(conjuncts(tree), scope)
+    except RecursionError:
+        raise RWNError("the where= predicate is nested too deeply to check; simplify it") from None
 
 
 def uses(node: exp.Expression, column: str, scope: _Scope) -> bool:
@@ -466,6 +476,13 @@ def rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None = None) -> Rewr
     connection). `release_sql` is the SQL naming the released table (default: the table as
     the query names it, e.g. "rel"."adult" for FROM rel.adult). Whether rows are micro
     reconstructions depends on the data: `micro` is None until run_query runs it."""
+    try:
+        return _rewrite(sql, meta, release_sql)
+    except RecursionError:
+        raise refuse(TOO_DEEP) from None
+
+
+def _rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None) -> Rewritten:
     select = parse(sql)
     table = source(select)
     if table.name.lower() != meta.table_name.lower():
@@ -541,7 +558,10 @@ def run_query(con: duckdb.DuckDBPyConnection, sql: str, schema: str | None = Non
     Arrow table: computed already) and the rewrite. `release` is a release database file;
     without it the release is in `con`, `schema` naming an ATTACHed release (or FROM
     alias.table names it). The rewritten SQL runs on an isolated connection only."""
-    table = source(parse(sql))
+    try:
+        table = source(parse(sql))
+    except RecursionError:
+        raise refuse(TOO_DEEP) from None
     named = table.text("db") or None
     if release is not None and named:
         raise RWNError(f"the query reads from {display_name(named)}; with a release file name the table "

@@ -214,3 +214,15 @@ def test_r6_where_cannot_stack_statements(world):
     finally:
         con.execute("DROP TABLE victim").fetchall()
         con.execute("DETACH rel").fetchall()
+
+
+@pytest.mark.parametrize("query,message", [
+    ("SELECT COUNT(*) FROM adult WHERE " + "(" * 3000 + "sex = 'Male'" + ")" * 3000, "nested too deeply"),
+    ("SELECT COUNT(*) FROM adult WHERE " + " AND ".join(["sex = 'Male'"] * 3000), "nested too deeply"),
+    ("SELECT COUNT(*) FROM adult WHERE sex = 'a\x00b'", "NUL character"),
+    ('SELECT COUNT(*) FROM adult WHERE "se\x00x" = 1', r'unknown column "se\\0x"'),
+])
+def test_degenerate_text_is_refused_cleanly(world, query, message):
+    con, release, _ = world
+    with pytest.raises(RWNError, match=message):
+        rwn_sql.query(con, query, release=str(release))
