@@ -74,11 +74,7 @@ def resolve_domain(con, src, sensitive: str, domain, nulls: str) -> list[str]:
             raise RWNError(f"the domain lists {sorted(dup)[0]!r} more than once")
     if len(values) < 2:
         raise RWNError(f"the domain of {sensitive!r} has {len(values)} value(s); uniform perturbation needs at least 2")
-    literal = rp_sql.domain_literal(values, type_sql)
-    try:
-        engine.run(con, f"SELECT {literal}")
-    except duckdb.Error as exc:
-        raise RWNError(f"the domain does not fit the type {type_sql} of column {sensitive!r}: {exc}") from None
+    literal = _typed_domain(con, values, type_sql, sensitive)
     if domain is not None:
         missing = engine.run(con, f"SELECT DISTINCT CAST({s} AS VARCHAR) FROM {src.sql} "
                                   f"WHERE {s} IS NOT NULL AND NOT list_contains({literal}, {s}) ORDER BY 1 LIMIT 6")
@@ -86,6 +82,24 @@ def resolve_domain(con, src, sensitive: str, domain, nulls: str) -> list[str]:
             shown = ", ".join(repr(r[0]) for r in missing[:5]) + (", ..." if len(missing) > 5 else "")
             raise RWNError(f"the domain misses values present in the data: {shown}")
     return values
+
+
+def _typed_domain(con, values, type_sql: str, sensitive: str) -> str:
+    """The domain as a typed SQL list, refused when a value does not fit the column's type or
+    two values are equal after the cast ('4' and '4.0' for an INTEGER column): m counts
+    distinct values."""
+    literal = rp_sql.domain_literal(values, type_sql)
+    try:
+        typed = engine.run(con, f"SELECT CAST(unnest({literal}) AS VARCHAR)")
+    except duckdb.Error as exc:
+        raise RWNError(f"the domain does not fit the type {type_sql} of column {sensitive!r}: {exc}") from None
+    seen: dict[str, str] = {}
+    for given, (cast,) in zip(values, typed):
+        if cast in seen:
+            raise RWNError(f"the domain lists {seen[cast]!r} and {str(given)!r}, the same value as {type_sql} "
+                           f"(column {sensitive!r}); list each value once")
+        seen[cast] = str(given)
+    return literal
 
 
 def _prepare(con, source, sensitive, p, public, domain, nulls):
@@ -286,13 +300,13 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
             test: str = "exact", nulls: str = "error", table: str | None = None,
             overwrite: bool = False, rwn: dict | None = None, suppress_small: bool = False) -> int:
     """Randomize like `randomize` and write a standalone release database at `path` (see
-    rwn_sql.release): the released table, its published parameters and reconstruction
+    rwn_sql.release_db): the released table, its published parameters and reconstruction
     views, never the key or raw data. With rwn=dict(columns=[...], k=, eps=, q=, scale=) the
     named numeric columns are first perturbed by RWN (they stay public, now perturbed).
     suppress_small=True: as in `randomize`; the metadata records how many records were left out.
     Returns the number of released rows."""
     from . import api
-    from .release import ReleaseMeta, write_release
+    from .release_db import ReleaseMeta, write_release
     name = table or release_table_name(source)
     staged = None
     try:
@@ -453,58 +467,85 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
     Per group of `group_by` (public columns) and per domain value (or, with `values`, for
     that set of values together): released_count, group_size, the unbiased `estimate`, its
     `std_error`, a 95% interval [ci_low, ci_high] and `estimate_clipped` to [0, group size].
-    `where` is a SQL predicate over public columns. For a release made with
+    `where` is a predicate over public columns (comparisons, IN, BETWEEN, IS NULL, AND / OR /
+    NOT with literals; checked and re-rendered, never pasted). For a release made with
     enforce=(eps, delta) and `test`, pass the same here (and `public`, default every column
     but the sensitive one): the standard errors then account for the blocks, whose records
-    move together (the estimates themselves are the same).
+    move together (the estimates themselves are the same). Refused: a domain with a value
+    twice (after the cast to the column's type), released values outside the domain, and
+    a `where` naming the sensitive column.
     """
     try:
         privacy.check_p(p)
     except ValueError as exc:
         raise _fail(exc) from None
+    if isinstance(release, str) and engine.QUERY_START.match(release):   # SQL text: one statement only
+        from .analyst import single_statement
+        single_statement(release, "the release query")
     src = engine.resolve_source(con, release)
     group_by = (group_by,) if isinstance(group_by, str) else tuple(group_by)
     _check_names(src, sensitive, group_by)
     if sensitive in group_by:
         raise RWNError(f"group_by: {sensitive!r} is the sensitive attribute; its values are the rows already")
+    pub = _public(src, sensitive, public)
+    _check_names(src, sensitive, pub)
+    outside = [c for c in group_by if c not in pub]
+    if outside:
+        raise RWNError(f"group_by: column {outside[0]!r} is not a public column ({', '.join(pub)})")
     if isinstance(domain, (str, os.PathLike)):
         domain = read_domain_file(domain)
     if domain is None or len(domain) < 2:
         raise RWNError("estimates need the published domain (at least 2 values)")
-    literal = rp_sql.domain_literal(domain, src.type_of(sensitive))
+    domain = [str(d) for d in domain]
+    type_sql = src.type_of(sensitive)
+    literal = _typed_domain(con, domain, type_sql, sensitive)
     clash = [c for c in group_by if c.lower() in rp_sql.ESTIMATE_COLUMNS]
     if clash:
         raise RWNError(f"group_by: column {clash[0]!r} has the name of an output column of the estimates; "
                        f"rename it in the release")
+    where_sql = None
+    if where is not None:
+        from .analyst import check_predicate
+        where_sql = check_predicate(where, pub, sensitive, src.label)
     vals = None
     if values is not None:
         values = list(dict.fromkeys(str(v) for v in values))      # a repeated value is one value
-        vals = [f"CAST({quote_literal(v)} AS {src.type_of(sensitive)})" for v in values]
-        unknown = [v for v in values if str(v) not in {str(d) for d in domain}]
+        vals = [f"CAST({quote_literal(v)} AS {type_sql})" for v in values]
+        unknown = [v for v in values if v not in domain]
         if unknown:
             raise RWNError(f"values {unknown} are not in the domain")
+    s = quote_ident(sensitive)
+    outside = engine.run(con, f"SELECT DISTINCT CAST({s} AS VARCHAR) FROM {src.sql} WHERE {s} IS NULL "
+                              f"OR NOT list_contains({literal}, {s}) ORDER BY 1 NULLS FIRST LIMIT 6")
+    if outside:
+        shown = ", ".join("NULL" if v is None else repr(v) for v, in outside[:5])
+        shown += ", ..." if len(outside) > 5 else ""
+        raise RWNError(f"the release holds values of {sensitive!r} outside the domain: {shown}; give the "
+                       f"published domain of this release")
     design = None
     if enforce is not None:
-        pub = _public(src, sensitive, public)
-        _check_names(src, sensitive, pub)
-        eps, delta = enforce
+        try:
+            eps, delta = enforce
+        except (TypeError, ValueError):
+            raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
         spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub)
         trials = _blocks(con, src, spec, _privacy(p, len(domain), eps, delta, test))
         design = (rp_sql.trials_values(trials), pub)
-    text = rp_sql.estimates_sql(src.sql, sensitive, float_literal(p), literal, group_by, where, vals, design)
+    text = rp_sql.estimates_sql(src.sql, sensitive, float_literal(p), literal, group_by, where_sql, vals, design)
     return text if sql else con.sql(text)
 
 
 def query(con: duckdb.DuckDBPyConnection, sql: str, release: str | None = None):
-    """Answer an analyst's count query with the reconstruction (rwn_sql.query.rewrite): per
+    """Answer an analyst's count query with the reconstruction (rwn_sql.analyst.rewrite): per
     output row released_count, group_size, estimate, std_error, 95% interval, and whether
-    the query reconstructs single personal groups (micro_reconstruction). `release` is a
-    release database file, attached read-only; without it the release tables and their
-    metadata must be in `con`. Returns (relation, Rewritten)."""
-    from .query import run_query
-    schema = None
+    the row reconstructs a single personal group (micro_reconstruction). `release` is a
+    release database file; without it the release tables and their metadata must be in
+    `con`. Only the rewritten SQL runs, on a separate connection that sees nothing but the
+    release (read-only, no file access). Returns (relation of `con` over the computed rows,
+    Rewritten)."""
+    from .analyst import run_query
     if release is not None:
         if not os.path.isfile(os.fspath(release)):
             raise RWNError(f"release database {str(release)!r} does not exist")
-        schema = engine.attach_read_only(con, os.fspath(release))
-    return run_query(con, sql, schema=schema)
+        release = os.path.abspath(os.fspath(release))
+    return run_query(con, sql, release=release)

@@ -171,10 +171,13 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         return rp.audit(con.cursor(), source, sensitive, p, epsilon, delta, public=public, domain=domain,
                         test=test, enforce=bool(enforce), nulls=nulls, sql=True)
 
-    def estimates_sql(release, sensitive, p, domain, group_by, where, values):
+    def estimates_sql(release, sensitive, p, domain, group_by, where, values, public, epsilon, delta, test):
         from . import rp
+        if (epsilon is None) != (delta is None):
+            raise RWNError("rwn_estimates: give both epsilon and delta (the release's enforcement) or neither")
+        enforce = None if epsilon is None else (epsilon, delta)
         return rp.estimates(con.cursor(), release, sensitive, p, domain, group_by=group_by or (),
-                            where=where, values=values, sql=True)
+                            where=where, values=values, public=public, enforce=enforce, test=test, sql=True)
 
     functions = {
         "rwn_randomize_sql": (randomize_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,
@@ -182,7 +185,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         "rwn_audit_sql": (audit_sql, [VARCHAR, VARCHAR, DOUBLE, DOUBLE, DOUBLE, VARCHAR_LIST, VARCHAR_LIST,
                                       VARCHAR, BOOLEAN, VARCHAR]),
         "rwn_estimates_sql": (estimates_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,
-                                              VARCHAR_LIST]),
+                                              VARCHAR_LIST, VARCHAR_LIST, DOUBLE, DOUBLE, VARCHAR]),
         "rwn_perturb_sql": (perturb_sql, [VARCHAR, VARCHAR_LIST, BIGINT, DOUBLE, DOUBLE, VARCHAR,
                                           VARCHAR_LIST, VARCHAR_LIST, DOUBLE, VARCHAR, VARCHAR_LIST,
                                           VARCHAR, BIGINT]),

@@ -30,6 +30,9 @@ CREATE OR REPLACE MACRO rwn_audit(source, sensitive, p, epsilon, delta, public :
     SELECT * FROM query(rwn_audit_sql(source, sensitive, p, epsilon, delta, public, domain, test, enforce,
                                       nulls));
 
+-- For a release enforced with (epsilon, delta) and test, pass the same (and public when not every
+-- other column): the standard errors then account for the blocks, as in rwn_sql.estimates.
 CREATE OR REPLACE MACRO rwn_estimates(release, sensitive, p, domain, group_by := []::VARCHAR[], "where" := NULL,
-        "values" := NULL) AS TABLE
-    SELECT * FROM query(rwn_estimates_sql(release, sensitive, p, domain, group_by, "where", "values"));
+        "values" := NULL, public := NULL, epsilon := NULL, delta := NULL, test := 'exact') AS TABLE
+    SELECT * FROM query(rwn_estimates_sql(release, sensitive, p, domain, group_by, "where", "values", public,
+                                          epsilon, delta, test));

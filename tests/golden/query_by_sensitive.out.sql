@@ -1,4 +1,4 @@
-SELECT *, false AS micro_reconstruction
+SELECT estimates.*, coalesce(personal.personal_groups = 1, false) AS micro_reconstruction
 FROM (
 WITH
 -- rwn_sql: unbiased reconstruction of count queries from a uniform-perturbation release
@@ -51,4 +51,5 @@ SELECT "sex", value, released_count,
 FROM spread
 ORDER BY "sex", value
 ) AS estimates
-ORDER BY "sex", value
+LEFT JOIN (SELECT "sex", count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult") AS pg GROUP BY ALL) AS personal ON estimates."sex" IS NOT DISTINCT FROM personal."sex"
+ORDER BY estimates."sex", estimates.value

@@ -1,4 +1,4 @@
-SELECT *, false AS micro_reconstruction
+SELECT estimates.*, coalesce(personal.personal_groups = 1, false) AS micro_reconstruction
 FROM (
 WITH
 -- rwn_sql: unbiased reconstruction of count queries from a uniform-perturbation release
@@ -52,5 +52,6 @@ SELECT value, released_count,
 FROM spread
 ORDER BY value
 ) AS estimates
-WHERE value IN (CAST('Sales' AS VARCHAR), CAST('Tech-support' AS VARCHAR))
-ORDER BY value
+CROSS JOIN (SELECT count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult" WHERE "sex" = 'Female') AS pg GROUP BY ALL) AS personal
+WHERE estimates.value IN (CAST('Sales' AS VARCHAR), CAST('Tech-support' AS VARCHAR))
+ORDER BY estimates.value

@@ -1,4 +1,4 @@
-SELECT *, false AS micro_reconstruction
+SELECT estimates.*, coalesce(personal.personal_groups = 1, false) AS micro_reconstruction
 FROM (
 WITH
 -- rwn_sql: unbiased reconstruction of count queries from a uniform-perturbation release
@@ -48,4 +48,5 @@ SELECT "sex", released_count,
 FROM spread
 ORDER BY "sex"
 ) AS estimates
-ORDER BY "sex"
+LEFT JOIN (SELECT "sex", count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult" WHERE "race" IN ('Black', 'Other')) AS pg GROUP BY ALL) AS personal ON estimates."sex" IS NOT DISTINCT FROM personal."sex"
+ORDER BY estimates."sex"

@@ -1,4 +1,4 @@
-SELECT *, true AS micro_reconstruction
+SELECT estimates.*, coalesce(personal.personal_groups = 1, false) AS micro_reconstruction
 FROM (
 WITH
 -- rwn_sql: unbiased reconstruction of count queries from a uniform-perturbation release
@@ -48,3 +48,4 @@ SELECT  released_count,
 FROM spread
 ORDER BY group_size
 ) AS estimates
+CROSS JOIN (SELECT count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult" WHERE "sex" = 'Male' AND "race" = 'White' AND "relationship" = 'Husband' AND "education" = 'Bachelors' AND "marital_status" = 'Married-civ-spouse') AS pg GROUP BY ALL) AS personal

@@ -1,4 +1,4 @@
-SELECT *, true AS micro_reconstruction
+SELECT estimates.*, coalesce(personal.personal_groups = 1, false) AS micro_reconstruction
 FROM (
 WITH
 -- rwn_sql: unbiased reconstruction of count queries from a uniform-perturbation release
@@ -48,4 +48,5 @@ SELECT "sex", "race", released_count,
 FROM spread
 ORDER BY "sex", "race"
 ) AS estimates
-ORDER BY "sex", "race"
+LEFT JOIN (SELECT "sex", "race", count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult" WHERE "relationship" = 'Wife' AND "education" IN ('Masters') AND "marital_status" = 'Married-civ-spouse') AS pg GROUP BY ALL) AS personal ON estimates."sex" IS NOT DISTINCT FROM personal."sex" AND estimates."race" IS NOT DISTINCT FROM personal."race"
+ORDER BY estimates."sex", estimates."race"

@@ -1,4 +1,4 @@
-SELECT *, false AS micro_reconstruction
+SELECT estimates.*, coalesce(personal.personal_groups = 1, false) AS micro_reconstruction
 FROM (
 WITH
 -- rwn_sql: unbiased reconstruction of count queries from a uniform-perturbation release
@@ -14,7 +14,7 @@ WITH
 -- release the number of blocks per personal-group size).
 released AS (
     SELECT * FROM "adult"
-    WHERE ("race" = 'White' OR NOT "education" BETWEEN 'Assoc-acdm' AND 'Doctorate') AND NOT "marital_status" IS NULL
+    WHERE ("race" = 'White' OR (NOT "education" BETWEEN 'Assoc-acdm' AND 'Doctorate')) AND (NOT "marital_status" IS NULL)
 ),
 params AS (
     SELECT 0.5::DOUBLE AS p, CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[]) AS domain, len(CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[])) AS m
@@ -48,4 +48,5 @@ SELECT "sex", released_count,
 FROM spread
 ORDER BY "sex"
 ) AS estimates
-ORDER BY "sex"
+LEFT JOIN (SELECT "sex", count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult" WHERE ("race" = 'White' OR (NOT "education" BETWEEN 'Assoc-acdm' AND 'Doctorate')) AND (NOT "marital_status" IS NULL)) AS pg GROUP BY ALL) AS personal ON estimates."sex" IS NOT DISTINCT FROM personal."sex"
+ORDER BY estimates."sex"

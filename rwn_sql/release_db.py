@@ -26,6 +26,7 @@ from .identifiers import float_literal, quote_ident, quote_literal
 
 METADATA_TABLE = "rwn_release_metadata"
 TRIALS_TABLE = "rwn_release_trials"       # enforced releases: blocks per personal-group size (public)
+TYPE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_ ]*(\(\d+(,\s*\d+)?\))?|ENUM\('(''|[^'])*'(, '(''|[^'])*')*\)")
 METADATA_COLUMNS = """
     table_name VARCHAR, method VARCHAR, sensitive VARCHAR, sensitive_type VARCHAR, public VARCHAR[],
     p DOUBLE, domain VARCHAR[], m INTEGER, enforced BOOLEAN, epsilon DOUBLE, delta DOUBLE, test VARCHAR,
@@ -95,6 +96,8 @@ def read_metadata(con: duckdb.DuckDBPyConnection, table: str | None = None, sche
     if len(rows) > 1:
         raise RWNError(f"the release holds several tables ({', '.join(r[0] for r in rows)}); name one")
     r = rows[0]
+    if not isinstance(r[2], str) or not TYPE_NAME.fullmatch(r[2]):   # it is printed into SQL as a type
+        raise RWNError(f"the release's metadata gives the sensitive type {r[2]!r}, not a DuckDB type name")
     return ReleaseMeta(table_name=r[0], sensitive=r[1], sensitive_type=r[2], public=tuple(r[3]), p=r[4],
                        domain=tuple(r[5]), method=r[6], enforced=r[7], epsilon=r[8], delta=r[9], test=r[10],
                        trials_sql=f"{prefix}{TRIALS_TABLE} AS __rwn_tr" if r[7] else None)

@@ -1,0 +1,68 @@
+"""Every public name of rwn_sql works any number of times through `rwn_sql.*` (issue 9: a
+lazy `from .query import ...` once rebound rwn_sql.query to a submodule after the first call)."""
+import types
+
+import duckdb
+import pytest
+
+import rwn_sql
+
+
+@pytest.fixture
+def small(tmp_path):
+    con = duckdb.connect()
+    con.execute("""CREATE TABLE people AS SELECT i AS id, (i * 37) % 101 AS age, (i * 53) % 97 + 0.5 AS income,
+        ['F', 'M'][1 + i % 2] AS sex, ['a', 'b', 'c'][1 + (i * 7) % 3] AS job FROM range(40) r(i)""").fetchall()
+    yield con, tmp_path
+    con.close()
+
+
+def calls(con, tmp_path):
+    """One small call per public name; each call is made twice by the test."""
+    counter = iter(range(1000))
+
+    def release():
+        path = tmp_path / f"r{next(counter)}.duckdb"
+        return rwn_sql.release(con, "people", str(path), "job", 0.5, public=["sex"], seed=1), path
+
+    rows, path = release()
+    return {
+        "install": lambda: rwn_sql.install(con),
+        "neighborhoods": lambda: rwn_sql.neighborhoods(con, "people", ["age", "income"], k=3).fetchall(),
+        "perturb": lambda: rwn_sql.perturb(con, "people", ["age", "income"], k=3, seed=1).fetchall(),
+        "donors": lambda: rwn_sql.donors(con, "people", ["age", "income"], k=3, seed=1).fetchall(),
+        "randomize": lambda: rwn_sql.randomize(con, "people", "job", 0.5, public=["sex"], seed=1).fetchall(),
+        "audit": lambda: rwn_sql.audit(con, "people", "job", 0.5, 0.5, 0.1, public=["sex"]).summary(),
+        "estimates": lambda: rwn_sql.estimates(con, "people", "job", 0.5, ["a", "b", "c"], public=["sex"],
+                                               group_by=["sex"]).fetchall(),
+        "release": lambda: release()[0],
+        "query": lambda: rwn_sql.query(con, "SELECT sex, COUNT(*) FROM people WHERE job = 'a' GROUP BY sex",
+                                       release=str(path))[0].fetchall(),
+        "evaluate": lambda: rwn_sql.evaluate(con, "people", "people", ["age", "income"]),
+        "Evaluation": lambda: rwn_sql.Evaluation,
+        "rank_swap": lambda: rwn_sql.rank_swap(con, "people", ["age"], 10, seed=1).fetchall(),
+        "mdav": lambda: rwn_sql.mdav(con, "people", ["age", "income"], 3).fetchall(),
+        "RWNSpec": lambda: rwn_sql.RWNSpec(columns=("age",)),
+        "RWNError": lambda: rwn_sql.RWNError("x"),
+        "new_key": lambda: len(rwn_sql.new_key()),
+    }
+
+
+def test_every_public_name_twice(small):
+    con, tmp_path = small
+    table = calls(con, tmp_path)
+    assert set(table) == set(rwn_sql.__all__), "a public name has no call here"
+    for name in rwn_sql.__all__:
+        first = table[name]()
+        second = table[name]()
+        assert not isinstance(getattr(rwn_sql, name), types.ModuleType), name
+        if name not in ("release", "install", "RWNError", "audit", "evaluate"):
+            assert first == second, name          # keyed by the same seed: the same result
+
+
+def test_no_submodule_shadows_a_public_name():
+    """A submodule imported later (lazily, inside a function) must not share a public name."""
+    import pkgutil
+    modules = {m.name for m in pkgutil.iter_modules(rwn_sql.__path__)}
+    # evaluate.py is imported by rwn_sql/__init__ before the function of that name is bound
+    assert modules & set(rwn_sql.__all__) <= {"evaluate"}
