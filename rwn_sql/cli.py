@@ -321,6 +321,8 @@ def _check_not_input(args, output: str, whole_file: bool = False) -> None:
     """Refuse an output that is one of the run's input files (by real path, so through
     symlinks too), or the input's table. A new table in the input's database is allowed,
     except for outputs that replace a whole file (`whole_file`: release databases)."""
+    if not whole_file and not engine.split_db_target(output) and not output.lower().endswith(".json"):
+        engine.output_format(output)      # an unknown extension fails before any work
     inputs = [getattr(args, n, None) for n in ("input", "original", "released", "key_file", "domain_file")]
     out_db = engine.split_db_target(output)
     for source in filter(None, inputs):

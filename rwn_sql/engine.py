@@ -555,6 +555,7 @@ def describe_error(exc: BaseException) -> str:
     csv_line = re.search(r"CSV Error on Line: (\d+)", text)
     if csv_line:
         detail = next((ln for ln in lines[1:] if not ln.startswith("Original Line")), "")
+        detail = re.sub(r'(string|value) "[^"]*"', r"a \1", detail)     # the value is raw data
         return f"CSV line {csv_line[1]}: {detail}".rstrip(": ")
     head = lines[0] if lines else type(exc).__name__
     return head if len(head) <= 400 else head[:400] + "..."
