@@ -572,15 +572,37 @@ def cmd_evaluate(args) -> int:
     print(f"  SDID interval risk (k = {args.sdid_k:g})              {fmt(r.sdid)}")
     print(f"  survival of unique records                  {fmt(r.unique_survival)}")
     if args.json:
-        ev.to_json(args.json)
+        _publish_file(args.json, args.overwrite, ev.to_json)
         print(f"wrote every measure to {args.json}")
     return 0
+
+
+def _check_finite(option: str, grid: str | None) -> None:
+    """Grid bounds and steps are finite numbers (nan or inf would make an endless grid)."""
+    import math
+    for part in (grid or "").replace(":", ",").split(","):
+        try:
+            value = float(part)
+        except ValueError:
+            continue          # tune.parse_grid names malformed parts
+        if not math.isfinite(value):
+            raise RWNError(f"{option} {grid!r}: {part.strip()} is not a finite number")
+
+
+def _publish_file(target: str, overwrite: bool, write) -> None:
+    """Have `write(path)` write a file in the run's private folder, then publish it whole."""
+    with engine.scratch_dir(engine.output_folder(target)) as scratch:
+        tmp = os.path.join(scratch, "out-" + os.path.basename(target))
+        write(tmp)
+        engine.publish(tmp, target, overwrite)
 
 
 def cmd_tune(args) -> int:
     from . import tune
     if not os.path.isdir(args.output_dir):
         raise RWNError(f"output folder {args.output_dir!r} does not exist")
+    for option, grid in (("--eps", args.eps), ("--rank-swap", args.rank_swap), ("--mdav", args.mdav)):
+        _check_finite(option, grid)
     con = _connect(args)
     eps = tune.parse_grid(args.eps)
     swaps = tune.parse_grid(args.rank_swap) if args.rank_swap else ()
@@ -593,11 +615,11 @@ def cmd_tune(args) -> int:
                         target=args.target, categorical=args.categorical, seed=args.seed, rank_swap=swaps,
                         mdav=mdav, progress=progress)
     csv_path = os.path.join(args.output_dir, "tune.csv")
-    result.to_csv(csv_path)
+    _publish_file(csv_path, True, result.to_csv)
     print(f"wrote {csv_path}")
     if not args.no_report:
         html_path = os.path.join(args.output_dir, "report.html")
-        tune.report_html(result, html_path)
+        _publish_file(html_path, True, lambda path: tune.report_html(result, path))
         print(f"wrote {html_path}")
     return 0
 
@@ -720,11 +742,10 @@ def main(argv=None) -> int:
             worker.start()
             while worker.is_alive():
                 worker.join(0.2)
+            for s, handler in previous.items():   # inside the try: a signal arriving now is handled too
+                signal.signal(s, handler)
         except _Signalled as sig:
             _abort(sig.signum, worker)
-        finally:
-            for s, handler in previous.items():
-                signal.signal(s, handler)
         code = _finish(outcome)
         try:
             sys.stdout.flush()

@@ -342,7 +342,7 @@ def deliver(con: duckdb.DuckDBPyConnection, sql: str, into: str | None = None, r
 # The run holds an flock on <dir>/lock for its lifetime; the kernel drops it when the process
 # dies, even by SIGKILL, so a later run that can take the lock knows the directory is stale.
 PRIVATE_PREFIX = ".rwn-sql-"
-_PRIVATE_NAME = re.compile(r"^\.rwn-sql-(\d+)-[0-9a-f]{8}$")
+_PRIVATE_NAME = re.compile(r"^\.rwn-sql-(new-)?(\d+)-[0-9a-f]{8}$")
 _live: dict[str, tuple[str, object]] = {}      # real folder -> (private dir, open lock file)
 published: list[str] = []                       # outputs this process has completed
 atexit.register(lambda: remove_private_dirs())
@@ -355,17 +355,23 @@ def private_dir(folder: str | None = None) -> str:
     if folder in _live:
         return _live[folder][0]
     clean_stale(folder)
+    token = f"{os.getpid()}-{secrets.token_hex(4)}"
+    path = os.path.join(folder, PRIVATE_PREFIX + token)
+    # Made under a name clean_stale does not match and renamed once locked, so another run
+    # never sees it unlocked.
+    making = os.path.join(folder, f"{PRIVATE_PREFIX}new-{token}")
     try:
-        path = os.path.join(folder, f"{PRIVATE_PREFIX}{os.getpid()}-{secrets.token_hex(4)}")
-        os.mkdir(path, 0o700)
-        lock = open(os.path.join(path, "lock"), "w")
+        os.mkdir(making, 0o700)
+        lock = open(os.path.join(making, "lock"), "w")
+        try:
+            import fcntl
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (ImportError, OSError):   # no flock here: staleness falls back to the pid in the name
+            pass
+        os.rename(making, path)
     except OSError as exc:
+        shutil.rmtree(making, ignore_errors=True)
         raise RWNError(f"cannot write in folder {folder!r}: {exc.strerror}") from None
-    try:
-        import fcntl
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except (ImportError, OSError):   # no flock here: staleness falls back to the pid in the name
-        pass
     _live[folder] = (path, lock)
     return path
 
@@ -402,7 +408,10 @@ def clean_stale(folder: str) -> None:
         return
     for name in names:
         path = os.path.join(folder, name)
-        if any(path == p for p, _ in _live.values()) or not _is_stale(path, int(_PRIVATE_NAME.match(name)[1])):
+        making, pid = _PRIVATE_NAME.match(name).groups()
+        if any(path == p for p, _ in _live.values()):
+            continue
+        if not (_pid_dead(int(pid)) if making else _is_stale(path, int(pid))):
             continue
         shutil.rmtree(path, ignore_errors=True)
 
@@ -410,20 +419,26 @@ def clean_stale(folder: str) -> None:
 def _is_stale(path: str, pid: int) -> bool:
     try:
         import fcntl
-        with open(os.path.join(path, "lock"), "a") as fh:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                return False              # its run holds the lock: alive
-            return True
-    except (ImportError, OSError):        # no lock file (or no flock): judge by the pid
+        fd = os.open(os.path.join(path, "lock"), os.O_RDWR)
         try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            return False
+            return False                  # its run holds the lock: alive
+        finally:
+            os.close(fd)
+        return True
+    except (ImportError, OSError):        # no lock file (or no flock): judge by the pid
+        return _pid_dead(pid)
+
+
+def _pid_dead(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
         return False
+    return False
 
 
 def publish(tmp: str, target: str, overwrite: bool) -> None:

@@ -276,6 +276,8 @@ def test_bad_inputs_get_one_line_errors(tmp_path):
         (("perturb", BODYFAT, "o.xlsx", "--columns", "Age"), "unknown extension"),
         (("perturb", BODYFAT, "o.parquet.gz", "--columns", "Age"), "unknown extension"),
         (("perturb", tmp_path / "nope.csv", "o.csv", "--columns", "Age"), "does not exist"),
+        (("tune", BODYFAT, "--columns", "Age", "--eps", "0:1:nan", "--no-report"), "not a finite number"),
+        (("tune", BODYFAT, "--columns", "Age", "--eps", "0:inf:1", "--no-report"), "not a finite number"),
     ]
     for args, words in cases:
         res = cli(*args, cwd=tmp_path)
