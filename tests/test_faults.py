@@ -387,3 +387,49 @@ def test_python_m_and_a_closed_stdout(tmp_path):
     rc = proc.wait(timeout=60)
     err = proc.stderr.read()
     assert rc in (0, 141) and "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_exit_within_2s_even_if_duckdb_never_returns(tmp_path):
+    """DuckDB can hang on a cancel (a recursive CTE waiting for its tasks). Simulated by a
+    write that never returns and ignores the cancel: the run must still leave in time."""
+    code = ("import sys, time\n"
+            "from rwn_sql import cli, engine\n"
+            "def stuck(*args, **kwargs):\n"
+            "    print('stuck', file=sys.stderr, flush=True)\n"
+            "    while True:\n"
+            "        time.sleep(1)\n"
+            "engine.write_output = stuck\n"
+            f"sys.exit(cli.main(['perturb', {str(BODYFAT)!r}, 'out.csv', '--columns', 'Age', '--seed', '1']))\n")
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        err = tmp_path / "stderr.txt"
+        with open(err, "w") as fh:
+            proc = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stderr=fh)
+            end = time.monotonic() + 30
+            while "stuck" not in err.read_text() and time.monotonic() < end:
+                time.sleep(0.02)
+            sent = time.monotonic()
+            proc.send_signal(sig)
+            rc = proc.wait(timeout=10)
+        assert time.monotonic() - sent < 2.0
+        assert rc == 128 + sig and "nothing was written" in err.read_text()
+        os.remove(err)
+        assert os.listdir(tmp_path) == []
+
+
+def test_stale_private_folders_are_cleaned_live_ones_kept(tmp_path):
+    import fcntl
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".rwn-sql-{dead.stdout.strip()}-deadbeef"     # a finished process's pid, unlocked
+    stale.mkdir()
+    (stale / "lock").write_text("")
+    (stale / "spill.tmp").write_text("raw-derived data")
+    live = tmp_path / f".rwn-sql-{os.getpid()}-0badcafe"                # locked, as a running run holds it
+    live.mkdir()
+    lock = open(live / "lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    try:
+        res = cli("perturb", BODYFAT, "o.csv", "--columns", "Age", "--seed", "1", cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        assert sorted(os.listdir(tmp_path)) == [live.name, "o.csv"]
+    finally:
+        lock.close()
