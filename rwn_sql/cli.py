@@ -360,6 +360,15 @@ def _read_key(args) -> str | None:
     return key
 
 
+def _passthrough_source(con, args, typed):
+    """CSV to CSV/TSV: columns other than `typed` are read as text, so they are written back
+    byte for byte. Into Parquet or DuckDB, numeric-looking columns keep a number type."""
+    out = args.output.lower()
+    if out.endswith((".csv", ".tsv", ".csv.gz", ".tsv.gz")):
+        return engine.text_passthrough(con, args.input, typed)
+    return args.input
+
+
 def _dropped_rows(con, args, written: int) -> None:
     """--on-missing drop: say how many records were left out."""
     if getattr(args, "on_missing", "error") == "drop":
@@ -373,8 +382,9 @@ def cmd_perturb(args) -> int:
     key = _read_key(args)
     con = _open(args)
     opts = dict(_common(args), q=args.q, drop=args.drop, key=key, seed=args.seed)
+    source = _passthrough_source(con, args, [c for c in args.columns if c not in args.categorical])
     if args.show_sql:
-        print(api.perturb_statement(con, args.input, args.columns, show=True, **opts))
+        print(api.perturb_statement(con, source, args.columns, show=True, **opts))
     log(f"rwn-sql perturb: {args.input} -> {args.output}")
     log(f"  columns {', '.join(args.columns)}; k = {args.k}, eps = {args.eps}, q = {args.q}, "
         f"scale = {args.scale}" + (f", strata {', '.join(args.strata)}" if args.strata else ""))
@@ -382,7 +392,7 @@ def cmd_perturb(args) -> int:
                      f"seed {args.seed} (experiments only)" if args.seed is not None else
                      "fresh random key (not stored; the release cannot be reproduced)"))
     start = time.perf_counter()
-    sql = api.perturb_statement(con, args.input, args.columns, **opts)
+    sql = api.perturb_statement(con, source, args.columns, **opts)
     rows = engine.write_output(con, sql, args.output, overwrite=args.overwrite)
     log(f"  wrote {rows} rows in {time.perf_counter() - start:.2f} s")
     _dropped_rows(con, args, rows)
@@ -631,9 +641,11 @@ def cmd_baseline(args) -> int:
     con = _open(args)
     start = time.perf_counter()
     if args.command == "rank-swap":
-        sql = baselines.rank_swap_statement(con, args.input, args.columns, args.p, key=key, seed=args.seed)
+        source = _passthrough_source(con, args, args.columns)
+        sql = baselines.rank_swap_statement(con, source, args.columns, args.p, key=key, seed=args.seed)
     else:
-        sql = baselines.mdav_statement(con, args.input, args.columns, args.k, scale=args.scale)
+        source = _passthrough_source(con, args, args.columns)
+        sql = baselines.mdav_statement(con, source, args.columns, args.k, scale=args.scale)
     rows = engine.write_output(con, sql, args.output, overwrite=args.overwrite)
     log(f"rwn-sql {args.command}: {args.input} -> {args.output}: {rows} rows in {time.perf_counter() - start:.2f} s")
     return 0

@@ -123,6 +123,8 @@ def first_line(text: str) -> str:
 
 def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
     """A table or view name, a SQL query, a CSV/Parquet path, or 'file.duckdb:table'."""
+    if isinstance(source, Source):
+        return source
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
     if not isinstance(source, str) or not source.strip():
@@ -153,10 +155,11 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
     return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label)
 
 
-def _csv_reader(con, path: str, label: str) -> str:
+def _csv_reader(con, path: str, label: str, typed=None) -> str:
     """read_csv of `path` in which every column DuckDB does not sniff as numeric stays text,
     so pass-through columns are written back as they were read ('yes' stays 'yes', dates
-    keep their format). A line with another number of fields than the header is refused."""
+    keep their format). With `typed`, only those columns keep a sniffed numeric type. A line
+    with another number of fields than the header is refused."""
     options = ", delim = '\t'" if file_format(path) == "tsv" else ""
     reader = f"read_csv({quote_literal(path)}{options}"
     try:
@@ -164,7 +167,8 @@ def _csv_reader(con, path: str, label: str) -> str:
     except duckdb.Error as exc:
         raise RWNError(f"cannot read {label}: {describe_error(exc)}") from None
     _check_field_counts(path, len(sniffed), label, "\t" if options else None)
-    text = {name: "VARCHAR" for name, typ, *_ in sniffed if not NUMERIC_TYPES.match(typ)}
+    text = {name: "VARCHAR" for name, typ, *_ in sniffed
+            if not NUMERIC_TYPES.match(typ) or (typed is not None and name not in typed)}
     if text:
         pairs = ", ".join(f"{quote_literal(n)}: 'VARCHAR'" for n in text)
         reader += f", types = {{{pairs}}}"
@@ -199,6 +203,18 @@ def _check_field_counts(path: str, columns: int, label: str, delimiter: str | No
                                f"header has {header} (a ragged CSV)")
     except csv.Error:
         return
+
+
+def text_passthrough(con: duckdb.DuckDBPyConnection, source: str, typed) -> "Source | str":
+    """A CSV/TSV `source` resolved with every column except `typed` read as text, so that a
+    CSV written from it repeats pass-through columns byte for byte ('1.50' stays '1.50').
+    Other sources are returned unchanged."""
+    if file_format(source) not in ("csv", "tsv") or not os.path.isfile(source):
+        return source
+    label = f"file {source!r}"
+    sql = _csv_reader(con, source, label, typed=set(typed))
+    rows = run(con, f"DESCRIBE SELECT * FROM {sql}")
+    return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label)
 
 
 def _direct_table_sql(con, name: str, columns: list) -> str:

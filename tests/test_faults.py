@@ -334,7 +334,7 @@ def test_into_the_source_table_is_refused():
 def test_output_formats_follow_the_extension(tmp_path):
     src = tmp_path / "in.csv"
     rows = [("x", "flag", "day", "code", "note")] + [
-        (str(i % 17 + 0.5), "yes" if i % 3 else "no", f"2020-01-{i % 28 + 1:02d}", f"{i:05d}", f"n {i}")
+        (str(i % 17 + 0.5), "yes" if i % 3 else "no", f"2020-01-{i % 28 + 1:02d}", f"{i:05d}", f"{i % 9}.50")
         for i in range(60)]
     with open(src, "w", newline="") as fh:
         csv.writer(fh).writerows(rows)
@@ -350,7 +350,7 @@ def test_output_formats_follow_the_extension(tmp_path):
         plain = list(csv.reader(fh))
     assert plain == gz_csv == gz_tsv
     assert open(tmp_path / "o.parquet", "rb").read(4) == b"PAR1"
-    # pass-through columns come out as they went in: yes/no, dates, leading zeros, text
+    # pass-through columns come out as they went in: yes/no, dates, leading zeros, 1.50
     assert [tuple(r[1:]) for r in plain] == [r[1:] for r in rows]
     assert rows_of(tmp_path / "o.duckdb:t") == 60
 
