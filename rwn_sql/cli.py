@@ -78,15 +78,23 @@ EXIT_CODES = """exit codes:
   3    internal error (a bug: please report it)
   130  interrupted by SIGINT (Ctrl-C); 143 terminated by SIGTERM: nothing was written
   141  standard output closed early (e.g. | head)"""
-FORMATS = ("INPUT/OUTPUT: .csv, .tsv (tab-separated), .csv.gz/.tsv.gz (gzip), .parquet, or file.duckdb:table; "
+FORMATS = ("INPUT/OUTPUT: .csv, .tsv (tab-separated), .csv.gz/.tsv.gz (gzip), .parquet, or file.duckdb:table;\n"
            "other extensions are refused. Outputs appear whole or not at all.")
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Wraps descriptions as usual; keeps texts laid out in lines (the exit-code table) as written."""
+    def _fill_text(self, text, width, indent):
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rwn-sql",
         description="Statistical disclosure control in DuckDB: Randomization Within Neighborhoods (RWN).",
-        epilog=FORMATS + "\n\n" + EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=FORMATS + "\n\n" + EXIT_CODES, formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"rwn-sql {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -129,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Audit the ORIGINAL data: for every personal group (records sharing all public "
                                    "values) and every sensitive value in it, the Chernoff bounds and exact tail "
                                    "probabilities of micro reconstruction, and the verdict; then a summary.",
-                       epilog="exit codes: 0 every group passes, 1 some group fails, 2 bad input.")
+                       epilog="exit codes: 0 every group passes, 1 some group fails, 2 bad input\n"
+                              "(see rwn-sql --help for all exit codes).")
     a.add_argument("input", metavar="INPUT")
     _add_rp_options(a, audit=True)
     a.add_argument("--after-enforcement", action="store_true",
@@ -230,6 +239,10 @@ def build_parser() -> argparse.ArgumentParser:
     md.add_argument("--k", type=int, required=True, help="minimum group size")
     md.add_argument("--scale", choices=SCALES, default="minmax", help="scaling for distances (default minmax)")
     md.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    for sp in (p, n, r, a, q, rl, e, t, rs, md):
+        sp.formatter_class = _HelpFormatter
+        if sp.epilog is None:
+            sp.epilog = EXIT_CODES
     for sp in (r, a, q, rl, e, t, rs, md):
         sp.add_argument("--threads", type=int, default=None, help="DuckDB worker threads (default: all cores)")
         sp.add_argument("--memory-limit", default=None, metavar="SIZE", help=MEMORY_HELP)
@@ -767,6 +780,7 @@ def main(argv=None) -> int:
         return code
     finally:
         engine.remove_private_dirs()
+        engine.published.clear()
         _connections.clear()
 
 
