@@ -331,6 +331,22 @@ def test_into_the_source_table_is_refused():
     assert con.execute("SELECT count(*) FROM released").fetchall() == [(241,)]
 
 
+def test_release_never_replaces_the_database_it_reads(tmp_path):
+    import rwn_sql
+    from rwn_sql.rp import release     # rwn_sql.release is rebound to the submodule (issue 9, fixed elsewhere)
+    db = tmp_path / "data.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(f"CREATE TABLE adult AS SELECT * FROM read_csv('{ADULT}') LIMIT 500").fetchall()
+    with pytest.raises(rwn_sql.RWNError, match="never overwrites its input"):
+        release(con, "adult", str(db), "occupation", 0.5, public=["sex"], seed=1, overwrite=True)
+    with pytest.raises(rwn_sql.RWNError, match="reserved"):
+        release(con, "adult", str(tmp_path / "r.duckdb"), "occupation", 0.5, public=["sex"], seed=1,
+                        table="rwn_release_metadata")
+    assert con.execute("SELECT count(*) FROM adult").fetchall() == [(500,)]
+    con.close()
+    assert sorted(os.listdir(tmp_path)) == ["data.duckdb"]
+
+
 def test_output_formats_follow_the_extension(tmp_path):
     src = tmp_path / "in.csv"
     rows = [("x", "flag", "day", "code", "note")] + [
