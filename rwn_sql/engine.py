@@ -582,7 +582,7 @@ def describe_error(exc: BaseException) -> str:
                          ("Read-only file system", errno.EROFS), ("Permission denied", errno.EACCES),
                          ("Disk quota exceeded", errno.EDQUOT)):
         if marker in text:
-            return _explain_errno(code, lines[0] if lines else marker)
+            return _explain_errno(code, marker)     # DuckDB's line names internal temporary files
     csv_line = re.search(r"CSV Error on Line: (\d+)", text)
     if csv_line:
         detail = next((ln for ln in lines[1:] if not ln.startswith("Original Line")), "")

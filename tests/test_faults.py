@@ -149,29 +149,31 @@ def _umount(path) -> None:
     subprocess.run(["umount", str(path)], capture_output=True)
 
 
-def test_disk_full(medium, tmp_path):
-    """A full disk: a 512 kB tmpfs where mounting is permitted, else a 512 kB file-size limit
-    (ulimit -f, with SIGXFSZ ignored so that write() fails with EFBIG instead of killing)."""
-    folder = tmp_path / "small"
-    mounted = _small_tmpfs(folder, "size=512k")
-    kw = {}
-    if not mounted:
-        folder.mkdir(exist_ok=True)
+def _file_size_limit():
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)       # so write() fails with EFBIG instead of killing
+    resource.setrlimit(resource.RLIMIT_FSIZE, (512 << 10, 512 << 10))
 
-        def limit():
-            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-            resource.setrlimit(resource.RLIMIT_FSIZE, (512 << 10, 512 << 10))
-        kw["preexec_fn"] = limit
+
+def test_disk_full(medium, tmp_path):
+    """A full disk: a 512 kB file-size limit (ulimit -f), and a real 512 kB tmpfs as well where
+    mounting is permitted."""
+    cases = [("ulimit", tmp_path / "limited", False)]
+    tmpfs = tmp_path / "tmpfs"
+    if _small_tmpfs(tmpfs, "size=512k"):
+        cases.append(("tmpfs", tmpfs, True))
     try:
         before = digest(medium)
-        for target in ("out.csv", "out.duckdb:t"):
-            res = cli("perturb", medium, folder / target, *PERTURB, cwd=tmp_path, **kw)
-            one_line_error(res.stderr, 2, res.returncode, "disk full")
-            assert os.listdir(folder) == [] and leftovers(tmp_path) == []
+        for how, folder, mounted in cases:
+            folder.mkdir(exist_ok=True)
+            kw = {} if mounted else {"preexec_fn": _file_size_limit}
+            for target in ("out.csv", "out.duckdb:t"):
+                res = cli("perturb", medium, folder / target, *PERTURB, cwd=tmp_path, **kw)
+                one_line_error(res.stderr, 2, res.returncode, "disk full")
+                assert os.listdir(folder) == [] and leftovers(tmp_path) == [], how
         assert digest(medium) == before
     finally:
-        if mounted:
-            _umount(folder)
+        if len(cases) > 1:
+            _umount(tmpfs)
 
 
 def test_read_only_folder(tmp_path):
