@@ -330,7 +330,11 @@ def tables_read(con: duckdb.DuckDBPyConnection, sql: str, depth: int = 8) -> set
     """Lower-cased names of the tables a statement reads, through views (a conservative
     answer by name: the same name in another schema counts as read)."""
     try:
-        names = {_last_name(n.split(" AS ")[0]) for n in con.get_table_names(sql, qualified=True)}
+        try:
+            listed = con.get_table_names(sql, qualified=True)
+        except TypeError:        # DuckDB before 1.1 has no qualified names
+            listed = con.get_table_names(sql)
+        names = {_last_name(n.split(" AS ")[0]) for n in listed}
     except duckdb.Error:
         return set()
     found = set(names)
