@@ -332,7 +332,7 @@ def tables_read(con: duckdb.DuckDBPyConnection, sql: str, depth: int = 8) -> set
     try:
         try:
             listed = con.get_table_names(sql, qualified=True)
-        except TypeError:        # DuckDB before 1.1 has no qualified names
+        except TypeError:        # older DuckDBs list unqualified names only
             listed = con.get_table_names(sql)
         names = {_last_name(n.split(" AS ")[0]) for n in listed}
     except duckdb.Error:
