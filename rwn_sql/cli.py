@@ -11,14 +11,16 @@
     rwn-sql rank-swap INPUT OUTPUT --columns a,b --p 15 [--key-file F | --seed N]
     rwn-sql mdav INPUT OUTPUT --columns a,b --k 5
 
-INPUT and OUTPUT may be CSV, Parquet, or file.duckdb:table.
+INPUT and OUTPUT may be CSV, TSV, Parquet, or file.duckdb:table. Exit codes: see EXIT_CODES.
 """
 from __future__ import annotations
 
 import argparse
 import csv
 import os
+import signal
 import sys
+import threading
 import time
 
 import duckdb
@@ -62,15 +64,37 @@ def _add_rwn_options(p: argparse.ArgumentParser, with_q: bool) -> None:
                    help="records with NULL/NaN/inf in a distance column: error (default) or drop them "
                         "from the output")
     p.add_argument("--threads", type=int, default=None, help="DuckDB worker threads (default: all cores)")
-    p.add_argument("--memory-limit", default=None, metavar="SIZE",
-                   help="DuckDB memory limit such as 2GB (DuckDB spills to disk beyond it)")
+    p.add_argument("--memory-limit", default=None, metavar="SIZE", help=MEMORY_HELP)
+
+
+MEMORY_HELP = ("DuckDB memory limit such as 2GB. Beyond it DuckDB spills intermediate results to this run's "
+               "private temporary folder (beside the output, else in the system temporary folder; removed at "
+               "exit); what cannot spill ends with an out-of-memory error (exit 2)")
+EXIT_CODES = """exit codes:
+  0    success
+  1    audit: some personal group fails the privacy test
+  2    bad input or environment: unknown column, bad parameter, unreadable or malformed file,
+       output exists (no --overwrite) or is an input, disk full, read-only folder, out of memory
+  3    internal error (a bug: please report it)
+  130  interrupted by SIGINT (Ctrl-C); 143 terminated by SIGTERM: nothing was written
+  141  standard output closed early (e.g. | head)"""
+FORMATS = ("INPUT/OUTPUT: .csv, .tsv (tab-separated), .csv.gz/.tsv.gz (gzip), .parquet, or file.duckdb:table;\n"
+           "other extensions are refused. Outputs appear whole or not at all.")
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Wraps descriptions as usual; keeps texts laid out in lines (the exit-code table) as written."""
+    def _fill_text(self, text, width, indent):
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rwn-sql",
         description="Statistical disclosure control in DuckDB: Randomization Within Neighborhoods (RWN).",
-        epilog="INPUT/OUTPUT: a .csv, .tsv or .parquet file, or file.duckdb:table.")
+        epilog=FORMATS + "\n\n" + EXIT_CODES, formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"rwn-sql {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -116,7 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("audit", help="(eps, delta)-reconstruction-privacy audit of every personal group",
                        description="Audit the ORIGINAL data: for every personal group (records sharing all public "
                                    "values) and every sensitive value in it, the Chernoff bounds and exact tail "
-                                   "probabilities of micro reconstruction, and the verdict; then a summary.")
+                                   "probabilities of micro reconstruction, and the verdict; then a summary.",
+                       epilog="exit codes: 0 every group passes, 1 some group fails, 2 bad input\n"
+                              "(see rwn-sql --help for all exit codes).")
     a.add_argument("input", metavar="INPUT")
     _add_rp_options(a, audit=True)
     a.add_argument("--after-enforcement", action="store_true",
@@ -220,9 +246,13 @@ def build_parser() -> argparse.ArgumentParser:
     md.add_argument("--k", type=int, required=True, help="minimum group size")
     md.add_argument("--scale", choices=SCALES, default="minmax", help="scaling for distances (default minmax)")
     md.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    for sp in (p, n, r, a, q, rl, e, t, rs, md):
+        sp.formatter_class = _HelpFormatter
+        if sp.epilog is None:
+            sp.epilog = EXIT_CODES
     for sp in (r, a, q, rl, e, t, rs, md):
         sp.add_argument("--threads", type=int, default=None, help="DuckDB worker threads (default: all cores)")
-        sp.add_argument("--memory-limit", default=None, metavar="SIZE", help="DuckDB memory limit such as 2GB")
+        sp.add_argument("--memory-limit", default=None, metavar="SIZE", help=MEMORY_HELP)
     return parser
 
 
@@ -266,8 +296,26 @@ def _add_key_options(p: argparse.ArgumentParser) -> None:
                            "Without --key-file or --seed a fresh random key is used and never stored")
 
 
+_connections: list = []     # every connection of this run, for interrupting it on a signal
+
+
+def _work_folder(args) -> str | None:
+    """Where this run's private folder goes: the (first) output's folder, which holds the
+    temporary outputs anyway, else the system temporary folder."""
+    for name in ("output", "groups_output", "json", "output_dir"):
+        target = getattr(args, name, None)
+        if target:
+            db = engine.split_db_target(target)
+            folder = target if name == "output_dir" else os.path.dirname(os.path.abspath(db[0] if db else target))
+            return folder if os.path.isdir(folder) else None
+    return None
+
+
 def _connect(args) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect()
+    spill = os.path.join(engine.private_dir(_work_folder(args)), "spill")
+    # DuckDB would spill to ./.tmp in the working directory and leave it after a kill.
+    con = duckdb.connect(config={"temp_directory": spill})
+    _connections.append(con)
     if args.threads is not None:
         if args.threads < 1:
             raise RWNError(f"--threads must be >= 1, got {args.threads}")
@@ -287,22 +335,80 @@ def _common(args) -> dict:
                 categorical=args.categorical, weight=args.weight, on_missing=args.on_missing)
 
 
-def _same_target(a: str, b: str) -> bool:
-    da, db = engine.split_db_target(a), engine.split_db_target(b)
-    if da and db:
-        return os.path.abspath(da[0]) == os.path.abspath(db[0]) and da[1] == db[1]
-    return os.path.abspath(a) == os.path.abspath(b)
+def _file_of(target: str) -> str:
+    db = engine.split_db_target(target)
+    return os.path.realpath(db[0] if db else target)
+
+
+def _check_not_input(args, output: str, whole_file: bool = False) -> None:
+    """Refuse an output that is one of the run's input files (by real path, so through
+    symlinks too), or the input's table. A new table in the input's database is allowed,
+    except for outputs that replace a whole file (`whole_file`: release databases)."""
+    if not whole_file and not engine.split_db_target(output) and not output.lower().endswith(".json"):
+        engine.output_format(output)      # an unknown extension fails before any work
+    inputs = [getattr(args, n, None) for n in ("input", "original", "released", "key_file", "domain_file")]
+    out_db = engine.split_db_target(output)
+    for source in filter(None, inputs):
+        if _file_of(source) != _file_of(output):
+            continue
+        in_db = engine.split_db_target(source)
+        if out_db and in_db and not whole_file and out_db[1].lower() != in_db[1].lower():
+            continue              # another table in the input's database: allowed
+        raise RWNError(f"output {output!r} is the input {source!r} or its database; rwn-sql never "
+                       f"modifies its input")
+
+
+def _open(args) -> duckdb.DuckDBPyConnection:
+    """The run's connection. An output table in the input's database needs that file attached
+    once, read-write, since DuckDB refuses two handles on one file."""
+    con = _connect(args)
+    out_db, in_db = engine.split_db_target(args.output), engine.split_db_target(args.input)
+    if out_db and in_db and _file_of(args.output) == _file_of(args.input):
+        engine.attach(con, in_db[0], read_only=False)
+    return con
+
+
+def _read_key(args) -> str | None:
+    if not args.key_file:
+        return None
+    try:
+        key = read_key_file(args.key_file)
+    except UnicodeDecodeError:
+        raise RWNError(f"key file {args.key_file!r} is not UTF-8 text (a binary file?)") from None
+    except ValueError as exc:
+        raise RWNError(str(exc)) from None
+    if any(ord(c) < 32 for c in key):
+        raise RWNError(f"key file {args.key_file!r} holds control characters (NUL, a binary file?); a key is "
+                       f"one line of text")
+    return key
+
+
+def _passthrough_source(con, args, typed):
+    """CSV to CSV/TSV: columns other than `typed` are read as text, so they are written back
+    byte for byte. Into Parquet or DuckDB, numeric-looking columns keep a number type."""
+    out = args.output.lower()
+    if out.endswith((".csv", ".tsv", ".csv.gz", ".tsv.gz")):
+        return engine.text_passthrough(con, args.input, typed)
+    return args.input
+
+
+def _dropped_rows(con, args, written: int) -> None:
+    """--on-missing drop: say how many records were left out."""
+    if getattr(args, "on_missing", "error") == "drop":
+        total = engine.run(con, f"SELECT count(*) FROM {engine.resolve_source(con, args.input).sql}")[0][0]
+        log(f"  dropped {total - written} of {total} rows with a missing value (NULL, NaN or inf) in "
+            f"{', '.join(args.columns)}")
 
 
 def cmd_perturb(args) -> int:
-    if _same_target(args.input, args.output):
-        raise RWNError("OUTPUT is the same as INPUT; rwn-sql never modifies its input")
-    key = read_key_file(args.key_file) if args.key_file else None
-    con = _connect(args)
+    _check_not_input(args, args.output)
+    key = _read_key(args)
+    con = _open(args)
     opts = dict(_common(args), q=args.q, drop=args.drop, key=key, seed=args.seed,
                 order="input" if args.keep_order else "keyed")
+    source = _passthrough_source(con, args, [c for c in args.columns if c not in args.categorical])
     if args.show_sql:
-        print(api.perturb_statement(con, args.input, args.columns, show=True, **opts))
+        print(api.perturb_statement(con, source, args.columns, show=True, **opts))
     log(f"rwn-sql perturb: {args.input} -> {args.output}")
     log(f"  columns {', '.join(args.columns)}; k = {args.k}, eps = {args.eps}, q = {args.q}, "
         f"scale = {args.scale}" + (f", strata {', '.join(args.strata)}" if args.strata else ""))
@@ -310,13 +416,16 @@ def cmd_perturb(args) -> int:
                      f"seed {args.seed} (experiments only)" if args.seed is not None else
                      "fresh random key (not stored; the release cannot be reproduced)"))
     start = time.perf_counter()
-    sql = api.perturb_statement(con, args.input, args.columns, **opts)
+    sql = api.perturb_statement(con, source, args.columns, **opts)
     rows = engine.write_output(con, sql, args.output, overwrite=args.overwrite)
     log(f"  wrote {rows} rows in {time.perf_counter() - start:.2f} s")
+    _dropped_rows(con, args, rows)
     return 0
 
 
 def cmd_neighborhoods(args) -> int:
+    if args.output:
+        _check_not_input(args, args.output)
     con = _connect(args)
     start = time.perf_counter()
     rel = api.neighborhoods(con, args.input, args.columns, **_common(args))
@@ -343,15 +452,18 @@ def cmd_neighborhoods(args) -> int:
 
 def _rp_opts(args) -> dict:
     domain = args.domain_file
+    if domain and os.path.isfile(domain):
+        with open(domain, "rb") as fh:
+            if b"\0" in fh.read():
+                raise RWNError(f"domain file {domain!r} holds a NUL byte (a binary file?); give one value per line")
     return dict(public=args.public, domain=domain, test=args.test, nulls=args.nulls)
 
 
 def cmd_randomize(args) -> int:
     from . import rp
-    if _same_target(args.input, args.output):
-        raise RWNError("OUTPUT is the same as INPUT; rwn-sql never modifies its input")
-    key = read_key_file(args.key_file) if args.key_file else None
-    con = _connect(args)
+    _check_not_input(args, args.output)
+    key = _read_key(args)
+    con = _open(args)
     opts = dict(_rp_opts(args), key=key, seed=args.seed, enforce=args.enforce, suppress_small=args.suppress_small)
     if args.show_sql:
         print(rp.randomize_statement(con, args.input, args.sensitive, args.p, show=True, **opts))
@@ -373,6 +485,9 @@ def _log_suppressed(records: int, groups: int | None = None) -> None:
 
 def cmd_audit(args) -> int:
     from . import rp
+    for out in (args.output, args.groups_output):
+        if out:
+            _check_not_input(args, out)
     con = _connect(args)
     result = rp.audit(con, args.input, args.sensitive, args.p, args.epsilon, args.delta, enforce=args.after_enforcement,
                       **_rp_opts(args))
@@ -401,12 +516,22 @@ def cmd_audit(args) -> int:
     if args.groups_output:
         engine.write_output(con, result.groups_detail.sql_query(), args.groups_output, overwrite=args.overwrite)
         print(f"wrote the per-group verdicts to {args.groups_output}")
+    failing = result.failing_groups
     result.close()
-    return 0
+    return 1 if failing else 0
 
 
 def cmd_query(args) -> int:
     from . import rp
+    if engine.file_format(args.release) is not None or engine.split_db_target(args.release):
+        raise RWNError(f"RELEASE {args.release!r} is not a release database: give the .duckdb file made by "
+                       f"'rwn-sql release'")
+    if os.path.isdir(args.release):
+        raise RWNError(f"RELEASE {args.release!r} is a folder, not a release database")
+    if args.output:
+        _check_not_input(args, args.output)
+        if _file_of(args.output) == _file_of(args.release):
+            raise RWNError(f"output {args.output!r} is the release database; rwn-sql never modifies its input")
     con = _connect(args)
     rel, rewritten = rp.query(con, args.sql, release=args.release)
     if args.show_sql:
@@ -421,7 +546,19 @@ def cmd_query(args) -> int:
 
 def cmd_release(args) -> int:
     from . import rp
-    key = read_key_file(args.key_file) if args.key_file else None
+    from .release_db import METADATA_TABLE, TRIALS_TABLE
+    _check_not_input(args, args.output, whole_file=True)
+    if engine.split_db_target(args.output) or engine.file_format(args.output):
+        raise RWNError(f"OUTPUT {args.output!r}: a release is a whole database file such as release.duckdb")
+    if args.table and args.table.lower() in (METADATA_TABLE, TRIALS_TABLE):
+        raise RWNError(f"--table {args.table!r} is reserved for the release's metadata; choose another name")
+    if args.rwn_columns:
+        outside = [c for c in args.rwn_columns
+                   if c == args.sensitive or (args.public is not None and c not in args.public)]
+        if outside:
+            raise RWNError(f"--rwn-columns {', '.join(outside)} must be among the released public columns "
+                           f"(--public); otherwise they would be perturbed and then dropped")
+    key = _read_key(args)
     con = _connect(args)
     rwn = None
     if args.rwn_columns:
@@ -453,6 +590,8 @@ def print_table(columns, rows) -> None:
 
 def cmd_evaluate(args) -> int:
     from .evaluate import evaluate
+    if args.json:
+        _check_not_input(args, args.json)
     if args.json and os.path.exists(args.json) and not args.overwrite:
         raise RWNError(f"output file {args.json!r} already exists (use --overwrite to replace it)")
     con = _connect(args)
@@ -478,15 +617,37 @@ def cmd_evaluate(args) -> int:
     print(f"  SDID interval risk (k = {args.sdid_k:g})              {fmt(r.sdid)}")
     print(f"  survival of unique records                  {fmt(r.unique_survival)}")
     if args.json:
-        ev.to_json(args.json)
+        _publish_file(args.json, args.overwrite, ev.to_json)
         print(f"wrote every measure to {args.json}")
     return 0
+
+
+def _check_finite(option: str, grid: str | None) -> None:
+    """Grid bounds and steps are finite numbers (nan or inf would make an endless grid)."""
+    import math
+    for part in (grid or "").replace(":", ",").split(","):
+        try:
+            value = float(part)
+        except ValueError:
+            continue          # tune.parse_grid names malformed parts
+        if not math.isfinite(value):
+            raise RWNError(f"{option} {grid!r}: {part.strip()} is not a finite number")
+
+
+def _publish_file(target: str, overwrite: bool, write) -> None:
+    """Have `write(path)` write a file in the run's private folder, then publish it whole."""
+    with engine.scratch_dir(engine.output_folder(target)) as scratch:
+        tmp = os.path.join(scratch, "out-" + os.path.basename(target))
+        write(tmp)
+        engine.publish(tmp, target, overwrite)
 
 
 def cmd_tune(args) -> int:
     from . import tune
     if not os.path.isdir(args.output_dir):
         raise RWNError(f"output folder {args.output_dir!r} does not exist")
+    for option, grid in (("--eps", args.eps), ("--rank-swap", args.rank_swap), ("--mdav", args.mdav)):
+        _check_finite(option, grid)
     con = _connect(args)
     eps = tune.parse_grid(args.eps)
     swaps = tune.parse_grid(args.rank_swap) if args.rank_swap else ()
@@ -499,26 +660,27 @@ def cmd_tune(args) -> int:
                         target=args.target, categorical=args.categorical, seed=args.seed, rank_swap=swaps,
                         mdav=mdav, progress=progress)
     csv_path = os.path.join(args.output_dir, "tune.csv")
-    result.to_csv(csv_path)
+    _publish_file(csv_path, True, result.to_csv)
     print(f"wrote {csv_path}")
     if not args.no_report:
         html_path = os.path.join(args.output_dir, "report.html")
-        tune.report_html(result, html_path)
+        _publish_file(html_path, True, lambda path: tune.report_html(result, path))
         print(f"wrote {html_path}")
     return 0
 
 
 def cmd_baseline(args) -> int:
     from . import baselines
-    if _same_target(args.input, args.output):
-        raise RWNError("OUTPUT is the same as INPUT; rwn-sql never modifies its input")
-    con = _connect(args)
+    _check_not_input(args, args.output)
+    key = _read_key(args) if args.command == "rank-swap" else None
+    con = _open(args)
     start = time.perf_counter()
     if args.command == "rank-swap":
-        key = read_key_file(args.key_file) if args.key_file else None
-        sql = baselines.rank_swap_statement(con, args.input, args.columns, args.p, key=key, seed=args.seed)
+        source = _passthrough_source(con, args, args.columns)
+        sql = baselines.rank_swap_statement(con, source, args.columns, args.p, key=key, seed=args.seed)
     else:
-        sql = baselines.mdav_statement(con, args.input, args.columns, args.k, scale=args.scale)
+        source = _passthrough_source(con, args, args.columns)
+        sql = baselines.mdav_statement(con, source, args.columns, args.k, scale=args.scale)
     rows = engine.write_output(con, sql, args.output, overwrite=args.overwrite)
     log(f"rwn-sql {args.command}: {args.input} -> {args.output}: {rows} rows in {time.perf_counter() - start:.2f} s")
     return 0
@@ -528,20 +690,120 @@ def log(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+COMMANDS = {"perturb": cmd_perturb, "neighborhoods": cmd_neighborhoods, "randomize": cmd_randomize,
+            "audit": cmd_audit, "query": cmd_query, "release": cmd_release, "evaluate": cmd_evaluate,
+            "tune": cmd_tune, "rank-swap": cmd_baseline, "mdav": cmd_baseline}
+SIGNAL_MESSAGES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+ABORT_WAIT = 1.2      # seconds a cancelled DuckDB statement gets to return before the process leaves
+
+
+class _Signalled(BaseException):
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_signalled(signum, frame):
+    raise _Signalled(signum)
+
+
+def _attempt(args) -> dict:
     try:
-        commands = {"perturb": cmd_perturb, "neighborhoods": cmd_neighborhoods, "randomize": cmd_randomize,
-                    "audit": cmd_audit, "query": cmd_query, "release": cmd_release, "evaluate": cmd_evaluate,
-                    "tune": cmd_tune, "rank-swap": cmd_baseline, "mdav": cmd_baseline}
-        return commands[args.command](args)
-    except RWNError as exc:
-        print(f"rwn-sql: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("rwn-sql: interrupted; nothing was written", file=sys.stderr)
+        return {"code": COMMANDS[args.command](args)}
+    except BaseException as exc:      # reported by _finish, in the main thread
+        return {"error": exc}
+
+
+def _finish(outcome: dict) -> int:
+    """The exit code of a finished run; errors as one line on stderr (see EXIT_CODES)."""
+    if "code" in outcome:
+        return outcome["code"]
+    exc = outcome["error"]
+    if isinstance(exc, BrokenPipeError):
+        _silence_stdout()
+        return 141
+    if isinstance(exc, (KeyboardInterrupt, duckdb.InterruptException)):
+        log("rwn-sql: interrupted; nothing was written")
         return 130
+    debug = bool(os.environ.get("RWN_SQL_DEBUG"))
+    if isinstance(exc, RWNError):
+        message = str(exc)
+    elif isinstance(exc, MemoryError):
+        message = "out of memory"
+    elif isinstance(exc, (duckdb.Error, OSError)):
+        message = engine.describe_error(exc)
+    elif isinstance(exc, (ValueError, TypeError)) and not debug:   # parameter checks outside RWNError
+        message = str(exc)
+    else:
+        if debug:
+            raise exc
+        log(f"rwn-sql: internal error: {type(exc).__name__}: {exc} (please report it; RWN_SQL_DEBUG=1 shows "
+            f"a traceback)")
+        return 3
+    log(f"rwn-sql: error: {' '.join(message.split())}")
+    return 2
+
+
+def _silence_stdout() -> None:
+    """stdout's reader is gone: point it at /dev/null so the final flush raises nothing."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _abort(signum: int, worker: threading.Thread) -> None:
+    """Leave within ~1.5 s of a signal: cancel DuckDB, remove this run's temporary files and
+    exit. os._exit does not wait for a DuckDB thread that ignores the cancel (it can hang in
+    a recursive CTE); the writes it was making were never committed or published."""
+    for s in SIGNAL_MESSAGES:
+        signal.signal(s, signal.SIG_IGN)
+    for con in list(_connections):
+        try:
+            con.interrupt()
+        except Exception:     # a closed connection: nothing to cancel
+            pass
+    worker.join(ABORT_WAIT)
+    engine.remove_private_dirs()
+    written = engine.published
+    done = f"; already written: {', '.join(written)}" if written else "; nothing was written"
+    try:
+        log(f"rwn-sql: {SIGNAL_MESSAGES[signum]}{done}")
+        sys.stderr.flush()
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(128 + signum)
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if threading.current_thread() is not threading.main_thread():
+            return _finish(_attempt(args))       # signal handlers need the main thread
+        outcome: dict = {}
+        worker = threading.Thread(target=lambda: outcome.update(_attempt(args)), name="rwn-sql", daemon=True)
+        previous = {s: signal.signal(s, _raise_signalled) for s in SIGNAL_MESSAGES}
+        try:
+            worker.start()
+            while worker.is_alive():
+                worker.join(0.2)
+            for s, handler in previous.items():   # inside the try: a signal arriving now is handled too
+                signal.signal(s, handler)
+        except _Signalled as sig:
+            _abort(sig.signum, worker)
+        code = _finish(outcome)
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+            return 141
+        return code
+    finally:
+        engine.remove_private_dirs()
+        engine.published.clear()
+        _connections.clear()
 
 
 if __name__ == "__main__":

@@ -2,12 +2,16 @@
 against the real schema, running statements and writing outputs atomically."""
 from __future__ import annotations
 
+import atexit
+import contextlib
 import difflib
+import errno
 import os
 import re
 import secrets
+import shutil
+import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import duckdb
 
@@ -20,7 +24,10 @@ NUMERIC_TYPES = re.compile(
     r"^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|"
     r"FLOAT|DOUBLE|REAL|DECIMAL(\(\d+,\s*\d+\))?)$", re.IGNORECASE)
 QUERY_START = re.compile(r"^\s*(\(|select\b|with\b|from\b|values\b|table\b)", re.IGNORECASE)
-FILE_SUFFIXES = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}
+FILE_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}
+# Outputs follow their extension exactly; anything else is refused rather than guessed.
+OUTPUT_FORMATS = {".csv": ("csv", None), ".tsv": ("tsv", None), ".csv.gz": ("csv", "gzip"),
+                  ".tsv.gz": ("tsv", "gzip"), ".parquet": ("parquet", None)}
 DB_SUFFIXES = (".duckdb", ".db", ".ddb")
 
 
@@ -39,13 +46,26 @@ class Source:
 
 
 def file_format(path: str) -> str | None:
+    """'csv', 'tsv' or 'parquet' for an input path (text formats may be gzipped), else None."""
     p = path.lower()
     if p.endswith(".gz"):
         p = p[:-3]
+        if p.endswith((".parquet", ".pq")):
+            return None
     for suffix, fmt in FILE_SUFFIXES.items():
         if p.endswith(suffix):
             return fmt
     return None
+
+
+def output_format(path: str) -> tuple[str, str | None]:
+    """(format, compression) of an output file, from its extension; RWNError for any other."""
+    p = path.lower()
+    for suffix, fmt in OUTPUT_FORMATS.items():
+        if p.endswith(suffix):
+            return fmt
+    raise RWNError(f"output {path!r}: unknown extension; use .csv, .tsv, .csv.gz, .tsv.gz, .parquet "
+                   f"or file.duckdb:table")
 
 
 def split_db_target(text: str) -> tuple[str, str] | None:
@@ -58,16 +78,53 @@ def split_db_target(text: str) -> tuple[str, str] | None:
     return None
 
 
-def attach_read_only(con: duckdb.DuckDBPyConnection, path: str) -> str:
+def attached_database(con: duckdb.DuckDBPyConnection, path: str) -> tuple[str, bool] | None:
+    """(alias, read_only) of the database file `path` if `con` has it attached (by real path)."""
+    real = os.path.realpath(path)
+    for name, file, read_only in con.execute(
+            "SELECT database_name, path, readonly FROM duckdb_databases() WHERE path IS NOT NULL").fetchall():
+        if file and os.path.realpath(file) == real:
+            return name, bool(read_only)
+    return None
+
+
+def attach(con: duckdb.DuckDBPyConnection, path: str, read_only: bool = True) -> str:
+    """Attach a database file once: an attachment of the same file (by real path) is reused,
+    since DuckDB refuses a second handle on one file. Returns the alias."""
     if not os.path.exists(path):
         raise RWNError(f"database file {path!r} does not exist")
-    alias = "__rwn_db_" + secrets.token_hex(4)
-    con.execute(f"ATTACH {quote_literal(path)} AS {quote_ident(alias)} (READ_ONLY)").fetchall()
+    if not os.path.isfile(path):
+        raise RWNError(f"database file {path!r} is not a file")
+    found = attached_database(con, path)
+    if found is not None:
+        if found[1] and not read_only:
+            raise RWNError(f"database file {path!r} is attached read-only; cannot write to it")
+        return found[0]
+    alias = ("__rwn_db_" if read_only else "__rwn_out_") + secrets.token_hex(4)
+    mode = " (READ_ONLY)" if read_only else ""
+    try:
+        con.execute(f"ATTACH {quote_literal(path)} AS {quote_ident(alias)}{mode}").fetchall()
+    except duckdb.Error as exc:
+        text = str(exc)
+        if "lock" in text.lower():
+            raise RWNError(f"database file {path!r} is in use by another process (DuckDB allows one "
+                           f"writer): try again when it has finished") from None
+        raise RWNError(f"cannot open database file {path!r}: {first_line(text)}") from None
     return alias
+
+
+def attach_read_only(con: duckdb.DuckDBPyConnection, path: str) -> str:
+    return attach(con, path, read_only=True)
+
+
+def first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text
 
 
 def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
     """A table or view name, a SQL query, a CSV/Parquet path, or 'file.duckdb:table'."""
+    if isinstance(source, Source):
+        return source
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
     if not isinstance(source, str) or not source.strip():
@@ -77,13 +134,16 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
         alias = attach_read_only(con, db[0])
         sql, label = f"{quote_ident(alias)}.{quote_ident(db[1])}", f"table {db[1]!r} in {db[0]!r}"
     elif file_format(source) is not None and os.path.isfile(source):
-        reader = "read_parquet" if file_format(source) == "parquet" else "read_csv"
-        sql, label = f"{reader}({quote_literal(source)})", f"file {source!r}"
+        label = f"file {source!r}"
+        sql = (f"read_parquet({quote_literal(source)})" if file_format(source) == "parquet"
+               else _csv_reader(con, source, label))
     elif QUERY_START.match(source):
         sql, label = f"({source})", "the query"
     elif (columns := _table_columns(con, source)) is not None:
         sql, label = _direct_table_sql(con, source, columns), f"table {source!r}"
     elif file_format(source) is not None:
+        if os.path.exists(source):
+            raise RWNError(f"input {source!r} is not a file")
         raise RWNError(f"input file {source!r} does not exist")
     else:
         raise RWNError(f"no table or view named {source!r} (give a table or view name as written in "
@@ -91,7 +151,69 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
     try:
         rows = con.execute(f"DESCRIBE SELECT * FROM {sql}").fetchall()
     except duckdb.Error as exc:
-        raise RWNError(f"cannot read {label}: {exc}") from None
+        raise RWNError(f"cannot read {label}: {describe_error(exc)}") from None
+    return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label)
+
+
+def _csv_reader(con, path: str, label: str, typed=None) -> str:
+    """read_csv of `path` in which every column DuckDB does not sniff as numeric stays text,
+    so pass-through columns are written back as they were read ('yes' stays 'yes', dates
+    keep their format). With `typed`, only those columns keep a sniffed numeric type. A line
+    with another number of fields than the header is refused."""
+    options = ", delim = '\t'" if file_format(path) == "tsv" else ""
+    reader = f"read_csv({quote_literal(path)}{options}"
+    try:
+        sniffed = con.execute(f"DESCRIBE SELECT * FROM {reader})").fetchall()
+    except duckdb.Error as exc:
+        raise RWNError(f"cannot read {label}: {describe_error(exc)}") from None
+    _check_field_counts(path, len(sniffed), label, "\t" if options else None)
+    text = {name: "VARCHAR" for name, typ, *_ in sniffed
+            if not NUMERIC_TYPES.match(typ) or (typed is not None and name not in typed)}
+    if text:
+        pairs = ", ".join(f"{quote_literal(n)}: 'VARCHAR'" for n in text)
+        reader += f", types = {{{pairs}}}"
+    return reader + ")"
+
+
+def _check_field_counts(path: str, columns: int, label: str, delimiter: str | None) -> None:
+    """DuckDB's sniffer reads a CSV whose lines disagree in length as one text column; then
+    name the first line that differs from the header. Only the first 1 MB is scanned (where
+    the sniffer looks); later ragged lines fail inside DuckDB with their line number."""
+    if columns != 1:
+        return
+    import csv
+    import gzip
+    import io
+    opener = gzip.open if path.lower().endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace", newline="") as fh:
+            head = fh.read(1 << 20)
+    except OSError as exc:
+        raise RWNError(f"cannot read {label}: {exc.strerror or exc}") from None
+    if len(head) == 1 << 20:
+        head = head[: head.rfind("\n") + 1]
+    reader = csv.reader(io.StringIO(head), delimiter=delimiter or ",")
+    try:
+        header = len(next(reader, []))
+        if header < 2:
+            return
+        for row in reader:
+            if row and len(row) != header:
+                raise RWNError(f"cannot read {label}: line {reader.line_num} has {len(row)} fields, the "
+                               f"header has {header} (a ragged CSV)")
+    except csv.Error:
+        return
+
+
+def text_passthrough(con: duckdb.DuckDBPyConnection, source: str, typed) -> "Source | str":
+    """A CSV/TSV `source` resolved with every column except `typed` read as text, so that a
+    CSV written from it repeats pass-through columns byte for byte ('1.50' stays '1.50').
+    Other sources are returned unchanged."""
+    if file_format(source) not in ("csv", "tsv") or not os.path.isfile(source):
+        return source
+    label = f"file {source!r}"
+    sql = _csv_reader(con, source, label, typed=set(typed))
+    rows = run(con, f"DESCRIBE SELECT * FROM {sql}")
     return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label)
 
 
@@ -201,12 +323,47 @@ def table_exists(con, name: str) -> bool:
 
 
 def write_table(con: duckdb.DuckDBPyConnection, sql: str, into: str, replace: bool = False) -> int:
-    """CREATE TABLE `into` AS `sql`: one statement, so an error or interrupt leaves no table."""
-    if table_exists(con, into) and not replace:
-        raise RWNError(f"table {into!r} already exists (pass replace=True / --overwrite to replace it)")
+    """CREATE TABLE `into` AS `sql`: one statement, so an error or interrupt leaves no table.
+    Replacing a table the statement reads (directly or through views) is refused."""
+    if table_exists(con, into):
+        if not replace:
+            raise RWNError(f"table {into!r} already exists (pass replace=True / --overwrite to replace it)")
+        if _last_name(into) in tables_read(con, sql):
+            raise RWNError(f"into={into!r} is the source of the release (or a table it reads); rwn_sql "
+                           f"never overwrites its input: write to another table")
     verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
     target = quote_ident(into)
     return run(con, f"{verb} {target} AS\n{sql}")[0][0]
+
+
+def _last_name(name: str) -> str:
+    """The table part of a possibly qualified name, lower-cased (DuckDB names are case-insensitive)."""
+    try:
+        import sqlglot
+        return sqlglot.exp.to_table(name, dialect="duckdb").name.lower()
+    except Exception:        # a name sqlglot cannot split is one name
+        return name.lower()
+
+
+def tables_read(con: duckdb.DuckDBPyConnection, sql: str, depth: int = 8) -> set[str]:
+    """Lower-cased names of the tables a statement reads, through views (a conservative
+    answer by name: the same name in another schema counts as read)."""
+    try:
+        try:
+            listed = con.get_table_names(sql, qualified=True)
+        except TypeError:        # older DuckDBs list unqualified names only
+            listed = con.get_table_names(sql)
+        names = {_last_name(n.split(" AS ")[0]) for n in listed}
+    except duckdb.Error:
+        return set()
+    found = set(names)
+    if depth > 0:
+        for (view_sql,) in con.execute("SELECT sql FROM duckdb_views() WHERE NOT internal AND lower(view_name) "
+                                       "IN (SELECT unnest(?))", [sorted(names)]).fetchall():
+            body = re.sub(r"(?is)^\s*CREATE\s+(OR\s+REPLACE\s+)?(TEMP(ORARY)?\s+)?VIEW\s+.*?\bAS\b", "",
+                          view_sql, count=1)
+            found |= tables_read(con, body, depth - 1)
+    return found
 
 
 def deliver(con: duckdb.DuckDBPyConnection, sql: str, into: str | None = None, replace: bool = False):
@@ -218,38 +375,249 @@ def deliver(con: duckdb.DuckDBPyConnection, sql: str, into: str | None = None, r
     return con.sql(sql)
 
 
+# --- Run-private directories -------------------------------------------------------------
+# Temporary outputs and DuckDB's spill files live in one directory per run and folder,
+# <folder>/.rwn-sql-<pid>-<random>/, mode 0700, removed on every exit path the process sees.
+# The run holds an flock on <dir>/lock for its lifetime; the kernel drops it when the process
+# dies, even by SIGKILL, so a later run that can take the lock knows the directory is stale.
+PRIVATE_PREFIX = ".rwn-sql-"
+_PRIVATE_NAME = re.compile(r"^\.rwn-sql-(new-)?(\d+)-[0-9a-f]{8}$")
+_live: dict[str, tuple[str, object]] = {}      # real folder -> (private dir, open lock file)
+published: list[str] = []                       # outputs this process has completed
+atexit.register(lambda: remove_private_dirs())
+
+
+def private_dir(folder: str | None = None) -> str:
+    """This run's private directory in `folder` (default: the system temporary folder),
+    created on first use; stale ones of dead runs in that folder are removed first."""
+    folder = os.path.realpath(folder or tempfile.gettempdir())
+    if folder in _live:
+        return _live[folder][0]
+    clean_stale(folder)
+    token = f"{os.getpid()}-{secrets.token_hex(4)}"
+    path = os.path.join(folder, PRIVATE_PREFIX + token)
+    # Made under a name clean_stale does not match and renamed once locked, so another run
+    # never sees it unlocked.
+    making = os.path.join(folder, f"{PRIVATE_PREFIX}new-{token}")
+    try:
+        os.mkdir(making, 0o700)
+        lock = open(os.path.join(making, "lock"), "w")
+        try:
+            import fcntl
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (ImportError, OSError):   # no flock here: staleness falls back to the pid in the name
+            pass
+        os.rename(making, path)
+    except OSError as exc:
+        shutil.rmtree(making, ignore_errors=True)
+        raise RWNError(f"cannot write in folder {folder!r}: {exc.strerror}") from None
+    _live[folder] = (path, lock)
+    return path
+
+
+@contextlib.contextmanager
+def scratch_dir(folder: str):
+    """The run's private directory in `folder` for the duration of a write; removed afterwards
+    unless the run made it before (the CLI keeps one for the whole run)."""
+    existed = os.path.realpath(folder) in _live
+    path = private_dir(folder)
+    try:
+        yield path
+    finally:
+        if not existed:
+            _, lock = _live.pop(os.path.realpath(folder), (None, None))
+            shutil.rmtree(path, ignore_errors=True)
+            if lock is not None:
+                lock.close()
+
+
+def remove_private_dirs() -> None:
+    """Remove every private directory this process made (safe to call repeatedly)."""
+    for folder in list(_live):
+        path, lock = _live.pop(folder)
+        shutil.rmtree(path, ignore_errors=True)
+        lock.close()
+
+
+def clean_stale(folder: str) -> None:
+    """Remove private directories in `folder` left by runs that no longer live."""
+    try:
+        names = [n for n in os.listdir(folder) if _PRIVATE_NAME.match(n)]
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        making, pid = _PRIVATE_NAME.match(name).groups()
+        if any(path == p for p, _ in _live.values()):
+            continue
+        if not (_pid_dead(int(pid)) if making else _is_stale(path, int(pid))):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _is_stale(path: str, pid: int) -> bool:
+    try:
+        import fcntl
+        fd = os.open(os.path.join(path, "lock"), os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False                  # its run holds the lock: alive
+        finally:
+            os.close(fd)
+        return True
+    except (ImportError, OSError):        # no lock file (or no flock): judge by the pid
+        return _pid_dead(pid)
+
+
+def _pid_dead(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def publish(tmp: str, target: str, overwrite: bool) -> None:
+    """Move the complete file `tmp` to `target` in one step. Without `overwrite` a hard link,
+    which fails if `target` exists, so of two concurrent runs one wins whole and the other
+    is told; with `overwrite` a rename over it."""
+    if overwrite:
+        os.replace(tmp, target)
+        published.append(target)
+        return
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise RWNError(f"output {target!r} appeared while this run was writing it (another run?); "
+                       f"it was left as it is and this run's result discarded") from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+            raise
+        if os.path.exists(target):   # a file system without hard links: check, then rename
+            raise RWNError(f"output {target!r} appeared while this run was writing it") from None
+        os.replace(tmp, target)
+    else:
+        os.unlink(tmp)
+    published.append(target)
+
+
+def output_folder(target: str) -> str:
+    """The folder an output file or database goes to; RWNError if it does not exist."""
+    db = split_db_target(target)
+    path = db[0] if db else target
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise RWNError(f"output folder {folder!r} does not exist")
+    return folder
+
+
 def write_output(con: duckdb.DuckDBPyConnection, sql: str, target: str, overwrite: bool = False) -> int:
-    """Write the result of `sql` to a CSV/Parquet file or 'file.duckdb:table', atomically:
-    files are written under a temporary name and renamed; tables are created in one statement."""
+    """Write the result of `sql` to a .csv/.tsv(.gz)/.parquet file or 'file.duckdb:table',
+    atomically. Files are written in the run's private directory and published in one step
+    (see publish). A table goes into an existing database in one CREATE TABLE statement (an
+    interrupt rolls it back; DuckDB's file lock makes a concurrent writer fail clearly); a new
+    database is built in the private directory and published like a file."""
     db = split_db_target(target)
     if db is not None:
-        path, table = db
-        alias = "__rwn_out_" + secrets.token_hex(4)
-        con.execute(f"ATTACH {quote_literal(path)} AS {quote_ident(alias)}").fetchall()
-        try:
-            exists = con.execute(
-                "SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND table_name = ?",
-                [alias, table]).fetchone()[0]
-            if exists and not overwrite:
-                raise RWNError(f"table {table!r} already exists in {path!r} (use --overwrite)")
-            verb = "CREATE OR REPLACE TABLE" if overwrite else "CREATE TABLE"
-            return run(con, f"{verb} {quote_ident(alias)}.{quote_ident(table)} AS\n{sql}")[0][0]
-        finally:
-            con.execute(f"DETACH {quote_ident(alias)}").fetchall()
-    fmt = file_format(target)
-    if fmt is None:
-        raise RWNError(f"output {target!r}: use a .csv, .parquet or file.duckdb:table target")
-    if os.path.exists(target) and not overwrite:
+        return _write_db_table(con, sql, db[0], db[1], overwrite)
+    fmt, compression = output_format(target)
+    if os.path.isdir(target):
+        raise RWNError(f"output {target!r} is a folder")
+    if os.path.lexists(target) and not overwrite:
         raise RWNError(f"output file {target!r} already exists (use --overwrite to replace it)")
-    out = Path(target)
-    if not out.parent.exists():
-        raise RWNError(f"output folder {str(out.parent)!r} does not exist")
-    tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
-    options = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER)"
+    options = ["FORMAT parquet"] if fmt == "parquet" else ["FORMAT csv", "HEADER"]
+    if fmt == "tsv":
+        options.append("DELIMITER '\t'")
+    if fmt != "parquet":
+        options.append(f"COMPRESSION {compression or 'uncompressed'}")
+    with scratch_dir(output_folder(target)) as scratch:
+        tmp = os.path.join(scratch, "out-" + secrets.token_hex(4) + os.path.basename(target))
+        try:
+            rows = run(con, f"COPY (\n{sql}\n) TO {quote_literal(tmp)} ({', '.join(options)})")[0][0]
+            publish(tmp, target, overwrite)
+            return rows
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+
+def _write_db_table(con, sql: str, path: str, table: str, overwrite: bool) -> int:
+    if not table:
+        raise RWNError(f"output {path + ':'!r} names no table")
+    folder = output_folder(path)
+    existing = attached_database(con, path)
+    if existing is None and not os.path.exists(path):
+        with scratch_dir(folder) as scratch:
+            tmp = os.path.join(scratch, "new-" + secrets.token_hex(4) + ".duckdb")
+            alias = "__rwn_new_" + secrets.token_hex(4)
+            con.execute(f"ATTACH {quote_literal(tmp)} AS {quote_ident(alias)}").fetchall()
+            try:
+                rows = run(con, f"CREATE TABLE {quote_ident(alias)}.{quote_ident(table)} AS\n{sql}")[0][0]
+                con.execute(f"DETACH {quote_ident(alias)}").fetchall()
+                publish(tmp, path, overwrite=False)
+                return rows
+            finally:
+                _detach_quietly(con, alias)
+                for leftover in (tmp, tmp + ".wal"):
+                    if os.path.exists(leftover):
+                        os.unlink(leftover)
+    alias = attach(con, path, read_only=False)
     try:
-        rows = run(con, f"COPY (\n{sql}\n) TO {quote_literal(str(tmp))} {options}")[0][0]
-        os.replace(tmp, out)
+        exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND lower(table_name) = "
+                             "lower(?)", [alias, table]).fetchall()[0][0]
+        if exists and not overwrite:
+            raise RWNError(f"table {table!r} already exists in {path!r} (use --overwrite to replace it)")
+        if exists and existing is not None and table.lower() in tables_read(con, sql):
+            raise RWNError(f"output {path}:{table} is the input (or a table it reads); rwn-sql never "
+                           f"overwrites its input")
+        verb = "CREATE OR REPLACE TABLE" if overwrite else "CREATE TABLE"
+        rows = run(con, f"{verb} {quote_ident(alias)}.{quote_ident(table)} AS\n{sql}")[0][0]
+        published.append(f"{path}:{table}")
         return rows
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        if existing is None:
+            _detach_quietly(con, alias)
+
+
+def _detach_quietly(con, alias: str) -> None:
+    try:
+        con.execute(f"DETACH DATABASE IF EXISTS {quote_ident(alias)}").fetchall()
+    except duckdb.Error:
+        pass
+
+
+# --- Errors -------------------------------------------------------------------------------
+def describe_error(exc: BaseException) -> str:
+    """One line for a DuckDB or OS error: what went wrong, never the raw data DuckDB quotes
+    (its CSV errors echo the offending line)."""
+    if isinstance(exc, OSError) and not isinstance(exc, duckdb.Error):
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        return _explain_errno(exc.errno, exc.strerror or str(exc)) + where
+    text = str(exc)
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    if isinstance(exc, duckdb.OutOfMemoryException) or "Out of Memory" in text:
+        return ("out of memory: DuckDB could not stay within its memory limit (raise --memory-limit, "
+                "use fewer --threads, or free memory)")
+    for marker, code in (("No space left on device", errno.ENOSPC), ("File too large", errno.EFBIG),
+                         ("Read-only file system", errno.EROFS), ("Permission denied", errno.EACCES),
+                         ("Disk quota exceeded", errno.EDQUOT)):
+        if marker in text:
+            return _explain_errno(code, marker)     # DuckDB's line names internal temporary files
+    csv_line = re.search(r"CSV Error on Line: (\d+)", text)
+    if csv_line:
+        detail = next((ln for ln in lines[1:] if not ln.startswith("Original Line")), "")
+        detail = re.sub(r'(string|value) "[^"]*"', r"a \1", detail)     # the value is raw data
+        return f"CSV line {csv_line[1]}: {detail}".rstrip(": ")
+    head = lines[0] if lines else type(exc).__name__
+    return head if len(head) <= 400 else head[:400] + "..."
+
+
+def _explain_errno(code: int | None, detail: str) -> str:
+    if code in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        return f"disk full (or file size limit reached) while writing: {detail}"
+    if code in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return f"cannot write there (read-only or no permission): {detail}"
+    return detail

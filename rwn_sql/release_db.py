@@ -107,12 +107,19 @@ def write_release(con: duckdb.DuckDBPyConnection, release_sql: str, path: str, m
                   overwrite: bool = False, trials: dict[int, int] | None = None) -> int:
     """Write a standalone release database at `path`, atomically: built under a temporary
     name beside it and renamed when complete. Returns the number of released rows."""
+    if engine.attached_database(con, path) is not None:
+        raise RWNError(f"release database {path!r} is a database the input is read from; rwn_sql never "
+                       f"overwrites its input (write a new release file)")
+    if meta.table_name.lower() in (METADATA_TABLE, TRIALS_TABLE):
+        raise RWNError(f"table name {meta.table_name!r} is reserved for the release's metadata; choose another")
     if os.path.exists(path) and not overwrite:
         raise RWNError(f"release database {path!r} already exists (use --overwrite to replace it)")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise RWNError(f"output folder {folder!r} does not exist")
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(4)}.tmp")
+    with engine.scratch_dir(engine.output_folder(path)) as scratch:
+        return _write_release(con, release_sql, path, meta, overwrite, trials,
+                              os.path.join(scratch, f"release-{secrets.token_hex(4)}.duckdb"))
+
+
+def _write_release(con, release_sql, path, meta, overwrite, trials, tmp) -> int:
     alias = "__rwn_release_" + secrets.token_hex(4)
     con.execute(f"ATTACH {quote_literal(tmp)} AS {quote_ident(alias)}").fetchall()
     try:
@@ -139,7 +146,7 @@ def write_release(con: duckdb.DuckDBPyConnection, release_sql: str, path: str, m
         finally:
             con.execute(f"USE {quote_ident(previous[0])}.{quote_ident(previous[1])}").fetchall()
         con.execute(f"DETACH {quote_ident(alias)}").fetchall()
-        os.replace(tmp, path)
+        engine.publish(tmp, path, overwrite)
         return rows
     except BaseException:
         try:
