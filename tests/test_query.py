@@ -364,12 +364,12 @@ def test_macro_enforced_std_errors_equal_python(tmp_path):
     con = duckdb.connect()
     rwn_sql.install(con)
     con.execute(f"CREATE TABLE adult AS SELECT * FROM read_csv('{ADULT}')").fetchall()
-    rwn_sql.randomize(con, "adult", "occupation", 0.5, public=["sex", "race"], enforce=(0.5, 0.1), test="exact",
+    rwn_sql.randomize(con, "adult", "occupation", 0.5, public=["sex", "race"], enforce=(0.5, 0.05), test="exact",
                       seed=4, into="released")
-    args = dict(group_by=["sex"], public=["sex", "race"], enforce=(0.5, 0.1), test="exact")
+    args = dict(group_by=["sex"], public=["sex", "race"], enforce=(0.5, 0.05), test="exact")
     py = rp.estimates(con, "released", "occupation", 0.5, list(DOMAIN), **args).fetchall()
     macro = con.execute("SELECT * FROM rwn_estimates('released', 'occupation', 0.5, ?, group_by := ['sex'], "
-                        "public := ['sex', 'race'], epsilon := 0.5, delta := 0.1, test := 'exact')",
+                        "public := ['sex', 'race'], epsilon := 0.5, delta := 0.05, test := 'exact')",
                         [list(DOMAIN)]).fetchall()
     plain = con.execute("SELECT * FROM rwn_estimates('released', 'occupation', 0.5, ?, group_by := ['sex'])",
                         [list(DOMAIN)]).fetchall()
