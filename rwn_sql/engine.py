@@ -138,6 +138,8 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
         sql = (f"read_parquet({quote_literal(source)})" if file_format(source) == "parquet"
                else _csv_reader(con, source, label))
     elif QUERY_START.match(source):
+        from .analyst import single_statement     # lazy: analyst imports this module
+        single_statement(source, "the source query", trailing=False)   # it is pasted inside (...)
         sql, label = f"({source})", "the query"
     elif (columns := _table_columns(con, source)) is not None:
         sql, label = _direct_table_sql(con, source, columns), f"table {source!r}"

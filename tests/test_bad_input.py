@@ -155,3 +155,20 @@ def test_interrupted_file_write_leaves_no_file(con, tmp_path):
         engine.write_output(con, sql, str(tmp_path / "out.parquet"))
     timer.cancel()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_source_query_with_stacked_statements_is_refused():
+    """A source given as SQL text runs as one subquery: a ';' that would end it and start
+    another statement is refused before anything runs, and the victim table survives."""
+    import duckdb
+    import pytest
+    import rwn_sql
+    con = duckdb.connect()
+    con.execute("CREATE TABLE people AS SELECT range::DOUBLE AS x, (range % 3)::VARCHAR AS s FROM range(50)").fetchall()
+    con.execute("CREATE TABLE victim AS SELECT 1 AS v").fetchall()
+    hostile = "SELECT * FROM people); DROP TABLE victim; SELECT * FROM (SELECT * FROM people"
+    with pytest.raises(rwn_sql.RWNError, match="several statements in the source query"):
+        rwn_sql.perturb(con, hostile, ["x"], k=2, seed=1)
+    with pytest.raises(rwn_sql.RWNError, match="several statements in the source query"):
+        rwn_sql.randomize(con, hostile, "s", 0.5, public=[], seed=1)
+    assert con.execute("SELECT count(*) FROM victim").fetchall() == [(1,)]
