@@ -1,6 +1,7 @@
 """The public Python API: a thin layer over the SQL builders and the engine."""
 from __future__ import annotations
 
+import math
 import os
 import re
 
@@ -8,6 +9,7 @@ import duckdb
 
 from . import engine, sqlgen
 from .errors import RWNError
+from .identifiers import quote_ident
 from .randomness import KEY_PLACEHOLDER, key_variable, resolve_key
 from .spec import RWNSpec
 
@@ -32,9 +34,27 @@ def _spec(columns, *, k, eps, q=1.0, scale, strata, categorical, weight, on_miss
 def _prepare(con, source, spec, guard: bool = True):
     src = engine.resolve_source(con, source)
     engine.check_columns(spec, src)
+    _check_spans(con, src, spec)
     if guard:
         check_pair_budget(con, src, spec)
     return src
+
+
+def _check_spans(con, src, spec) -> None:
+    """Refuse a distance column whose range overflows a double before the statement runs: the
+    statement checks it too, but DuckDB 1.4 raises its own overflow error from the column
+    statistics first."""
+    if not spec.numeric:
+        return
+    cols = [quote_ident(c) for c in spec.numeric]
+    row = engine.run(con, "SELECT " + ", ".join(f"min({c}) FILTER (WHERE isfinite({c})), "
+                                                  f"max({c}) FILTER (WHERE isfinite({c}))" for c in cols)
+                     + f" FROM {src.sql}")[0]
+    for i, c in enumerate(spec.numeric):
+        lo, hi = row[2 * i], row[2 * i + 1]
+        if lo is not None and not math.isfinite(float(hi) - float(lo)):
+            raise RWNError(f"column {quote_ident(c)} spans {float(lo)!r} to {float(hi)!r}, too wide for "
+                           f"double-precision distances; rescale it (e.g. divide it by a power of ten)")
 
 
 def memory_limit_bytes(con) -> int:

@@ -356,8 +356,8 @@ def tables_read(con: duckdb.DuckDBPyConnection, sql: str, depth: int = 8) -> set
         except TypeError:        # older DuckDBs list unqualified names only
             listed = con.get_table_names(sql)
         names = {_last_name(n.split(" AS ")[0]) for n in listed}
-    except duckdb.Error:
-        return set()
+    except duckdb.Error:     # DuckDB 1.4 cannot bind some statements here: read the names off the syntax tree
+        names = _tables_in_syntax(sql)
     found = set(names)
     if depth > 0:
         for (view_sql,) in con.execute("SELECT sql FROM duckdb_views() WHERE NOT internal AND lower(view_name) "
@@ -366,6 +366,17 @@ def tables_read(con: duckdb.DuckDBPyConnection, sql: str, depth: int = 8) -> set
                           view_sql, count=1)
             found |= tables_read(con, body, depth - 1)
     return found
+
+
+def _tables_in_syntax(sql: str) -> set[str]:
+    """Lower-cased names of every table a statement names, from sqlglot's syntax tree (CTE names
+    included: a conservative answer)."""
+    import sqlglot
+    try:
+        return {t.name.lower() for tree in sqlglot.parse(sql, read="duckdb") if tree is not None
+                for t in tree.find_all(sqlglot.exp.Table) if t.name}
+    except sqlglot.errors.SqlglotError:
+        return set()
 
 
 def deliver(con: duckdb.DuckDBPyConnection, sql: str, into: str | None = None, replace: bool = False):
