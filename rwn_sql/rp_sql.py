@@ -241,7 +241,7 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
                   f"        CAST(coalesce(c.n, 0) AS BIGINT) AS released_count\n"
                   f"    FROM (SELECT {gsel}count(*) AS group_size FROM released GROUP BY {gby}\n"
                   f"          HAVING count(*) > 0) g\n"
-                  f"    CROSS JOIN (SELECT unnest(domain) AS value FROM params) d\n"
+                  f"    CROSS JOIN (SELECT unnest(__rwn_domain) AS value FROM params) d\n"
                   f"    LEFT JOIN (SELECT {gsel}{s} AS value, count(*) AS n FROM released GROUP BY ALL) c\n"
                   f"        ON {join}")
         output = f"{gsel}value,"

@@ -13,23 +13,23 @@ released AS (
     SELECT * FROM $release$where
 ),
 params AS (
-    SELECT $p AS p, $domain AS domain, len($domain) AS m
+    SELECT $p AS __rwn_p, $domain AS __rwn_domain, len($domain) AS __rwn_m
 ),
 counts AS (
     $counts
 ),$design
 estimates AS (
     SELECT c.*,
-        (released_count / group_size - b) / p * group_size AS estimate,
-        least(greatest((released_count / group_size - b) / p, 0.0), 1.0) AS f_hat,
-        p, a, b, v$design_cols
-    FROM (SELECT c.*, params.p, (1 - params.p) * c.set_size / params.m AS b,
-                 params.p + (1 - params.p) * c.set_size / params.m AS a, c.set_size / params.m AS v
+        (released_count / group_size - __rwn_b) / __rwn_p * group_size AS estimate,
+        least(greatest((released_count / group_size - __rwn_b) / __rwn_p, 0.0), 1.0) AS __rwn_f_hat,
+        __rwn_p, __rwn_a, __rwn_b, __rwn_v$design_cols
+    FROM (SELECT c.*, params.__rwn_p, (1 - params.__rwn_p) * c.set_size / params.__rwn_m AS __rwn_b,
+                 params.__rwn_p + (1 - params.__rwn_p) * c.set_size / params.__rwn_m AS __rwn_a, c.set_size / params.__rwn_m AS __rwn_v
           FROM counts c, params) c$design_join
 ),
 spread AS (
-    SELECT *, sqrt(b * (1 - b) * ss + p * (1 - p) * (sh - 2 * v * ss) * f_hat
-                   + p * (1 - p) * (ss - sh) * f_hat * f_hat) / p AS std_error
+    SELECT *, sqrt(__rwn_b * (1 - __rwn_b) * ss + __rwn_p * (1 - __rwn_p) * (sh - 2 * __rwn_v * ss) * __rwn_f_hat
+                   + __rwn_p * (1 - __rwn_p) * (ss - sh) * __rwn_f_hat * __rwn_f_hat) / __rwn_p AS std_error
     FROM estimates
 )
 SELECT $output_cols released_count,

@@ -489,3 +489,25 @@ def test_randomize_same_with_one_thread_and_many():
         results.append((con.execute("SELECT * FROM released").fetchall(), con.execute("SELECT * FROM plain").fetchall()))
         con.close()
     assert len(results[0][0]) == len(results[0][1]) == 4 * 32561 and results[0] == results[1]
+
+
+def test_public_columns_named_like_estimation_terms(tmp_path):
+    """Public columns called p, a, b, v or m (names the reconstruction formulas use) give the
+    same estimates as the same data under other names, in Python and in the release views."""
+    import duckdb
+    import rwn_sql
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT (range % 3)::VARCHAR AS x1, (range % 2)::VARCHAR AS x2, "
+                "(range % 4)::VARCHAR AS s FROM range(400)").fetchall()
+    rwn_sql.randomize(con, "t", "s", 0.5, public=["x1", "x2"], seed=3, into="r1")
+    con.execute("CREATE TABLE r2 AS SELECT x1 AS a, x2 AS b, s FROM r1").fetchall()
+    domain = ["0", "1", "2", "3"]
+    one = rwn_sql.estimates(con, "r1", "s", 0.5, domain, group_by=["x1", "x2"]).fetchall()
+    two = rwn_sql.estimates(con, "r2", "s", 0.5, domain, group_by=["a", "b"]).fetchall()
+    assert one == two and len(one) == 6 * 4
+    path = tmp_path / "r.duckdb"
+    con.execute("CREATE TABLE t2 AS SELECT x1 AS a, x2 AS b, s FROM t").fetchall()
+    rwn_sql.release(con, "t2", str(path), "s", 0.5, public=["a", "b"], seed=3)
+    with duckdb.connect(str(path), read_only=True) as rel:
+        for (view,) in rel.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall():
+            rel.execute(f'SELECT * FROM "{view}"').fetchall()      # every view binds and runs

@@ -17,7 +17,7 @@ released AS (
     WHERE "relationship" = 'Wife' AND "education" IN ('Masters') AND "marital_status" = 'Married-civ-spouse'
 ),
 params AS (
-    SELECT 0.5::DOUBLE AS p, CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[]) AS domain, len(CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[])) AS m
+    SELECT 0.5::DOUBLE AS __rwn_p, CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[]) AS __rwn_domain, len(CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[])) AS __rwn_m
 ),
 counts AS (
     SELECT "sex", "race", 1 AS set_size, count(*) AS group_size, count(*) AS ss, count(*) AS sh,
@@ -26,16 +26,16 @@ counts AS (
 ),
 estimates AS (
     SELECT c.*,
-        (released_count / group_size - b) / p * group_size AS estimate,
-        least(greatest((released_count / group_size - b) / p, 0.0), 1.0) AS f_hat,
-        p, a, b, v
-    FROM (SELECT c.*, params.p, (1 - params.p) * c.set_size / params.m AS b,
-                 params.p + (1 - params.p) * c.set_size / params.m AS a, c.set_size / params.m AS v
+        (released_count / group_size - __rwn_b) / __rwn_p * group_size AS estimate,
+        least(greatest((released_count / group_size - __rwn_b) / __rwn_p, 0.0), 1.0) AS __rwn_f_hat,
+        __rwn_p, __rwn_a, __rwn_b, __rwn_v
+    FROM (SELECT c.*, params.__rwn_p, (1 - params.__rwn_p) * c.set_size / params.__rwn_m AS __rwn_b,
+                 params.__rwn_p + (1 - params.__rwn_p) * c.set_size / params.__rwn_m AS __rwn_a, c.set_size / params.__rwn_m AS __rwn_v
           FROM counts c, params) c
 ),
 spread AS (
-    SELECT *, sqrt(b * (1 - b) * ss + p * (1 - p) * (sh - 2 * v * ss) * f_hat
-                   + p * (1 - p) * (ss - sh) * f_hat * f_hat) / p AS std_error
+    SELECT *, sqrt(__rwn_b * (1 - __rwn_b) * ss + __rwn_p * (1 - __rwn_p) * (sh - 2 * __rwn_v * ss) * __rwn_f_hat
+                   + __rwn_p * (1 - __rwn_p) * (ss - sh) * __rwn_f_hat * __rwn_f_hat) / __rwn_p AS std_error
     FROM estimates
 )
 SELECT "sex", "race", released_count,
