@@ -622,18 +622,6 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
-def _check_finite(option: str, grid: str | None) -> None:
-    """Grid bounds and steps are finite numbers (nan or inf would make an endless grid)."""
-    import math
-    for part in (grid or "").replace(":", ",").split(","):
-        try:
-            value = float(part)
-        except ValueError:
-            continue          # tune.parse_grid names malformed parts
-        if not math.isfinite(value):
-            raise RWNError(f"{option} {grid!r}: {part.strip()} is not a finite number")
-
-
 def _publish_file(target: str, overwrite: bool, write) -> None:
     """Have `write(path)` write a file in the run's private folder, then publish it whole."""
     with engine.scratch_dir(engine.output_folder(target)) as scratch:
@@ -646,12 +634,10 @@ def cmd_tune(args) -> int:
     from . import tune
     if not os.path.isdir(args.output_dir):
         raise RWNError(f"output folder {args.output_dir!r} does not exist")
-    for option, grid in (("--eps", args.eps), ("--rank-swap", args.rank_swap), ("--mdav", args.mdav)):
-        _check_finite(option, grid)
-    con = _connect(args)
-    eps = tune.parse_grid(args.eps)
+    eps = tune.parse_grid(args.eps)          # grids are checked before any work
     swaps = tune.parse_grid(args.rank_swap) if args.rank_swap else ()
     mdav = [int(v) for v in tune.parse_grid(args.mdav)] if args.mdav else ()
+    con = _connect(args)
     start = time.perf_counter()
 
     def progress(done, total, label):

@@ -61,8 +61,9 @@ def parse_grid(text: str) -> list[float]:
     if parts is not None:
         if len(parts) != 3:
             raise RWNError(f"grid {text!r}: use START:STOP:STEP or comma-separated values")
-        if not all(math.isfinite(x) for x in parts):
-            raise RWNError(f"grid {text!r}: START, STOP and STEP must be finite numbers")
+        bad = [x for x in parts if not math.isfinite(x)]
+        if bad:
+            raise RWNError(f"grid {text!r}: {bad[0]!r} is not a finite number (START, STOP and STEP must be)")
         start, stop, step = parts
         if step <= 0:
             raise RWNError(f"grid {text!r}: the step must be > 0")
@@ -89,7 +90,7 @@ def _checked_grid(values, what: str) -> list[float]:
         raise RWNError(f"{what}: every value must be a number") from None
     bad = [v for v in out if not math.isfinite(v)]
     if bad:
-        raise RWNError(f"{what}: values must be finite, got {bad[0]!r}")
+        raise RWNError(f"{what}: {bad[0]!r} is not a finite number (values must be finite)")
     return out
 
 
