@@ -201,16 +201,16 @@ def _design(con, src, spec, pp: privacy.PrivacyParams, suppress_small: bool = Fa
     counts = _size_counts(con, src, spec, spec.public)
     trials = _trials(counts, pp)
     impossible = sorted(n for n, t in trials.items() if t == 0)
+    groups = sum(counts[n] for n in impossible)
+    records = sum(n * counts[n] for n in impossible)
     if impossible and not suppress_small:
-        groups = sum(counts[n] for n in impossible)
-        records = sum(n * counts[n] for n in impossible)
         shown = ", ".join(map(str, impossible[:10])) + (", ..." if len(impossible) > 10 else "")
         ways = _way_forward(con, src, spec, pp, impossible, counts)
         raise RWNError(f"(eps, delta) = ({pp.eps}, {pp.delta}) cannot be achieved for personal groups of "
                        f"{shown} records ({groups} groups holding {records} of {sum(n * k for n, k in counts.items())}"
                        f" records) with p = {pp.p}, m = {pp.m} and the {pp.test} test, whatever the number of "
                        f"blocks. What would work: " + "; or ".join(ways))
-    return trials, sum(counts[n] for n in impossible), sum(n * counts[n] for n in impossible)
+    return trials, groups, records
 
 
 def _blocks(con, src, spec, pp: privacy.PrivacyParams) -> dict[int, int]:
