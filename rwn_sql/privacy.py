@@ -18,6 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+from scipy.special import gammaln
 
 TESTS = ("chernoff", "exact")
 REL_TOL = 1e-9      # O* is an integer; thresholds equal to an integer are decided exactly
@@ -82,10 +83,11 @@ _LOG_FACT = np.zeros(1)
 
 
 def _log_fact(n: int) -> np.ndarray:
-    """log(k!) for k = 0 .. at least n (a table grown on demand)."""
+    """log(k!) for k = 0 .. at least n (a table grown on demand; scipy's gammaln is accurate
+    to a few units in the last place, where a running sum of logs would drift)."""
     global _LOG_FACT
     if len(_LOG_FACT) <= n:
-        _LOG_FACT = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, 2 * n + 2, dtype=float)))])
+        _LOG_FACT = gammaln(np.arange(2 * n + 2, dtype=float) + 1.0)
     return _LOG_FACT
 
 
@@ -300,7 +302,16 @@ def block_tails_single(n: int, t: int, p: float, m: int, eps: float) -> tuple[fl
     return min(upper, 1.0), min(lower, 1.0)
 
 
-CERT_MARGIN = 1e-9      # a design is certified when its computed tails reach delta + this (rounding)
+CERT_MARGIN = 1e-9      # a design is certified when its computed tails reach delta + cert_margin(n)
+
+
+def cert_margin(n: int) -> float:
+    """Room for rounding in computed tails of a group of n: each probability term is the exp
+    of a sum of nine log factorials of size up to log n!, whose absolute rounding error is
+    below 1e-15 log n! (table and sum), a relative error of the term; the tails add terms of
+    total mass at most a few, so 1e-14 log n! bounds the error with room (measured against
+    tests/independent_tails.py: 5e-12 at n = 20,000, where the margin is 2.8e-9)."""
+    return CERT_MARGIN + 1e-14 * float(_log_fact(n)[n])
 _DROP_MASS = 1e-12      # block configurations of at most this total probability are left out
 _DESIGN_WORK = 6e7      # (configurations) x (counts) beyond which a design is not used (fewer blocks are)
 
@@ -345,43 +356,73 @@ def design_configurations(n: int, t: int, p: float, m: int, drop: float = _DROP_
 
 def _hypergeometric_pmf(n: int, c, s, h):
     """P(H = h) for H the number of c marked records among s drawn without replacement from
-    n (arrays broadcast; 0 outside the support). Far from the mean c s / n it is set to 0:
-    by Hoeffding's bound, applied to H and to its three mirror forms (s and c swapped,
-    complements), P(H = h) <= exp(-2 d^2 / M) with d = |h - c s / n| and
-    M = min(s, c, n - s, n - c); terms with 2 d^2 > 41.5 M are below 1e-18 (M = 0: H is fixed
-    and only d = 0 has mass)."""
-    c, s, h = np.broadcast_arrays(np.asarray(c), np.asarray(s), np.asarray(h))
+    n (c, s, h broadcast to h's shape; 0 outside the support). Far from the mean c s / n it
+    is set to 0: by Hoeffding's bound, applied to H and to its three mirror forms (s and c
+    swapped, complements), P(H = h) <= exp(-2 d^2 / M) with d = |h - c s / n| and
+    M = min(s, c, n - s, n - c); terms with 2 d^2 > 41.5 M are below 1e-18 (M = 0: H is
+    fixed and only d = 0 has mass). Only the terms near the mean (a few percent of them
+    for large n) are computed, from log factorials."""
+    c, s, h = np.asarray(c), np.asarray(s), np.asarray(h)
     d = h - c * s / n
     near = (2 * d * d <= 41.5 * np.minimum(np.minimum(s, c), np.minimum(n - s, n - c)) + 1e-9) \
-        & (h >= 0) & (h <= c) & (h <= s) & (n - c - s + h >= 0)
-    out = np.zeros(h.shape)
-    cc, ss, hh = c[near], s[near], h[near]
+        & (h >= 0) & (h <= c) & (h <= s) & (h >= c + s - n)
+    at = np.nonzero(near)
+    cc, ss = np.broadcast_to(c, near.shape)[at], np.broadcast_to(s, near.shape)[at]
+    hh = h[at]
     lf = _log_fact(n)
-    out[near] = np.exp(lf[cc] - lf[hh] - lf[cc - hh] + lf[n - cc] - lf[ss - hh] - lf[n - cc - ss + hh]
-                       - lf[n] + lf[ss] + lf[n - ss])
+    out = np.zeros(near.shape)
+    out[at] = np.exp(lf[cc] + lf[n - cc] + lf[ss] + lf[n - ss] - lf[n]
+                     - lf[hh] - lf[cc - hh] - lf[ss - hh] - lf[n - cc - ss + hh])
     return out
 
 
-def _tail_along(n: int, s: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """T[i, c] = P(H_c >= k[i, c]) for c = 0..n, H_c hypergeometric (c marked of n, s[i]
-    drawn), all in O(n) per row: walking c upwards, one more marked record is drawn with
-    probability (s - h) / (n - c) given H_c = h, so
+def _weighted_tail_along(n: int, s: np.ndarray, v: np.ndarray, w: np.ndarray, edge: np.ndarray,
+                         slope: float, base: float) -> np.ndarray:
+    """sum_i w[i] P(H_c >= edge[c] - v[i]) for c = 0..n, H_c hypergeometric (c marked of n,
+    s[i] drawn), in O(n) per configuration i at most: walking c upwards, one more marked
+    record is drawn with probability (s - h) / (n - c) given H_c = h, so
         P(H_{c+1} >= k) = P(H_c >= k) + P(H_c = k - 1) (s - k + 1) / (n - c),
     and moving the threshold from k to k' at the same c adds or removes P(H_c = j) for the
-    j in between; the increments are summed cumulatively from P(H_0 >= k) = [k <= 0]. The
-    terms left out far from the mean (< 1e-18 each, at most 5 n of them) change T by
-    less than 1e-14, far inside CERT_MARGIN."""
-    s = s[:, None]
-    c = np.arange(n)[None, :]
-    k0, k1 = k[:, :-1], k[:, 1:]
-    step = _hypergeometric_pmf(n, c, s, k0 - 1) * np.maximum(s - k0 + 1, 0) / (n - c)
-    move = k1 - k0
-    for j in range(int(np.abs(move).max(initial=0))):
-        # raised past k0 + j: P(H = k0 + j) leaves the tail; lowered past k0 - 1 - j: it joins
-        passed = _hypergeometric_pmf(n, c + 1, s, np.where(move > 0, k0 + j, k0 - 1 - j))
-        step -= np.where(move > j, passed, 0.0) - np.where(-move > j, passed, 0.0)
-    start = (k[:, :1] <= 0).astype(float)
-    return np.clip(np.concatenate([start, start + np.cumsum(step, axis=1)], axis=1), 0.0, 1.0)
+    j in between; the increments are summed cumulatively from P(H_0 >= k) = [k <= 0].
+
+    Only increments near the mean count (see _hypergeometric_pmf: the terms left out are
+    below 1e-18 each, at most 5 n of them per configuration, far inside cert_margin), so
+    each configuration walks only the band of c where its threshold is within Hoeffding's
+    distance of the mean c s / n: edge[c] is within `dev` of the line slope c + base, so
+    the band is an interval of c found from that line, widened by dev and by 2 for the
+    terms taken at c + 1. Weighted increments are summed per c, so no configurations x n
+    array is built."""
+    c_all = np.arange(n + 1)
+    dev = float(np.abs(edge - (slope * c_all + base)).max())
+    move = np.diff(edge)
+    moves = int(np.abs(move).max(initial=0))
+    reach = np.sqrt(41.5 / 2 * np.minimum(s, n - s)) + moves + dev + 3.0
+    rate, offset = slope - s / n, base - v              # the threshold's distance to the mean: rate c + offset
+    flat = np.abs(rate) < 1e-12
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ends = np.sort(np.stack([(-reach - offset) / rate, (reach - offset) / rate]), axis=0)
+    first = np.where(flat, np.where(np.abs(offset) <= reach, 0, n), np.floor(ends[0]))
+    last = np.where(flat, n - 1, np.ceil(ends[1]))
+    first, last = np.clip(first, 0, n).astype(np.int64), np.clip(last, -1, n - 1).astype(np.int64)
+    length = np.maximum(last - first + 1, 0)
+    total = np.zeros(n)
+    rows_per_chunk = max(1, int(4e6 // max(1, int(length.max(initial=1)))))   # bounded memory
+    for a in range(0, len(s), rows_per_chunk):
+        ln = length[a: a + rows_per_chunk]
+        if ln.sum() == 0:
+            continue
+        row = np.repeat(np.arange(a, a + len(ln)), ln)
+        c = np.repeat(first[a: a + len(ln)] - np.cumsum(ln) + ln, ln) + np.arange(int(ln.sum()))
+        size, k0 = s[row], edge[c] - v[row]
+        step = _hypergeometric_pmf(n, c, size, k0 - 1) * np.maximum(size - k0 + 1, 0) / (n - c)
+        mv = move[c]
+        for j in range(moves):
+            # raised past k0 + j: P(H = k0 + j) leaves the tail; lowered past k0 - 1 - j: it joins
+            passed = _hypergeometric_pmf(n, c + 1, size, np.where(mv > 0, k0 + j, k0 - 1 - j))
+            step -= np.where(mv > j, passed, 0.0) - np.where(-mv > j, passed, 0.0)
+        total += np.bincount(c, weights=w[row] * step, minlength=n)
+    start = float(w[edge[0] - v <= 0].sum())
+    return np.clip(np.concatenate([[start], start + np.cumsum(total)]), 0.0, 1.0)
 
 
 def design_cost(n: int, t: int, p: float, m: int) -> float:
@@ -407,13 +448,9 @@ def block_tails_every_count(n: int, t: int, p: float, m: int, eps: float,
     c = np.arange(n + 1)
     hi = _above(c * p * (1 + eps) + n * b)          # (1 + theta) mu = c p (1 + eps) + n b
     lo = _below(c * p * (1 - eps) + n * b)          # (1 - theta) mu = c p (1 - eps) + n b
-    upper, lower = np.zeros(n + 1), np.zeros(n + 1)
-    step = max(1, int(2e6 // (n + 1)))              # bounded memory: ~16 MB per 2-d array
-    for a in range(0, len(s), step):
-        ss, vv, ww = s[a: a + step], v[a: a + step], w[a: a + step]
-        upper += ww @ _tail_along(n, ss, hi[None, :] - vv[:, None])
-        lower += ww @ (1.0 - _tail_along(n, ss, lo[None, :] - vv[:, None] + 1))
-    return np.minimum(upper, 1.0), np.minimum(lower, 1.0)
+    upper = _weighted_tail_along(n, s, v, w, hi, p * (1 + eps), n * b)             # H >= hi - v
+    lower = w.sum() - _weighted_tail_along(n, s, v, w, lo + 1, p * (1 - eps), n * b)   # H <= lo - v
+    return np.clip(upper, 0.0, 1.0), np.clip(lower, 0.0, 1.0)
 
 
 def design_worst_tail(n: int, t: int, pp: "PrivacyParams") -> float:
@@ -437,7 +474,7 @@ def _design_passes(n: int, t: int, pp: PrivacyParams) -> bool:
     to certify: it is certified in the same way)."""
     if pp.test == "chernoff":
         return passes(t, t, pp)
-    need = pp.delta + CERT_MARGIN
+    need = pp.delta + cert_margin(n)
     if t < n:
         if min(block_tails(n, t, pp.p, pp.m, pp.eps)) < need:          # cheapest check first
             return False
@@ -454,9 +491,11 @@ def trials_for_sizes(sizes, pp: PrivacyParams) -> dict[int, int]:
 
     Exact test: the design is certified exactly at this very n and at every count c = 1..n
     (t = n: independent records; t < n: the group split at random into t blocks, sizes
-    differing by at most one, each sharing one coin and one replacement value). t grows
-    from 1 and the search stops when _STOP_AFTER designs in a row fail after one passed: the last design
-    that passed is used (fewer blocks than possible at worst, never an uncertified one).
+    differing by at most one, each sharing one coin and one replacement value). Candidates
+    are the t passing the exact test at f = 1 (a necessary condition, cheap for all t at
+    once), taken from t = 1 upwards until _STOP_AFTER in a row fail it after one passed;
+    t(n) is the LARGEST candidate whose design is certified at every count, found from the
+    top down, so usually a single design is certified in full.
     Chernoff test (the paper's screening bound, certifies nothing): the most trials
     t <= n that pass the Chernoff bounds at f = 1.
 
@@ -470,18 +509,19 @@ def trials_for_sizes(sizes, pp: PrivacyParams) -> dict[int, int]:
             continue
         ts = np.arange(1, min(n - 1, n_max) + 1)
         upper, lower = block_tails_over_t(n, ts, pp.p, pp.m, pp.eps)    # the cheapest check, for all t
-        at_f1 = dict(zip(ts.tolist(), (np.minimum(upper, lower) >= pp.delta + CERT_MARGIN).tolist()))
+        at_f1 = dict(zip(ts.tolist(), (np.minimum(upper, lower) >= pp.delta + cert_margin(n)).tolist()))
         if n <= n_max:
             at_f1[n] = True
-        best, failed = 0, 0
+        candidates, failed = [], 0
         for t in sorted(at_f1):
-            if at_f1[t] and _design_passes(n, t, pp):
-                best, failed = t, 0
+            if at_f1[t]:
+                candidates.append(t)
+                failed = 0
             else:
                 failed += 1
-                if best and failed == _STOP_AFTER:
+                if candidates and failed == _STOP_AFTER:
                     break
-        out[n] = best
+        out[n] = next((t for t in reversed(candidates) if _design_passes(n, t, pp)), 0)
     return out
 
 
