@@ -485,9 +485,10 @@ def rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None = None) -> Rewr
 def _rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None) -> Rewritten:
     select = parse(sql)
     table = source(select)
-    if table.name.lower() != meta.table_name.lower():
+    if table.name.lower() not in (meta.table_name.lower(), meta.name.lower()):
         raise refuse(f"the query counts from {display_name(table.name)}, not from the release table "
-                     f"{display_name(meta.table_name)}")
+                     f"{display_name(meta.table_name)}" + (f" (or {display_name(meta.name)})"
+                                                           if meta.name != meta.table_name else ""))
     scope = _Scope(meta.public + (meta.sensitive,), table.alias or table.name,
                    f"table {display_name(meta.table_name)}")
     columns, alias = group_columns(select, scope)

@@ -570,8 +570,8 @@ def cmd_release(args) -> int:
                       suppress_small=args.suppress_small, **_rp_opts(args))
     with duckdb.connect(args.output, read_only=True) as written:     # the count the metadata records
         _log_suppressed(written.execute("SELECT suppressed_records FROM rwn_release_metadata").fetchall()[0][0])
-    log(f"rwn-sql release: {args.input} -> {args.output}: table {table!r} ({rows} rows), metadata and "
-        f"reconstruction views in {time.perf_counter() - start:.2f} s")
+    log(f"rwn-sql release: {args.input} -> {args.output}: table {table + '_randomized'!r} ({rows} rows), "
+        f"fact view {table + '_cells'!r}, metadata and reconstruction views in {time.perf_counter() - start:.2f} s")
     return 0
 
 

@@ -306,7 +306,7 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
     suppress_small=True: as in `randomize`; the metadata records how many records were left out.
     Returns the number of released rows."""
     from . import api
-    from .release_db import ReleaseMeta, write_release
+    from .release_db import ReleaseMeta, randomized_table_name, write_release
     name = table or release_table_name(source)
     staged = None
     try:
@@ -327,7 +327,7 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
                      enforce=enforce, test=test, nulls=nulls, suppress_small=suppress_small)
         _warn_suppressed(plan)
         eps, delta = plan.enforce or (None, None)
-        meta = ReleaseMeta(table_name=name, sensitive=sensitive, sensitive_type=plan.src.type_of(sensitive),
+        meta = ReleaseMeta(table_name=randomized_table_name(name), release_name=name, sensitive=sensitive, sensitive_type=plan.src.type_of(sensitive),
                            public=plan.spec.public, p=float(p), domain=tuple(plan.values),
                            enforced=plan.enforce is not None, epsilon=eps, delta=delta,
                            test=test if plan.enforce is not None else None,

@@ -20,7 +20,7 @@ DOMAIN = ("?", "Adm-clerical", "Armed-Forces", "Craft-repair", "Exec-managerial"
           "Handlers-cleaners", "Machine-op-inspct", "Other-service", "Priv-house-serv", "Prof-specialty",
           "Protective-serv", "Sales", "Tech-support", "Transport-moving")
 # the published parameters of the release built below (test_meta_matches_release checks it)
-META = ReleaseMeta(table_name="adult", sensitive="occupation", sensitive_type="VARCHAR", public=PUBLIC,
+META = ReleaseMeta(table_name="adult_randomized", release_name="adult", sensitive="occupation", sensitive_type="VARCHAR", public=PUBLIC,
                    p=0.5, domain=DOMAIN)
 ISSUE = "SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' AND race IN ('Black', 'Other') GROUP BY sex"
 
@@ -101,7 +101,7 @@ def test_micro_flag_per_row(rcon):
              "('Divorced', 'Widowed') AND occupation = 'Sales' GROUP BY sex, race, relationship, education")
     got = {r[:4]: r[-1] for r in run_query(rcon, query)[0].fetchall()}
     want = {r[:4]: r[4] == 1 for r in rcon.sql(
-        f"SELECT sex, race, relationship, education, count(*) FROM (SELECT DISTINCT {pub} FROM adult "
+        f"SELECT sex, race, relationship, education, count(*) FROM (SELECT DISTINCT {pub} FROM adult_randomized "
         "WHERE marital_status IN ('Divorced', 'Widowed')) GROUP BY ALL").fetchall()}
     assert got == want and any(want.values()) and not all(want.values())
 
@@ -151,7 +151,7 @@ line' AND "s s" = 'it''s' GROUP BY "my""col" """, meta).sql
     ("SELECT sex AS s, COUNT(*) FROM adult GROUP BY sex", "grouped columns keep their names"),
     ("SELECT sex, COUNT(*) FROM adult GROUP BY ALL", "GROUP BY ALL"),
     ("SELECT sex, COUNT(*) FROM adult GROUP BY 1", "group by column names only"),
-    ("SELECT COUNT(*) FROM people", 'counts from "people", not from the release table "adult"'),
+    ("SELECT COUNT(*) FROM people", r'counts from "people", not from the release table "adult_randomized" \(or "adult"\)'),
     ("SELECT COUNT(*) FROM read_csv('adult.csv')", "FROM must name the release table"),
     ("SELECT COUNT(*)", "no FROM clause"),
     ("SELECT COUNT(*) FROM adult a WHERE adult.sex = 'Male'", "names table 'adult', not 'a'"),
@@ -173,7 +173,7 @@ def test_refusals_say_what_is_supported(query, message):
 
 @pytest.mark.parametrize("query,message", [
     ("SELECT COUNT(*) FROM adult WHERE age > 30",
-     'unknown column "age": the release table "adult" has columns "sex", "race", "relationship", '
+     'unknown column "age": the release table "adult_randomized" has columns "sex", "race", "relationship", '
      '"education", "marital_status", "occupation"'),
     ("SELECT COUNT(*) FROM adult WHERE occupation IN ('Sales', 'Pilot')",
      r"'Pilot' not in the published domain of \"occupation\" \('\?', 'Adm-clerical'"),
@@ -217,11 +217,11 @@ def test_meta_matches_release(rcon):
 
 def test_issue_example_equals_rp_estimates(rcon):
     got = rows(ISSUE, rcon)
-    want = rp.estimates(rcon, "adult", "occupation", 0.5, list(DOMAIN), group_by=["sex"],
+    want = rp.estimates(rcon, "adult_randomized", "occupation", 0.5, list(DOMAIN), group_by=["sex"],
                         where="race IN ('Black', 'Other')", values=["Sales"]).fetchall()
     assert strip_flag(got) == want and len(want) == 2
     assert all(r[-1] is False for r in got)
-    plain = rcon.sql("SELECT sex, count(*) FROM adult WHERE occupation = 'Sales' AND race IN ('Black', 'Other') "
+    plain = rcon.sql("SELECT sex, count(*) FROM adult_randomized WHERE occupation = 'Sales' AND race IN ('Black', 'Other') "
                      "GROUP BY sex ORDER BY sex").fetchall()
     assert [(r[0], r[1]) for r in got] == plain     # released_count: the plain count on the release
 
@@ -246,10 +246,10 @@ def test_micro_equals_rp_estimates(rcon):
             "AND marital_status = 'Married-civ-spouse'")
     rel, r = run_query(rcon, f"SELECT COUNT(*) FROM adult WHERE {pins} AND occupation IN ('Sales', 'Tech-support')")
     got = rel.fetchall()
-    want = rp.estimates(rcon, "adult", "occupation", 0.5, list(DOMAIN), where=pins,
+    want = rp.estimates(rcon, "adult_randomized", "occupation", 0.5, list(DOMAIN), where=pins,
                         values=["Sales", "Tech-support"]).fetchall()
     assert r.micro and strip_flag(got) == want and got[0][-1] is True
-    assert got[0][0] == rcon.sql(f"SELECT count(*) FROM adult WHERE {pins} "
+    assert got[0][0] == rcon.sql(f"SELECT count(*) FROM adult_randomized WHERE {pins} "
                                  "AND occupation IN ('Sales', 'Tech-support')").fetchall()[0][0]
 
 
@@ -258,14 +258,14 @@ def test_public_predicate_equals_rp_estimates(rcon):
              "AND marital_status IS NOT NULL")
     got = rows(f"SELECT sex, COUNT(*) FROM adult WHERE {where} AND occupation IN ('Sales', 'Exec-managerial') "
                "GROUP BY sex", rcon)
-    want = rp.estimates(rcon, "adult", "occupation", 0.5, list(DOMAIN), group_by=["sex"], where=where,
+    want = rp.estimates(rcon, "adult_randomized", "occupation", 0.5, list(DOMAIN), group_by=["sex"], where=where,
                         values=["Sales", "Exec-managerial"]).fetchall()
     assert strip_flag(got) == want
 
 
 def test_exact_count_equals_plain_count(rcon):
     got = rows("SELECT race, COUNT(*) FROM adult WHERE sex = 'Female' GROUP BY race", rcon)
-    plain = rcon.sql("SELECT race, count(*) FROM adult WHERE sex = 'Female' GROUP BY race ORDER BY race").fetchall()
+    plain = rcon.sql("SELECT race, count(*) FROM adult_randomized WHERE sex = 'Female' GROUP BY race ORDER BY race").fetchall()
     assert [(r[0], r[1]) for r in got] == plain
     assert all(r[1] == r[2] == r[3] == r[5] == r[6] == r[7] and r[4] == 0.0 and r[8] is False for r in got)
     assert rows("SELECT COUNT(*) FROM adult", rcon)[0][:2] == (32561, 32561)
@@ -304,7 +304,7 @@ def test_odd_names_run(con, tmp_path):
     with duckdb.connect(path, read_only=True) as rel_con:
         got = rows("""SELECT "sp ace", COUNT(*) FROM "we""ird" WHERE "my""col" = 'a' AND "s s" = 'it''s'
                       GROUP BY "sp ace" """, rel_con)
-        want = rp.estimates(rel_con, '"we""ird"', "s s", 0.5, ["b", "it's"], group_by=["sp ace"],
+        want = rp.estimates(rel_con, '"we""ird_randomized"', "s s", 0.5, ["b", "it's"], group_by=["sp ace"],
                             where=""""my""col" = 'a'""", values=["it's"]).fetchall()
     assert strip_flag(got) == want and len(want) == 2
     assert all(r[-1] is True for r in got)      # both public attributes fixed per row

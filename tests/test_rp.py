@@ -339,24 +339,30 @@ for name, kind in tables:
     if kind == 'VIEW':
         assert con.execute(f'SELECT count(*) FROM "{{name}}"').fetchone()[0] > 0
 print(con.execute("SELECT * FROM rwn_release_metadata").fetchall())
+# every table, view and column explains itself to a BI tool
+print(con.execute("SELECT table_name FROM duckdb_tables() WHERE comment IS NULL UNION ALL "
+                  "SELECT view_name FROM duckdb_views() WHERE NOT internal AND comment IS NULL UNION ALL "
+                  "SELECT table_name || '.' || column_name FROM duckdb_columns() "
+                  "WHERE NOT internal AND database_name = current_database() AND comment IS NULL").fetchall())
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     tables = eval(out.stdout.splitlines()[0])
     base = [t for t, kind in tables if kind == "BASE TABLE"]
-    assert sorted(base) == ["adult", "rwn_release_metadata", "rwn_release_trials"]
+    assert sorted(base) == ["adult_randomized", "rwn_release_metadata", "rwn_release_trials"]
     views = [t for t, kind in tables if kind == "VIEW"]
-    assert sorted(views) == sorted(["adult_estimates"] + [f"adult_estimates_by_{c}" for c in PUBLIC])
+    assert sorted(views) == sorted(["adult_cells", "adult_estimates"] + [f"adult_estimates_by_{c}" for c in PUBLIC])
+    assert eval(out.stdout.splitlines()[2]) == []                                  # no object without a comment
     rel = duckdb.connect(str(path), read_only=True)
-    assert [c[0] for c in rel.execute("DESCRIBE adult").fetchall()] == \
+    assert [c[0] for c in rel.execute("DESCRIBE adult_randomized").fetchall()] == \
         ["education", "marital_status", "occupation", "relationship", "race", "sex"]
     orig = con.execute(f"SELECT occupation FROM read_csv('{ADULT}')").fetchall()
-    released = rel.execute("SELECT occupation FROM adult").fetchall()
+    released = rel.execute("SELECT occupation FROM adult_randomized").fetchall()
     assert np.mean([a == b for a, b in zip(orig, released)]) < 0.75               # randomized, not raw
     meta = rel.execute("SELECT method, p, m, enforced, epsilon, delta, test FROM rwn_release_metadata").fetchone()
     assert meta == ("uniform_perturbation", 0.5, 15, True, 0.5, 0.05, "exact")
     by_sex = rel.execute("SELECT * FROM adult_estimates_by_sex ORDER BY sex, value").fetchall()
-    direct = rp.estimates(con, f"{path}:adult", "occupation", 0.5,
+    direct = rp.estimates(con, f"{path}:adult_randomized", "occupation", 0.5,
                           [r[0] for r in rel.execute("SELECT unnest(domain) FROM rwn_release_metadata").fetchall()],
                           group_by=["sex"], public=PUBLIC, enforce=(0.5, 0.05), test="exact").fetchall()
     # (block-aware standard errors sum doubles in parallel: equal up to rounding)

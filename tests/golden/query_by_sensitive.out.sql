@@ -13,7 +13,7 @@ WITH
 -- Needs only the release and its published parameters (p, the domain, and for an enforced
 -- release the number of blocks per personal-group size).
 released AS (
-    SELECT * FROM "adult"
+    SELECT * FROM "adult_randomized"
 ),
 params AS (
     SELECT 0.5::DOUBLE AS __rwn_p, CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[]) AS __rwn_domain, len(CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[])) AS __rwn_m
@@ -51,5 +51,5 @@ SELECT "sex", value, released_count,
 FROM spread
 ORDER BY "sex", value
 ) AS estimates
-LEFT JOIN (SELECT "sex", count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult") AS pg GROUP BY ALL) AS personal ON estimates."sex" IS NOT DISTINCT FROM personal."sex"
+LEFT JOIN (SELECT "sex", count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult_randomized") AS pg GROUP BY ALL) AS personal ON estimates."sex" IS NOT DISTINCT FROM personal."sex"
 ORDER BY estimates."sex", estimates.value

@@ -13,7 +13,7 @@ WITH
 -- Needs only the release and its published parameters (p, the domain, and for an enforced
 -- release the number of blocks per personal-group size).
 released AS (
-    SELECT * FROM "adult"
+    SELECT * FROM "adult_randomized"
     WHERE "sex" = 'Female'
 ),
 params AS (
@@ -52,6 +52,6 @@ SELECT value, released_count,
 FROM spread
 ORDER BY value
 ) AS estimates
-CROSS JOIN (SELECT count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult" WHERE "sex" = 'Female') AS pg GROUP BY ALL) AS personal
+CROSS JOIN (SELECT count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult_randomized" WHERE "sex" = 'Female') AS pg GROUP BY ALL) AS personal
 WHERE estimates.value IN (CAST('Sales' AS VARCHAR), CAST('Tech-support' AS VARCHAR))
 ORDER BY estimates.value

@@ -7,7 +7,7 @@ SELECT "race",
     CAST(count(*) AS DOUBLE) AS ci_high,
     CAST(count(*) AS DOUBLE) AS estimate_clipped,
     false AS micro_reconstruction
-FROM "adult"
+FROM "adult_randomized"
 WHERE "sex" = 'Female'
 GROUP BY "race"
 ORDER BY "race"

@@ -6,4 +6,4 @@ SELECT count(*) AS released_count,
     CAST(count(*) AS DOUBLE) AS ci_high,
     CAST(count(*) AS DOUBLE) AS estimate_clipped,
     false AS micro_reconstruction
-FROM "adult"
+FROM "adult_randomized"

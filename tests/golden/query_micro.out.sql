@@ -13,7 +13,7 @@ WITH
 -- Needs only the release and its published parameters (p, the domain, and for an enforced
 -- release the number of blocks per personal-group size).
 released AS (
-    SELECT * FROM "adult"
+    SELECT * FROM "adult_randomized"
     WHERE "sex" = 'Male' AND "race" = 'White' AND "relationship" = 'Husband' AND "education" = 'Bachelors' AND "marital_status" = 'Married-civ-spouse'
 ),
 params AS (
@@ -48,4 +48,4 @@ SELECT  released_count,
 FROM spread
 ORDER BY group_size
 ) AS estimates
-CROSS JOIN (SELECT count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult" WHERE "sex" = 'Male' AND "race" = 'White' AND "relationship" = 'Husband' AND "education" = 'Bachelors' AND "marital_status" = 'Married-civ-spouse') AS pg GROUP BY ALL) AS personal
+CROSS JOIN (SELECT count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult_randomized" WHERE "sex" = 'Male' AND "race" = 'White' AND "relationship" = 'Husband' AND "education" = 'Bachelors' AND "marital_status" = 'Married-civ-spouse') AS pg GROUP BY ALL) AS personal

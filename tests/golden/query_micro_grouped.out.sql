@@ -13,7 +13,7 @@ WITH
 -- Needs only the release and its published parameters (p, the domain, and for an enforced
 -- release the number of blocks per personal-group size).
 released AS (
-    SELECT * FROM "adult"
+    SELECT * FROM "adult_randomized"
     WHERE "relationship" = 'Wife' AND "education" IN ('Masters') AND "marital_status" = 'Married-civ-spouse'
 ),
 params AS (
@@ -48,5 +48,5 @@ SELECT "sex", "race", released_count,
 FROM spread
 ORDER BY "sex", "race"
 ) AS estimates
-LEFT JOIN (SELECT "sex", "race", count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult" WHERE "relationship" = 'Wife' AND "education" IN ('Masters') AND "marital_status" = 'Married-civ-spouse') AS pg GROUP BY ALL) AS personal ON estimates."sex" IS NOT DISTINCT FROM personal."sex" AND estimates."race" IS NOT DISTINCT FROM personal."race"
+LEFT JOIN (SELECT "sex", "race", count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult_randomized" WHERE "relationship" = 'Wife' AND "education" IN ('Masters') AND "marital_status" = 'Married-civ-spouse') AS pg GROUP BY ALL) AS personal ON estimates."sex" IS NOT DISTINCT FROM personal."sex" AND estimates."race" IS NOT DISTINCT FROM personal."race"
 ORDER BY estimates."sex", estimates."race"

@@ -13,7 +13,7 @@ WITH
 -- Needs only the release and its published parameters (p, the domain, and for an enforced
 -- release the number of blocks per personal-group size).
 released AS (
-    SELECT * FROM "adult"
+    SELECT * FROM "adult_randomized"
     WHERE ("race" = 'White' OR (NOT "education" BETWEEN 'Assoc-acdm' AND 'Doctorate')) AND (NOT "marital_status" IS NULL)
 ),
 params AS (
@@ -48,5 +48,5 @@ SELECT "sex", released_count,
 FROM spread
 ORDER BY "sex"
 ) AS estimates
-LEFT JOIN (SELECT "sex", count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult" WHERE ("race" = 'White' OR (NOT "education" BETWEEN 'Assoc-acdm' AND 'Doctorate')) AND (NOT "marital_status" IS NULL)) AS pg GROUP BY ALL) AS personal ON estimates."sex" IS NOT DISTINCT FROM personal."sex"
+LEFT JOIN (SELECT "sex", count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult_randomized" WHERE ("race" = 'White' OR (NOT "education" BETWEEN 'Assoc-acdm' AND 'Doctorate')) AND (NOT "marital_status" IS NULL)) AS pg GROUP BY ALL) AS personal ON estimates."sex" IS NOT DISTINCT FROM personal."sex"
 ORDER BY estimates."sex"

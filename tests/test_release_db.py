@@ -1,0 +1,82 @@
+"""Release databases for BI tools (issue 12): the `<name>_cells` fact view, whose SUM(estimate)
+over any slice is that slice's estimate; one-way views only for low-cardinality columns;
+the randomized table's name; comments on every object."""
+import math
+
+import duckdb
+import pytest
+
+import rwn_sql
+from conftest import ROOT
+from rwn_sql.release_db import ONE_WAY_MAX
+
+ADULT = ROOT / "examples" / "data" / "adult.csv"
+PUBLIC = ["sex", "race", "age"]          # age has 73 values: still one-way; see the wide test below
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cells") / "adult.duckdb"
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE adult AS SELECT * FROM read_csv('{ADULT}')").fetchall()
+    rwn_sql.release(con, "adult", str(path), "occupation", 0.5, public=PUBLIC, seed=3)
+    truth = dict(con.execute("SELECT occupation, count(*) FROM adult GROUP BY ALL").fetchall())
+    female_sales = con.execute("SELECT count(*) FROM adult WHERE sex = 'Female' AND age BETWEEN 30 AND 39 "
+                               "AND occupation = 'Sales'").fetchall()[0][0]
+    con.close()
+    return path, truth, female_sales
+
+
+def test_cells_have_every_group_and_value(release):
+    path, truth, _ = release
+    with duckdb.connect(str(path), read_only=True) as con:
+        groups = con.execute("SELECT count(*) FROM (SELECT DISTINCT sex, race, age FROM adult_randomized)").fetchall()[0][0]
+        cells = con.execute("SELECT count(*), count(DISTINCT occupation), sum(estimate) FROM adult_cells").fetchall()[0]
+        columns = [r[0] for r in con.execute("DESCRIBE adult_cells").fetchall()]
+    assert cells[0] == groups * len(truth) and cells[1] == len(truth)
+    assert columns == PUBLIC + ["occupation", "group_size", "released_count", "estimate", "variance"]
+    assert cells[2] == pytest.approx(32561, rel=1e-12)       # the estimates of a group sum to its size
+
+
+def test_sum_of_cells_equals_the_query_and_the_views(release):
+    """The estimator is linear: SUM(estimate) over a slice is the query's estimate for it."""
+    path, _, _ = release
+    with duckdb.connect(str(path), read_only=True) as con:
+        summed = con.execute("SELECT sum(estimate) FROM adult_cells WHERE sex = 'Female' AND age BETWEEN 30 AND 39 "
+                             "AND occupation = 'Sales'").fetchall()[0][0]
+        per_value = dict(con.execute("SELECT occupation, sum(estimate) FROM adult_cells GROUP BY ALL").fetchall())
+        view = dict(con.execute("SELECT value, estimate FROM adult_estimates").fetchall())
+    with duckdb.connect() as con:
+        answer = rwn_sql.query(con, "SELECT COUNT(*) FROM adult WHERE sex = 'Female' AND age BETWEEN 30 AND 39 "
+                               "AND occupation = 'Sales'", release=str(path))[0].fetchall()
+    assert summed == pytest.approx(answer[0][2], rel=1e-12, abs=1e-9)
+    assert per_value.keys() == view.keys()
+    assert all(per_value[v] == pytest.approx(view[v], rel=1e-12) for v in view)
+
+
+def test_estimates_land_near_the_truth(release):
+    """Per occupation over all groups: |SUM(estimate) - truth| <= 4 sqrt(SUM(variance)). Groups
+    are independent and each value's sum is over 32,561 records, so z is close to normal;
+    P(|z| > 4) = 6.3e-5 per value, 1e-3 for all 15 (Bonferroni)."""
+    path, truth, female_sales = release
+    with duckdb.connect(str(path), read_only=True) as con:
+        sums = con.execute("SELECT occupation, sum(estimate), sum(variance) FROM adult_cells GROUP BY ALL").fetchall()
+        one = con.execute("SELECT sum(estimate), sum(variance) FROM adult_cells WHERE sex = 'Female' "
+                          "AND age BETWEEN 30 AND 39 AND occupation = 'Sales'").fetchall()[0]
+    for value, estimate, variance in sums:
+        assert abs(estimate - truth[value]) <= 4 * math.sqrt(variance), value
+    assert abs(one[0] - female_sales) <= 4 * math.sqrt(one[1])
+
+
+def test_one_way_views_only_for_few_values(tmp_path):
+    """fnlwgt has thousands of values: no view per value of it, the cells cover it."""
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE adult AS SELECT * FROM read_csv('{ADULT}') LIMIT 3000").fetchall()
+    path = str(tmp_path / "wide.duckdb")
+    rwn_sql.release(con, "adult", path, "occupation", 0.5, public=["sex", "fnlwgt"], seed=1)
+    assert con.execute("SELECT count(DISTINCT fnlwgt) FROM adult").fetchall()[0][0] > ONE_WAY_MAX
+    with duckdb.connect(path, read_only=True) as rel:
+        views = {r[0] for r in rel.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+        comment = rel.execute("SELECT comment FROM duckdb_tables() WHERE table_name = 'adult_randomized'").fetchall()
+    assert views == {"adult_cells", "adult_estimates", "adult_estimates_by_sex"}
+    assert "BIASED" in comment[0][0] and "adult_cells.estimate" in comment[0][0]
