@@ -1,6 +1,7 @@
 """rwn_sql.install(con): the SQL surface (Python UDFs that build SQL, and table macros)."""
 from __future__ import annotations
 
+import functools
 import secrets
 
 import duckdb
@@ -27,6 +28,22 @@ def _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, dr
                        on_missing=on_missing, drop=tuple(drop or ()))
     except (TypeError, ValueError) as exc:
         raise RWNError(str(exc)) from None
+
+
+def _explain_unseen_sources(planner):
+    """A macro's planner runs on a cursor (a query cannot run statements on its own connection),
+    which does not see the caller's TEMP tables and views: say so where the source is missing."""
+    @functools.wraps(planner)        # DuckDB reads the parameter count from the signature
+    def plan(*args):
+        try:
+            return planner(*args)
+        except RWNError as exc:
+            if not str(exc).startswith("no table or view named"):
+                raise
+            raise RWNError(f"{exc}. The rwn_* SQL macros plan on a separate connection of the same database, "
+                           "which does not see TEMP tables or views: use a regular table or view, or call "
+                           "rwn_sql from Python with this connection") from None
+    return plan
 
 
 def _source(con, name, spec):
@@ -194,7 +211,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
                                                       BOOLEAN]),
     }
     for name, (fn, params) in functions.items():
-        _register(con, name, fn, params, VARCHAR)
+        _register(con, name, _explain_unseen_sources(fn), params, VARCHAR)
     _register(con, "rwn_key_of", lambda token: keys.get(token), [VARCHAR], VARCHAR)
     _register_tails(con)
     for statement in sqlgen.sql_text("macros.sql").split(";\n"):

@@ -66,3 +66,18 @@ def test_no_submodule_shadows_a_public_name():
     modules = {m.name for m in pkgutil.iter_modules(rwn_sql.__path__)}
     # evaluate.py is imported by rwn_sql/__init__ before the function of that name is bound
     assert modules & set(rwn_sql.__all__) <= {"evaluate"}
+
+
+def test_macros_explain_themselves_and_temp_sources():
+    """duckdb_functions() describes every rwn_* table macro; a TEMP source, which the macros'
+    planner (on its own connection) cannot see, gets a message that says so."""
+    con = duckdb.connect()
+    rwn_sql.install(con)
+    macros = con.execute("SELECT function_name, comment FROM duckdb_functions() "
+                         "WHERE function_type = 'table_macro' AND function_name LIKE 'rwn\\_%' ESCAPE '\\'").fetchall()
+    assert {m for m, _ in macros} == {"rwn_perturb", "rwn_neighborhoods", "rwn_neighbor_pairs", "rwn_randomize",
+                                     "rwn_audit", "rwn_estimates"}
+    assert all(comment and len(comment) > 60 for _, comment in macros)
+    con.execute("CREATE TEMP TABLE private_temp AS SELECT 'a' AS s FROM range(5)").fetchall()
+    with pytest.raises(duckdb.Error, match="does not see TEMP tables or views"):
+        con.execute("SELECT * FROM rwn_randomize('private_temp', 's', 0.5, seed := 1)").fetchall()
