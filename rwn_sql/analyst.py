@@ -39,9 +39,10 @@ __all__ = ["Rewritten", "rewrite", "run_query", "check_predicate", "isolated_con
 SUPPORTED = ("supported: SELECT [g1, g2, ...,] COUNT(*) FROM <release table> [WHERE <predicate>] "
              "[GROUP BY g1, g2, ...], where the g are public columns or the sensitive attribute and "
              "<predicate> combines with AND / OR / NOT comparisons (=, <>, <, <=, >, >=), IN lists, "
-             "BETWEEN and IS [NOT] NULL over public columns and literals, plus at most one top-level "
+             "BETWEEN, [NOT] LIKE / ILIKE 'pattern' and IS [NOT] NULL over public columns and literals, plus at most one top-level "
              "AND condition <SA> = 'value' or <SA> IN ('v1', 'v2', ...)")
 COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
+PATTERNS = {exp.Like: "LIKE", exp.ILike: "ILIKE"}
 ALLOWED_CLAUSES = {"expressions", "from_", "where", "group"}
 CLAUSE_NAMES = {"distinct": "SELECT DISTINCT", "having": "HAVING clause", "order": "ORDER BY clause",
                 "limit": "LIMIT clause", "offset": "OFFSET clause", "qualify": "QUALIFY clause",
@@ -55,6 +56,7 @@ PREDICATE_NODES = {
     exp.And: {"this", "expression"}, exp.Or: {"this", "expression"}, exp.Not: {"this"}, exp.Paren: {"this"},
     **{kind: {"this", "expression"} for kind in COMPARISONS},
     exp.In: {"this", "expressions"}, exp.Between: {"this", "low", "high"}, exp.Is: {"this", "expression"},
+    **{kind: {"this", "expression", "negate"} for kind in PATTERNS},     # negate: x NOT LIKE 'p' 
     exp.Column: {"this", "table"}, exp.Identifier: {"this", "quoted"}, exp.Literal: {"this", "is_string"},
     exp.Neg: {"this"}, exp.Null: set(), exp.Boolean: {"this"},
 }
@@ -333,6 +335,11 @@ def predicate_sql(node: exp.Expression, scope: _Scope) -> str:
         return f"{operand_sql(node.this, scope)} BETWEEN {low} AND {high}"
     if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
         return f"{operand_sql(node.this, scope)} IS NULL"
+    if type(node) in PATTERNS and isinstance(node.this, exp.Column):
+        if not (isinstance(node.expression, exp.Literal) and node.expression.is_string):
+            raise refuse(f"the pattern of {snippet(node)}; LIKE and ILIKE take a string literal")
+        test = f"{operand_sql(node.this, scope)} {PATTERNS[type(node)]} {constant_sql(node.expression, 'a pattern')}"
+        return f"(NOT {test})" if node.args.get("negate") else test
     raise refuse(f"the condition {snippet(node)}")
 
 

@@ -80,3 +80,24 @@ def test_one_way_views_only_for_few_values(tmp_path):
         comment = rel.execute("SELECT comment FROM duckdb_tables() WHERE table_name = 'adult_randomized'").fetchall()
     assert views == {"adult_cells", "adult_estimates", "adult_estimates_by_sex"}
     assert "BIASED" in comment[0][0] and "adult_cells.estimate" in comment[0][0]
+
+
+@pytest.mark.parametrize("predicate,keep", [
+    ("race LIKE 'W%'", lambda r: r.startswith("W")),
+    ("race ILIKE '%BLACK%'", lambda r: "black" in r.lower()),
+    ("race NOT LIKE '%-%'", lambda r: "-" not in r),
+])
+def test_like_patterns_against_a_direct_computation(release, predicate, keep):
+    """[NOT] LIKE / ILIKE on a public column: the estimate (O* - b n)/p computed in Python from
+    the released rows, with the pattern matched in Python."""
+    path, _, _ = release
+    with duckdb.connect(str(path), read_only=True) as con:
+        rows = con.execute("SELECT race, occupation FROM adult_randomized").fetchall()
+        m = con.execute("SELECT m FROM rwn_release_metadata").fetchall()[0][0]
+        answer = rwn_sql.query(con, f"SELECT COUNT(*) FROM adult WHERE {predicate} AND occupation = 'Sales'",
+                               release=str(path))[0].fetchall()[0]
+    chosen = [occ for race, occ in rows if keep(race)]
+    released = sum(occ == "Sales" for occ in chosen)
+    estimate = (released - 0.5 / m * len(chosen)) / 0.5
+    assert answer[:2] == (released, len(chosen)) and 0 < len(chosen) < len(rows)
+    assert answer[2] == pytest.approx(estimate, rel=1e-12)
