@@ -101,3 +101,28 @@ def test_like_patterns_against_a_direct_computation(release, predicate, keep):
     estimate = (released - 0.5 / m * len(chosen)) / 0.5
     assert answer[:2] == (released, len(chosen)) and 0 < len(chosen) < len(rows)
     assert answer[2] == pytest.approx(estimate, rel=1e-12)
+
+
+def test_a_sqlalchemy_bi_client_sees_the_release(release):
+    """The way Superset and other SQLAlchemy-based BI tools connect: duckdb_engine, read-only.
+    It lists the tables and views, reads their comments, and runs a dashboard aggregate."""
+    sqlalchemy = pytest.importorskip("sqlalchemy")
+    pytest.importorskip("duckdb_engine")
+    path, _, female_sales = release
+    engine = sqlalchemy.create_engine(f"duckdb:///{path}", connect_args={"read_only": True})
+    try:
+        inspector = sqlalchemy.inspect(engine)
+        assert set(inspector.get_table_names()) == {"adult_randomized", "rwn_release_metadata"}
+        assert {"adult_cells", "adult_estimates", "adult_estimates_by_sex"} <= set(inspector.get_view_names())
+        assert "BIASED" in inspector.get_table_comment("adult_randomized")["text"]
+        columns = {c["name"]: c for c in inspector.get_columns("adult_randomized")}
+        assert set(columns) == {"sex", "race", "age", "occupation"}
+        assert "adult_cells" in columns["occupation"]["comment"]
+        with engine.connect() as conn:
+            dashboard = conn.execute(sqlalchemy.text(
+                "SELECT sex, sum(estimate) AS estimate, sqrt(sum(variance)) AS std_error FROM adult_cells "
+                "WHERE occupation = 'Sales' AND age BETWEEN 30 AND 39 GROUP BY sex ORDER BY sex")).fetchall()
+    finally:
+        engine.dispose()
+    female = dict((r[0], r[1:]) for r in dashboard)["Female"]
+    assert abs(female[0] - female_sales) <= 4 * female[1]        # as in test_estimates_land_near_the_truth
