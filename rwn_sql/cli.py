@@ -285,6 +285,10 @@ def _add_rp_options(p: argparse.ArgumentParser, audit: bool = False) -> None:
         p.add_argument("--suppress-small", action="store_true",
                        help="with --enforce: leave out the records of personal groups that no design can "
                             "protect (reported; recorded in a release's metadata) instead of refusing the data")
+        p.add_argument("--id", default=None, metavar="COLUMN",
+                       help="record id column (integer or text, unique, no NULL): the identity of every keyed "
+                            "draw, so the release does not depend on the input order; never released "
+                            "(default: the input position)")
 
 
 def _add_key_options(p: argparse.ArgumentParser) -> None:
@@ -464,7 +468,8 @@ def cmd_randomize(args) -> int:
     _check_not_input(args, args.output)
     key = _read_key(args)
     con = _open(args)
-    opts = dict(_rp_opts(args), key=key, seed=args.seed, enforce=args.enforce, suppress_small=args.suppress_small)
+    opts = dict(_rp_opts(args), key=key, seed=args.seed, enforce=args.enforce, suppress_small=args.suppress_small,
+                id_column=args.id)
     if args.show_sql:
         print(rp.randomize_statement(con, args.input, args.sensitive, args.p, show=True, **opts))
     start = time.perf_counter()
@@ -567,7 +572,7 @@ def cmd_release(args) -> int:
     table = args.table or rp.release_table_name(args.input)
     rows = rp.release(con, args.input, args.output, args.sensitive, args.p, key=key, seed=args.seed,
                       enforce=args.enforce, table=table, overwrite=args.overwrite, rwn=rwn,
-                      suppress_small=args.suppress_small, **_rp_opts(args))
+                      suppress_small=args.suppress_small, id=args.id, **_rp_opts(args))
     with duckdb.connect(args.output, read_only=True) as written:     # the count the metadata records
         _log_suppressed(written.execute("SELECT suppressed_records FROM rwn_release_metadata").fetchall()[0][0])
     log(f"rwn-sql release: {args.input} -> {args.output}: table {table + '_randomized'!r} ({rows} rows), "

@@ -22,9 +22,9 @@ def _fail(exc: Exception) -> RWNError:
     return RWNError(str(exc))
 
 
-def _public(src, sensitive: str, public) -> tuple[str, ...]:
+def _public(src, sensitive: str, public, id_column: str | None = None) -> tuple[str, ...]:
     if public is None:
-        return tuple(c for c in src.names if c != sensitive)
+        return tuple(c for c in src.names if c not in (sensitive, id_column))
     if isinstance(public, str):
         public = [public]
     return tuple(public)
@@ -102,19 +102,43 @@ def _typed_domain(con, values, type_sql: str, sensitive: str) -> str:
     return literal
 
 
-def _prepare(con, source, sensitive, p, public, domain, nulls):
+def _prepare(con, source, sensitive, p, public, domain, nulls, id_column=None):
     try:
         privacy.check_p(p)
     except ValueError as exc:
         raise _fail(exc) from None
     src = engine.resolve_source(con, source)
-    pub = _public(src, sensitive, public)
+    pub = _public(src, sensitive, public, id_column)
     _check_names(src, sensitive, pub)
     try:
-        spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub, nulls=nulls)
+        spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub, nulls=nulls, id=id_column)
     except ValueError as exc:
         raise _fail(exc) from None
+    if id_column is not None:
+        check_record_ids(con, src, id_column, spec)
     return src, spec, resolve_domain(con, src, sensitive, domain, nulls)
+
+
+ID_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+            "UBIGINT", "UHUGEINT", "VARCHAR")
+
+
+def check_record_ids(con, src, id_column: str, spec) -> None:
+    """The id column names each record once: present, of an integer or text type (whose text
+    form, hashed by every draw, is the same on every engine), no NULL, no duplicate."""
+    engine.require_columns(src, [id_column], "id")
+    if src.type_of(id_column).upper() not in ID_TYPES:
+        raise RWNError(f"id column {id_column!r} has type {src.type_of(id_column)}; a record id must be an "
+                       f"integer or text column")
+    column = quote_ident(id_column)
+    where = f" WHERE {quote_ident(spec.sensitive)} IS NOT NULL" if spec.nulls == "drop" else ""
+    rows, nulls, distinct = engine.run(con, f"SELECT count(*), count(*) - count({column}), count(DISTINCT {column}) "
+                                            f"FROM {src.sql}{where}")[0]
+    if nulls:
+        raise RWNError(f"id column {id_column!r} has {nulls} NULL values; every record needs an id")
+    if distinct != rows - nulls:
+        raise RWNError(f"id column {id_column!r} has duplicate values ({rows - distinct} records share an id "
+                       f"with another); every record needs its own id")
 
 
 def _privacy(p, m, epsilon, delta, test) -> privacy.PrivacyParams:
@@ -221,7 +245,7 @@ def _blocks(con, src, spec, pp: privacy.PrivacyParams) -> dict[int, int]:
 def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, public=None, domain=None,
               key: str | None = None, seed: int | None = None, enforce=None, test: str = "exact",
               nulls: str = "error", into: str | None = None, replace: bool = False, sql: bool = False,
-              suppress_small: bool = False):
+              suppress_small: bool = False, id: str | None = None):
     """Uniform perturbation of `sensitive` with retention probability p.
 
     The release holds the `public` columns (default: every other column) exactly and the
@@ -236,10 +260,14 @@ def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, 
     paper's screening bound and certifies nothing. Sizes that no design passes refuse the
     data (the error says what would work), or with suppress_small=True their records are
     left out of the release (a warning gives the count).
+    id: a column whose value is each record's identity in every keyed draw (integer or text;
+    no NULL, no duplicate); the release is then the same whatever the input order. Without
+    it the record identity is the input position. The id column is never released (it
+    would make every personal group a single record), so it may not be public.
     Returns a DuckDB relation, or None with `into` (a table created in one statement).
     """
     plan = _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
-                 test=test, nulls=nulls, show=sql, suppress_small=suppress_small)
+                 test=test, nulls=nulls, show=sql, suppress_small=suppress_small, id_column=id)
     _warn_suppressed(plan)
     return plan.sql if sql else engine.deliver(con, plan.sql, into, replace)
 
@@ -265,8 +293,8 @@ class _Plan:
 
 
 def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls, show=False,
-          key_ref=key_variable, suppress_small=False) -> _Plan:
-    src, spec, values = _prepare(con, source, sensitive, p, public, domain, nulls)
+          key_ref=key_variable, suppress_small=False, id_column=None) -> _Plan:
+    src, spec, values = _prepare(con, source, sensitive, p, public, domain, nulls, id_column)
     blocks, left_out = None, (0, 0)
     if enforce is not None:
         try:
@@ -288,22 +316,26 @@ def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test
 
 
 def randomize_statement(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls,
-                        show: bool = False, key_ref=key_variable, suppress_small: bool = False) -> str:
+                        show: bool = False, key_ref=key_variable, suppress_small: bool = False,
+                        id_column: str | None = None) -> str:
     """The SQL of a randomize call. show=True puts getvariable('rwn_key') where the key goes;
     else key_ref(con, key) gives the SQL that reads the key (never the key as a literal)."""
     return _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
-                 test=test, nulls=nulls, show=show, key_ref=key_ref, suppress_small=suppress_small).sql
+                 test=test, nulls=nulls, show=show, key_ref=key_ref, suppress_small=suppress_small,
+                 id_column=id_column).sql
 
 
 def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p: float, public=None,
             domain=None, key: str | None = None, seed: int | None = None, enforce=None,
             test: str = "exact", nulls: str = "error", table: str | None = None,
-            overwrite: bool = False, rwn: dict | None = None, suppress_small: bool = False) -> int:
+            overwrite: bool = False, rwn: dict | None = None, suppress_small: bool = False,
+            id: str | None = None) -> int:
     """Randomize like `randomize` and write a standalone release database at `path` (see
     rwn_sql.release_db): the released table, its published parameters and reconstruction
     views, never the key or raw data. With rwn=dict(columns=[...], k=, eps=, q=, scale=) the
     named numeric columns are first perturbed by RWN (they stay public, now perturbed).
     suppress_small=True: as in `randomize`; the metadata records how many records were left out.
+    id: as in `randomize` (the randomization's draws; an RWN step still uses input positions).
     Returns the number of released rows."""
     from . import api
     from .release_db import ReleaseMeta, randomized_table_name, write_release
@@ -324,7 +356,7 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
             engine.run(con, f"CREATE TEMP TABLE {quote_ident(staged)} AS {text}")
             source = staged
         plan = _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed,
-                     enforce=enforce, test=test, nulls=nulls, suppress_small=suppress_small)
+                     enforce=enforce, test=test, nulls=nulls, suppress_small=suppress_small, id_column=id)
         _warn_suppressed(plan)
         eps, delta = plan.enforce or (None, None)
         meta = ReleaseMeta(table_name=randomized_table_name(name), release_name=name, sensitive=sensitive, sensitive_type=plan.src.type_of(sensitive),

@@ -28,10 +28,16 @@ class RandomizeSpec:
     p: float
     public: tuple[str, ...]
     nulls: str = "error"
+    id: str | None = None          # the record identity of every draw (else the input position)
 
     def __post_init__(self):
         if self.sensitive in self.public:
             raise ValueError(f"column {self.sensitive!r} is both the sensitive attribute and public")
+        if self.id is not None and self.id == self.sensitive:
+            raise ValueError(f"column {self.id!r} cannot be both the record id and the sensitive attribute")
+        if self.id is not None and self.id in self.public:
+            raise ValueError(f"the id column {self.id!r} cannot be public: it names every record, so each "
+                             f"personal group would be one record and every value could be reconstructed")
         if len(set(self.public)) != len(self.public):
             dup = next(c for c in self.public if self.public.count(c) > 1)
             raise ValueError(f"public: column {dup!r} is listed twice")
@@ -87,7 +93,8 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
         raise ValueError("the domain of the sensitive attribute needs at least 2 values")
     s = quote_ident(spec.sensitive)
     pub = ", ".join(quote_ident(c) for c in spec.public)
-    staged = (f"SELECT row_number() OVER () AS __rwn_rid, * FROM {source}"
+    rid = f"CAST({quote_ident(spec.id)} AS VARCHAR)" if spec.id else "row_number() OVER ()"
+    staged = (f"SELECT {rid} AS __rwn_rid, * FROM {source}"
               + (f" WHERE {s} IS NOT NULL" if spec.nulls == "drop" else ""))
     if blocks is None:
         units, unit = staged, "__rwn_rid"

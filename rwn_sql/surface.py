@@ -176,12 +176,12 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         spec = _spec(columns, k, eps, 1.0, scale, strata, categorical, weight, on_missing)
         return sqlgen.neighborhoods_sql(_source(con, source, spec), spec, pairs=bool(pairs))
 
-    def randomize_sql(source, sensitive, p, public, domain, key, seed, epsilon, delta, test, nulls):
+    def randomize_sql(source, sensitive, p, public, domain, key, seed, epsilon, delta, test, nulls, id_column):
         from . import rp
         enforce = None if epsilon is None and delta is None else (epsilon, delta)
         return rp.randomize_statement(con.cursor(), source, sensitive, p, public=public, domain=domain,
                                       key=key, seed=seed, enforce=enforce, test=test, nulls=nulls,
-                                      key_ref=key_ref)
+                                      key_ref=key_ref, id_column=id_column)
 
     def audit_sql(source, sensitive, p, epsilon, delta, public, domain, test, enforce, nulls):
         from . import rp
@@ -198,7 +198,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 
     functions = {
         "rwn_randomize_sql": (randomize_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,
-                                              BIGINT, DOUBLE, DOUBLE, VARCHAR, VARCHAR]),
+                                              BIGINT, DOUBLE, DOUBLE, VARCHAR, VARCHAR, VARCHAR]),
         "rwn_audit_sql": (audit_sql, [VARCHAR, VARCHAR, DOUBLE, DOUBLE, DOUBLE, VARCHAR_LIST, VARCHAR_LIST,
                                       VARCHAR, BOOLEAN, VARCHAR]),
         "rwn_estimates_sql": (estimates_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,

@@ -21,9 +21,9 @@ CREATE OR REPLACE MACRO rwn_neighbor_pairs(source, columns, k := 5, eps := 0.0,
 
 -- Uniform perturbation and reconstruction privacy (docs/METHODS.md section 2).
 CREATE OR REPLACE MACRO rwn_randomize(source, sensitive, p, public := NULL, domain := NULL, key := NULL,
-        seed := NULL, epsilon := NULL, delta := NULL, test := 'exact', nulls := 'error') AS TABLE
+        seed := NULL, epsilon := NULL, delta := NULL, test := 'exact', nulls := 'error', id := NULL) AS TABLE
     SELECT * FROM query(rwn_randomize_sql(source, sensitive, p, public, domain, key, seed, epsilon, delta,
-                                          test, nulls));
+                                          test, nulls, id));
 
 CREATE OR REPLACE MACRO rwn_audit(source, sensitive, p, epsilon, delta, public := NULL, domain := NULL,
         test := 'exact', enforce := false, nulls := 'error') AS TABLE
@@ -41,6 +41,6 @@ CREATE OR REPLACE MACRO rwn_estimates(release, sensitive, p, domain, group_by :=
 COMMENT ON MACRO TABLE rwn_perturb IS 'RWN perturbation (Randomization Within Neighborhoods): every row of source once, each cell of columns replaced with probability q by the same column of a random neighbour (the larger of its k nearest and its eps-ball, grid-bucketed exact search). Parameters: source (table or view name), columns (list), k, eps, q, scale (minmax|zscore|none), strata, categorical, weight (categorical mismatch cost), on_missing (error|drop), drop (columns left out), key (secret; NULL: a fresh random key), seed (experiments only). Rows come in a keyed random order.';
 COMMENT ON MACRO TABLE rwn_neighborhoods IS 'Exact RWN neighbourhoods: per record (input position) its neighbourhood size and radius. Parameters as rwn_perturb: source, columns, k, eps, scale, strata, categorical, weight, on_missing.';
 COMMENT ON MACRO TABLE rwn_neighbor_pairs IS 'Exact RWN neighbourhoods as (record, neighbour) pairs, by input position. Parameters as rwn_neighborhoods.';
-COMMENT ON MACRO TABLE rwn_randomize IS 'Uniform perturbation of the sensitive column: each value kept with probability p, else replaced by a uniform draw from the domain (NULL: the values present). public: the public columns (personal groups; default every other column). epsilon, delta: enforce (epsilon, delta)-reconstruction privacy with the test (exact: certified at every count; chernoff: screening only). key (secret) or seed; nulls (error|drop). Rows come in a keyed random order.';
+COMMENT ON MACRO TABLE rwn_randomize IS 'Uniform perturbation of the sensitive column: each value kept with probability p, else replaced by a uniform draw from the domain (NULL: the values present). public: the public columns (personal groups; default every other column). epsilon, delta: enforce (epsilon, delta)-reconstruction privacy with the test (exact: certified at every count; chernoff: screening only). key (secret) or seed; nulls (error|drop); id (a unique record id column, the identity of every draw, never released; default the input position). Rows come in a keyed random order.';
 COMMENT ON MACRO TABLE rwn_audit IS 'Reconstruction-privacy audit: per personal group and sensitive value the statistics, Chernoff bounds and exact tails, and whether each group passes (epsilon, delta) with the test. enforce := true judges the blocks design that enforcement would use, at every count.';
 COMMENT ON MACRO TABLE rwn_estimates IS 'Unbiased reconstruction of counts from a release: per group_by group and domain value (or for the set values) released_count, group_size, estimate, std_error, 95% interval. Parameters: release (table or view), sensitive, p, domain (as published), group_by, where (a predicate on public columns), values, public, epsilon/delta/test of an enforced release (block-aware standard errors).';

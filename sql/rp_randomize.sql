@@ -2,7 +2,8 @@
 -- Each randomization unit (a record, or a block of a large personal group when enforcing
 -- (eps, delta)-reconstruction-privacy) keeps its value with probability p, else takes a value
 -- drawn uniformly from the m values of the published domain (a constant list in the SQL).
--- Draws: keyed hash of (key, purpose, unit, column). The record identity is the 1-based input
+-- Draws: keyed hash of (key, purpose, unit, column). The record identity is the id column as text
+-- (id=), else the 1-based input
 -- position. The rows are written in the order of a keyed hash of the record (__rwn_o), so the
 -- release order carries nothing about the input order (issue 8, R2).
 SELECT $columns
