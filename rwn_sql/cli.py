@@ -765,6 +765,7 @@ def _abort(signum: int, worker: threading.Thread) -> None:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    engine.published.clear()      # kept after the run: a signal after it returns reports them (__main__)
     try:
         if threading.current_thread() is not threading.main_thread():
             return _finish(_attempt(args))       # signal handlers need the main thread
@@ -788,7 +789,6 @@ def main(argv=None) -> int:
         return code
     finally:
         engine.remove_private_dirs()
-        engine.published.clear()
         _connections.clear()
 
 
