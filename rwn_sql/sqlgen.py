@@ -320,7 +320,8 @@ def perturb_ctes(source: str, spec: RWNSpec, key_sql: str, dialect: DuckDBDialec
                  f"AS BIGINT))")
         donors.append(f"CASE WHEN {keep_bits} < {threshold} THEN members[{index}].j ELSE rid END "
                       f"AS donor_{i}")
-    tail = _render("rwn_perturb.sql", hashes=_join(hashes), donors=_join(donors), materialized=dialect.materialized(),
+    tail = _render("rwn_perturb.sql", hashes=_join(hashes), donors=_join(donors),
+                   materialized=dialect.materialized(),
                    rep=", rep" if reps is not None else "",
                    replicates=f", range({int(reps)}) AS r(rep)" if reps is not None else "")
     return neighborhood_ctes(source, spec, dialect) + ",\n" + tail
