@@ -138,6 +138,7 @@ def perturb(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: fl
     fetched), or None when `into` names a table to create: that runs at once, in one
     statement, so an error or interrupt leaves no table, and data problems raise RWNError.
     With sql=True returns the SQL text, with the key shown as getvariable('rwn_key').
+    How many rows on_missing='drop' left out: row_counts(con, source, <table or relation>).
     """
     text = perturb_statement(con, source, columns, k=k, eps=eps, q=q, scale=scale, strata=strata,
                              categorical=categorical, weight=weight, on_missing=on_missing, drop=drop,
