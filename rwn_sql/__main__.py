@@ -4,7 +4,8 @@ Signal handlers come first, before the imports of DuckDB, numpy and sqlglot (abo
 more on a loaded machine), so that a SIGINT or SIGTERM at any moment of a run ends it with the
 documented message and exit code 130 or 143. Only the interpreter's own start-up, before this
 module runs, is left to Python's defaults. While the command works, rwn_sql.cli.main's handlers
-take over (they cancel DuckDB); they hand back to these when it returns."""
+take over (they cancel DuckDB); they hand back to these when it returns, and once the command
+has finished, signals are ignored until the process exits with its code."""
 import os
 import signal
 import sys
@@ -33,7 +34,12 @@ def main() -> int:
     for s in SIGNAL_MESSAGES:
         signal.signal(s, exit_on_signal)
     from .cli import main as run
-    return run()
+    code = run()
+    # The run is over and has said how it ended; a signal while the interpreter shuts down
+    # (its modules half torn down) would misreport it, so its exit code stands.
+    for s in SIGNAL_MESSAGES:
+        signal.signal(s, signal.SIG_IGN)
+    return code
 
 
 if __name__ == "__main__":
