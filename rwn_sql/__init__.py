@@ -9,15 +9,44 @@
     rel, info = rwn_sql.query(con, "SELECT sex, COUNT(*) FROM people WHERE diagnosis = 'flu' GROUP BY sex",
                               release="release.duckdb")
 """
-from .api import donors, neighborhoods, perturb
-from .rp import audit, estimates, query, randomize, release
-from .baselines import mdav, rank_swap
-from .errors import RWNError
-from .evaluate import Evaluation, evaluate
-from .randomness import new_key
-from .spec import RWNSpec
-from .surface import install
+import sys
+import types
+from importlib import import_module
 
-__all__ = ["install", "neighborhoods", "perturb", "donors", "randomize", "audit", "estimates", "release",
-           "query", "evaluate", "Evaluation", "rank_swap", "mdav", "RWNSpec", "RWNError", "new_key"]
+# The public names load on first use (PEP 562), so that importing the package stays cheap: the
+# command line installs its signal handlers before DuckDB, numpy and sqlglot are imported.
+_HOMES = {"neighborhoods": "api", "perturb": "api", "donors": "api", "row_counts": "api",
+          "RowCounts": "api", "audit": "rp", "estimates": "rp", "query": "rp", "randomize": "rp",
+          "release": "rp", "mdav": "baselines", "rank_swap": "baselines", "RWNError": "errors",
+          "Evaluation": "evaluate", "evaluate": "evaluate", "new_key": "randomness", "RWNSpec": "spec",
+          "install": "surface"}
+
+__all__ = ["install", "neighborhoods", "perturb", "donors", "row_counts", "RowCounts", "randomize",
+           "audit", "estimates", "release", "query", "evaluate", "Evaluation", "rank_swap", "mdav", "RWNSpec",
+           "RWNError", "new_key"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'rwn_sql' has no attribute {name!r}")
+    value = getattr(import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    def __setattr__(self, name, value):
+        # Importing the submodule rwn_sql.evaluate binds it on the package; the public name
+        # rwn_sql.evaluate stays the function, as it was before the names loaded lazily.
+        if name in _HOMES and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

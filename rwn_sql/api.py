@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from dataclasses import dataclass
 
 import duckdb
 
@@ -13,7 +14,8 @@ from .identifiers import quote_ident
 from .randomness import KEY_PLACEHOLDER, key_variable, resolve_key
 from .spec import RWNSpec
 
-__all__ = ["neighborhoods", "perturb", "perturb_statement", "donors", "check_pair_budget"]
+__all__ = ["neighborhoods", "perturb", "perturb_statement", "donors", "check_pair_budget", "row_counts",
+           "RowCounts"]
 
 # Peak memory per neighbour pair while the neighbourhoods are built: the candidate pair rows,
 # the grouped lists and their sorted and filtered copies. Measured about 120 bytes
@@ -136,6 +138,7 @@ def perturb(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: fl
     fetched), or None when `into` names a table to create: that runs at once, in one
     statement, so an error or interrupt leaves no table, and data problems raise RWNError.
     With sql=True returns the SQL text, with the key shown as getvariable('rwn_key').
+    How many rows on_missing='drop' left out: row_counts(con, source, <table or relation>).
     """
     text = perturb_statement(con, source, columns, k=k, eps=eps, q=q, scale=scale, strata=strata,
                              categorical=categorical, weight=weight, on_missing=on_missing, drop=drop,
@@ -173,3 +176,30 @@ def donors(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: flo
     the_key = resolve_key(key, seed)
     src = _prepare(con, source, spec)
     return con.sql(sqlgen.donors_sql(src.sql, spec, key_variable(con, the_key)))
+
+
+@dataclass(frozen=True)
+class RowCounts:
+    """Rows of an input and of a release of it; `dropped` = rows the release left out."""
+    rows_in: int
+    rows_out: int
+
+    @property
+    def dropped(self) -> int:
+        return self.rows_in - self.rows_out
+
+
+def row_counts(con: duckdb.DuckDBPyConnection, source, release) -> RowCounts:
+    """How many rows of `source` a release left out: on_missing='drop' in perturb, neighborhoods
+    and donors, nulls='drop' or suppress_small in randomize. `release` is a table name (as given
+    to into=) or the relation a call returned; a relation is run once more to count it, so for
+    large data write the release with into= and count the table."""
+    rows_in = engine.run(con, f"SELECT count(*) FROM {engine.resolve_source(con, source).sql}")[0][0]
+    if isinstance(release, duckdb.DuckDBPyRelation):
+        try:
+            rows_out = release.aggregate("count(*)").fetchall()[0][0]
+        except duckdb.Error as exc:
+            raise engine.translate(exc) from None
+    else:
+        rows_out = engine.run(con, f"SELECT count(*) FROM {engine.resolve_source(con, release).sql}")[0][0]
+    return RowCounts(rows_in, rows_out)

@@ -744,10 +744,13 @@ def _silence_stdout() -> None:
         pass
 
 
-def _abort(signum: int, worker: threading.Thread) -> None:
+def _abort(signum: int, finished: threading.Event) -> None:
     """Leave within ~1.5 s of a signal: cancel DuckDB, remove this run's temporary files and
     exit. os._exit does not wait for a DuckDB thread that ignores the cancel (it can hang in
-    a recursive CTE); the writes it was making were never committed or published."""
+    a recursive CTE); the writes it was making were never committed or published. The wait is
+    on an event the worker sets, not Thread.join: a join that the signal interrupted marks the
+    thread as stopped, and later joins return at once, before an output being published is
+    recorded (the message would say nothing was written)."""
     for s in SIGNAL_MESSAGES:
         signal.signal(s, signal.SIG_IGN)
     for con in list(_connections):
@@ -755,7 +758,7 @@ def _abort(signum: int, worker: threading.Thread) -> None:
             con.interrupt()
         except Exception:     # a closed connection: nothing to cancel
             pass
-    worker.join(ABORT_WAIT)
+    finished.wait(ABORT_WAIT)
     engine.remove_private_dirs()
     written = engine.published
     done = f"; already written: {', '.join(written)}" if written else "; nothing was written"
@@ -770,20 +773,27 @@ def _abort(signum: int, worker: threading.Thread) -> None:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    engine.published.clear()      # kept after the run: a signal after it returns reports them (__main__)
     try:
         if threading.current_thread() is not threading.main_thread():
             return _finish(_attempt(args))       # signal handlers need the main thread
         outcome: dict = {}
-        worker = threading.Thread(target=lambda: outcome.update(_attempt(args)), name="rwn-sql", daemon=True)
+        finished = threading.Event()
+
+        def work() -> None:
+            outcome.update(_attempt(args))
+            finished.set()
+
+        worker = threading.Thread(target=work, name="rwn-sql", daemon=True)
         previous = {s: signal.signal(s, _raise_signalled) for s in SIGNAL_MESSAGES}
         try:
             worker.start()
-            while worker.is_alive():
-                worker.join(0.2)
+            while not finished.wait(0.2):
+                pass
             for s, handler in previous.items():   # inside the try: a signal arriving now is handled too
                 signal.signal(s, handler)
         except _Signalled as sig:
-            _abort(sig.signum, worker)
+            _abort(sig.signum, finished)
         code = _finish(outcome)
         try:
             sys.stdout.flush()
@@ -793,7 +803,6 @@ def main(argv=None) -> int:
         return code
     finally:
         engine.remove_private_dirs()
-        engine.published.clear()
         _connections.clear()
 
 

@@ -304,8 +304,9 @@ def replicate_key(key: str, rep: int) -> str:
 
 def perturb_ctes(source: str, spec: RWNSpec, key_sql: str, dialect: DuckDBDialect = DUCKDB,
                  reps: int | None = None) -> str:
-    """Neighbourhood CTEs plus `draws` and `picks(rid, donor_1, ...)`: the donor record of
-    every perturbed cell (the record itself when the cell is kept, NULL when S_i is empty).
+    """Neighbourhood CTEs plus `draws`, `picks(rid, donor_1, ...)`: the donor record of
+    every perturbed cell (the record itself when the cell is kept, NULL when S_i is empty), and
+    `lookup`: the staged rows, to read the donors' values from once every draw is made.
     With `reps`, `reps` independent releases over the same neighbourhoods, replicate r drawn
     with the key `key#r` (see replicate_key), and a `rep` column."""
     if reps is not None:
@@ -320,6 +321,7 @@ def perturb_ctes(source: str, spec: RWNSpec, key_sql: str, dialect: DuckDBDialec
         donors.append(f"CASE WHEN {keep_bits} < {threshold} THEN members[{index}].j ELSE rid END "
                       f"AS donor_{i}")
     tail = _render("rwn_perturb.sql", hashes=_join(hashes), donors=_join(donors),
+                   materialized=dialect.materialized(),
                    rep=", rep" if reps is not None else "",
                    replicates=f", range({int(reps)}) AS r(rep)" if reps is not None else "")
     return neighborhood_ctes(source, spec, dialect) + ",\n" + tail
@@ -339,13 +341,13 @@ def perturb_sql(source: str, spec: RWNSpec, key_sql: str = KEY_PLACEHOLDER,
         raise ValueError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
     replace = ", ".join(f"d_{i}.{quote_ident(c)} AS {quote_ident(c)}" for i, c in enumerate(spec.columns, 1))
     exclude = ", ".join(["__rwn_rid"] + [quote_ident(c) for c in spec.drop])
-    joins = "\n".join(f"LEFT JOIN staged d_{i} ON d_{i}.__rwn_rid = p.donor_{i}"
+    joins = "\n".join(f"LEFT JOIN lookup d_{i} ON d_{i}.__rwn_rid = p.donor_{i}"
                       for i in range(1, len(spec.columns) + 1))
     lead, by = ("p.rep AS replicate, ", "p.rep, ") if reps is not None else ("", "")
     if order == "keyed" and reps is None:
         by = order_key_sql(key_sql, ORDER_PURPOSE, "s.__rwn_rid", dialect) + ", "
     final = (f"SELECT {lead}s.* EXCLUDE ({exclude}) REPLACE ({replace})\n"
-             f"FROM picks p\nJOIN staged s ON s.__rwn_rid = p.rid\n{joins}\n"
+             f"FROM picks p\nJOIN lookup s ON s.__rwn_rid = p.rid\n{joins}\n"
              f"ORDER BY {by}s.__rwn_rid")
     return "WITH RECURSIVE\n" + perturb_ctes(source, spec, key_sql, dialect, reps) + "\n" + final
 

@@ -5,7 +5,16 @@ draws AS (
     SELECT rid$rep, members$hashes
     FROM hood$replicates
 ),
-picks AS (
+picks AS $materialized(
     SELECT rid$rep$donors
     FROM draws
+),
+drawn AS (SELECT count(*) AS draws FROM picks),
+lookup AS (
+    -- the input rows whose values the release fetches, readable only once every draw is made
+    -- (the always-true condition on drawn): the joins then build their hash tables after the
+    -- neighbourhood search has ended and freed its memory, not beside it
+    SELECT staged.*
+    FROM staged, drawn
+    WHERE drawn.draws >= 0
 )

@@ -136,6 +136,76 @@ def test_signal_at_random_moment(big, tmp_path, sig):
     assert landed, "every signal came after the run had finished: nothing was tested"
 
 
+def _handlers_installed(pid: int) -> bool:
+    """Whether the process catches SIGTERM (SigCgt in /proc): rwn_sql installs its SIGINT and
+    SIGTERM handlers in one step as its first action; Python itself leaves SIGTERM alone."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
+    except FileNotFoundError:
+        pass
+    return False
+
+
+def _duckdb_loaded(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/maps") as fh:
+            return "duckdb" in fh.read()
+    except (FileNotFoundError, ProcessLookupError):     # the process has ended
+        return True
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs /proc to see when the run's own code starts")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_during_start_up(tmp_path, sig):
+    """A signal in the first moments, while DuckDB, numpy and sqlglot are imported, ends the run
+    with the documented message and code too. Moments: as soon as the handlers exist (before
+    the imports; only the interpreter's own start-up precedes them) and random ones over the
+    start-up and the small run that follows."""
+    rng = random.Random(2000 + int(sig))
+    early = 0          # trials whose handlers were seen before DuckDB was loaded
+    # a delay after the handlers appear, or None: as soon as the output appears (the moment a
+    # message once said "nothing was written" about a published output)
+    for delay in (0.0, 0.002, 0.02) + tuple(rng.uniform(0.0, 1.0) for _ in range(3)) + (None, None):
+        err = tmp_path / "stderr.txt"
+        with open(err, "w") as fh:
+            proc = subprocess.Popen([sys.executable, "-m", "rwn_sql", "perturb", str(BODYFAT), "out.csv",
+                                     "--columns", "Age,Weight", "--seed", "1"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                                    stderr=fh)
+            end = time.monotonic() + 30
+            while not _handlers_installed(proc.pid) and proc.poll() is None and time.monotonic() < end:
+                time.sleep(0.0005)
+            early += not _duckdb_loaded(proc.pid)
+            if delay is None:
+                while not (tmp_path / "out.csv").exists() and proc.poll() is None and time.monotonic() < end:
+                    time.sleep(0.0002)
+            else:
+                time.sleep(delay)
+            proc.send_signal(sig)
+            rc = proc.wait(timeout=30)
+        text = err.read_text()
+        assert "Traceback" not in text, text
+        if rc == 0:                                 # finished before the signal: whole output
+            assert delay is None or delay > 0.02, "the imports alone take longer than 20 ms"
+            assert rows_of(tmp_path / "out.csv") == 241
+            os.remove(tmp_path / "out.csv")
+        else:
+            assert rc == 128 + sig, text
+            said = text.strip().splitlines()[-1]
+            word = "interrupted" if sig == signal.SIGINT else "terminated"
+            if (tmp_path / "out.csv").exists():     # the signal came after the output was published
+                assert said == f"rwn-sql: {word}; already written: out.csv", text
+                assert rows_of(tmp_path / "out.csv") == 241
+                os.remove(tmp_path / "out.csv")
+            else:
+                assert said == f"rwn-sql: {word}; nothing was written", text
+        assert leftovers(tmp_path) == []
+        os.remove(err)
+    assert early, "the handlers came only after the heavy imports"
+
+
 def _small_tmpfs(path, options) -> bool:
     """Mount a tmpfs at `path` when permitted (root in a container that allows it)."""
     if os.geteuid() != 0 or not shutil.which("mount"):

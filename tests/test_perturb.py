@@ -223,3 +223,23 @@ def test_sources_query_csv_parquet(con, tmp_path, bodyfat):
     assert rwn_sql.perturb(con, str(BODYFAT), ["Age", "Weight"], seed=4).fetchall() == expected
     assert rwn_sql.perturb(con, str(pq), ["Age", "Weight"], seed=4).fetchall() == expected
     assert rwn_sql.perturb(con, "SELECT * FROM bodyfat", ["Age", "Weight"], seed=4).fetchall() == expected
+
+
+def test_row_counts_tell_how_many_rows_were_dropped(con):
+    """on_missing='drop' (and randomize's nulls='drop') leave records out; row_counts tells the
+    caller how many, for a table written with into= and for a returned relation alike."""
+    con.execute("CREATE TABLE gaps AS SELECT range AS id, CASE WHEN range % 10 = 3 THEN NULL "
+                "WHEN range = 5 THEN 'NaN'::DOUBLE WHEN range = 8 THEN 'inf'::DOUBLE ELSE range * 1.5 END AS x, "
+                "CASE WHEN range % 7 = 0 THEN NULL ELSE ['a', 'b'][1 + range % 2] END AS s FROM range(100)").fetchall()
+    bad_x = con.execute("SELECT count(*) FROM gaps WHERE x IS NULL OR NOT isfinite(x)").fetchall()[0][0]
+    assert bad_x == 12                               # 10 NULLs (3, 13, ..., 93), one NaN, one inf
+    rel = rwn_sql.perturb(con, "gaps", ["x"], k=2, seed=1, on_missing="drop")
+    counts = rwn_sql.row_counts(con, "gaps", rel)
+    assert (counts.rows_in, counts.rows_out, counts.dropped) == (100, 88, bad_x)
+    assert rwn_sql.perturb(con, "gaps", ["x"], k=2, seed=1, on_missing="drop", into="released") is None
+    assert rwn_sql.row_counts(con, "gaps", "released") == counts
+    assert rwn_sql.row_counts(con, "gaps", "released").dropped == bad_x
+    rwn_sql.randomize(con, "gaps", "s", 0.5, public=["id"], seed=1, nulls="drop", into="randomized")
+    assert rwn_sql.row_counts(con, "gaps", "randomized").dropped == 15     # range % 7 = 0: 0, 7, ..., 98
+    kept = rwn_sql.perturb(con, "gaps", ["id"], k=2, seed=1)                # no gaps in id: nothing dropped
+    assert rwn_sql.row_counts(con, "gaps", kept) == rwn_sql.RowCounts(100, 100)

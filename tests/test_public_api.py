@@ -45,6 +45,8 @@ def calls(con, tmp_path):
         "RWNSpec": lambda: rwn_sql.RWNSpec(columns=("age",)),
         "RWNError": lambda: rwn_sql.RWNError("x"),
         "new_key": lambda: len(rwn_sql.new_key()),
+        "row_counts": lambda: rwn_sql.row_counts(con, "people", "people"),
+        "RowCounts": lambda: rwn_sql.RowCounts,
     }
 
 
