@@ -27,9 +27,8 @@ from dataclasses import dataclass
 import duckdb
 import sqlglot
 from sqlglot import exp
-from sqlglot.tokens import TokenType
 
-from . import rp_sql
+from . import rp_sql, statements
 from .errors import RWNError
 from .identifiers import display_name, float_literal, quote_ident, quote_literal
 from .release_db import TRIALS_TABLE, ReleaseMeta, read_metadata
@@ -99,18 +98,13 @@ def snippet(node: exp.Expression) -> str:
 
 
 def single_statement(sql: str, what: str = "the query", trailing: bool = True) -> None:
-    """Refuse text holding more than one statement, judged on sqlglot's tokens before any
-    parsing: a ';' outside strings, identifiers and comments is allowed only at the end."""
-    if not isinstance(sql, str):
-        raise RWNError(f"{what} must be a SQL string, got {type(sql).__name__}")
+    """statements.single_statement, with a query's refusal saying what is supported."""
     try:
-        tokens = sqlglot.tokenize(sql, read="duckdb")
-    except sqlglot.errors.SqlglotError as exc:
-        raise RWNError(f"cannot parse {what}: {exc}") from None
-    ends = [i for i, t in enumerate(tokens) if t.token_type == TokenType.SEMICOLON]
-    if ends and (not trailing or len(ends) > 1 or ends[0] != len(tokens) - 1):
-        problem = f"several statements in {what} (a ';' before its end)"
-        raise refuse(problem + "; give one query") if what == "the query" else RWNError(problem)
+        statements.single_statement(sql, what, trailing)
+    except statements.SeveralStatements as exc:
+        if what == "the query":
+            raise refuse(f"{exc}; give one query") from None
+        raise
 
 
 def check_nodes(tree: exp.Expression, allowed: dict) -> None:

@@ -138,7 +138,7 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
         sql = (f"read_parquet({quote_literal(source)})" if file_format(source) == "parquet"
                else _csv_reader(con, source, label))
     elif QUERY_START.match(source):
-        from .analyst import single_statement     # lazy: analyst imports this module
+        from .statements import single_statement     # lazy: sqlglot loads only when needed
         single_statement(source, "the source query", trailing=False)   # it is pasted inside (...)
         sql, label = f"({source})", "the query"
     elif (columns := _table_columns(con, source)) is not None:

@@ -13,7 +13,7 @@ from . import engine, privacy, rp_sql
 from .errors import RWNError
 from .identifiers import float_literal, quote_ident, quote_literal
 from .randomness import KEY_PLACEHOLDER, key_variable, resolve_key
-from .surface import ensure_functions
+from .udfs import ensure_functions
 
 __all__ = ["randomize", "audit", "estimates", "release", "query", "AuditResult"]
 
@@ -512,7 +512,7 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
     except ValueError as exc:
         raise _fail(exc) from None
     if isinstance(release, str) and engine.QUERY_START.match(release):   # SQL text: one statement only
-        from .analyst import single_statement
+        from .statements import single_statement
         single_statement(release, "the release query")
     src = engine.resolve_source(con, release)
     group_by = (group_by,) if isinstance(group_by, str) else tuple(group_by)

@@ -1,0 +1,26 @@
+"""Is a SQL text one statement? Judged on sqlglot's tokens: nothing is parsed or executed.
+Used wherever user text becomes part of SQL (sources, analysts' queries, where= predicates)."""
+from __future__ import annotations
+
+import sqlglot
+from sqlglot.tokens import TokenType
+
+from .errors import RWNError
+
+
+class SeveralStatements(RWNError):
+    """The text holds more than one statement."""
+
+
+def single_statement(sql: str, what: str, trailing: bool = True) -> None:
+    """Refuse text holding more than one statement: a ';' outside strings, identifiers and
+    comments is allowed only at the end (and not at all with trailing=False)."""
+    if not isinstance(sql, str):
+        raise RWNError(f"{what} must be a SQL string, got {type(sql).__name__}")
+    try:
+        tokens = sqlglot.tokenize(sql, read="duckdb")
+    except sqlglot.errors.SqlglotError as exc:
+        raise RWNError(f"cannot parse {what}: {exc}") from None
+    ends = [i for i, t in enumerate(tokens) if t.token_type == TokenType.SEMICOLON]
+    if ends and (not trailing or len(ends) > 1 or ends[0] != len(tokens) - 1):
+        raise SeveralStatements(f"several statements in {what} (a ';' before its end)")
