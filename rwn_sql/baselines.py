@@ -30,6 +30,7 @@ import duckdb
 import numpy as np
 
 from . import engine
+from .dialect import DUCKDB
 from .errors import RWNError
 from .identifiers import quote_ident, quote_literal
 from .randomness import bits_sql, hash_sql, key_variable, resolve_key
@@ -135,7 +136,7 @@ def _guard(src, columns, n: int, fp: int) -> tuple[str, str]:
         f"rwn_sql: the rows of {src.label} changed between reads, or their order is not "
         f"deterministic; create a table from it first and pass that table")
     return (f"guard AS (\n    SELECT count(*) = {n} AND {_fingerprint(columns)} = {int(fp)}::UBIGINT AS ok "
-            f"FROM staged\n)"), f"CASE WHEN guard.ok THEN true ELSE error({message}) END"
+            f"FROM staged\n)"), f"CASE WHEN guard.ok THEN true ELSE {DUCKDB.raise_error(message)} END"
 
 
 def _no_sql(sql: bool, name: str) -> None:
@@ -312,11 +313,11 @@ def rank_swap_statement(con: duckdb.DuckDBPyConnection, source, columns, p_perce
     guard_cte, guard_ok = _guard(src, columns, n, fp)
     perm = ", ".join(f"unnest(string_split({_int_list(donors[c])}, ','))::BIGINT AS donor_{i}"
                      for i, c in enumerate(columns))
-    replaced = ", ".join(f"d_{i}.{quote_ident(c)} AS {quote_ident(c)}" for i, c in enumerate(columns))
+    replaced = [(f"d_{i}.{quote_ident(c)}", quote_ident(c)) for i, c in enumerate(columns)]
     joins = "\n".join(f"JOIN staged d_{i} ON d_{i}.{RID} = p.donor_{i}" for i in range(len(columns)))
     return (f"WITH {_staged(src)},\n"
             f"perm AS (\n    SELECT unnest(range(1, {n + 1})) AS rid, {perm}\n),\n{guard_cte}\n"
-            f"SELECT s.* EXCLUDE ({RID}) REPLACE ({replaced})\n"
+            f"SELECT {DUCKDB.star('s', (RID,), replaced)}\n"
             f"FROM staged s\nJOIN perm p ON p.rid = s.{RID}\n{joins}\nCROSS JOIN guard\n"
             f"WHERE {guard_ok}\nORDER BY s.{RID}")
 
@@ -495,12 +496,12 @@ def mdav_statement(con: duckdb.DuckDBPyConnection, source, columns, k: int,
     guard_cte, guard_ok = _guard(src, columns, n, fp)
     agg = ", ".join(f"unnest(string_split({_float_list(means[:, i])}, ','))::DOUBLE AS m_{i}"
                     for i in range(len(columns)))
-    replaced = ", ".join(f"a.m_{i} AS {quote_ident(c)}" for i, c in enumerate(columns))
+    replaced = [(f"a.m_{i}", quote_ident(c)) for i, c in enumerate(columns)]
     return (f"WITH {_staged(src)},\n"
             f"grp AS (\n    SELECT unnest(range(1, {n + 1})) AS rid, "
             f"unnest(string_split({_int_list(labels)}, ','))::BIGINT AS g\n),\n"
             f"agg AS (\n    SELECT unnest(range(0, {len(means)})) AS g, {agg}\n),\n{guard_cte}\n"
-            f"SELECT s.* EXCLUDE ({RID}) REPLACE ({replaced})\n"
+            f"SELECT {DUCKDB.star('s', (RID,), replaced)}\n"
             f"FROM staged s\nJOIN grp ON grp.rid = s.{RID}\nJOIN agg a ON a.g = grp.g\nCROSS JOIN guard\n"
             f"WHERE {guard_ok}\nORDER BY s.{RID}")
 

@@ -1,30 +1,78 @@
 """Per-engine SQL fragments, kept in one small place.
 
-The builders emit engine-neutral SQL except for the handful of fragments below. A later
-engine (Spark through sqlglot) adds a sibling class; anything an engine lacks raises a
-clear error there rather than producing wrong SQL.
+The builders emit engine-neutral SQL except for the fragments below. `Dialect` names every
+fragment; an engine's subclass implements what it has, and anything it lacks raises
+UnsupportedByEngine, a clear "engine X does not support Y" error, rather than producing wrong
+SQL (the model is Splink's dialects.py). DuckDBDialect implements everything; SparkDialect
+(issue 11, in progress) implements the fragments Spark SQL has and says which it lacks.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .errors import RWNError
+
+
+class UnsupportedByEngine(RWNError):
+    """The engine has no SQL for something a plan needs."""
+
 
 @dataclass(frozen=True)
-class DuckDBDialect:
-    name: str = "duckdb"
+class Dialect:
+    name: str = "generic"
+
+    def _lacks(self, what: str):
+        raise UnsupportedByEngine(f"engine {self.name} does not support {what}")
 
     def md5_hex(self, text_sql: str) -> str:
         """Lower-case hex MD5 of a VARCHAR expression (same bytes as Python's hashlib)."""
-        return f"md5({text_sql})"
+        return self._lacks("md5() in SQL")
 
     def md5_uint128(self, text_sql: str) -> str:
         """MD5 of a VARCHAR expression as the 16 digest bytes read as a little-endian unsigned
-        128-bit integer (Python: int.from_bytes(md5(text).digest(), 'little')). An engine
-        without it reverses the byte order of the hex digest and parses that."""
-        return f"md5_number({text_sql})"
+        128-bit integer (Python: int.from_bytes(md5(text).digest(), 'little'))."""
+        return self._lacks("128-bit integers from md5")
 
     def uint128_bits(self, value_sql: str, shift: int, width: int) -> str:
         """Bits shift .. shift+width-1 (width <= 62) of a 128-bit unsigned integer, as BIGINT."""
+        return self._lacks("128-bit integer bit operations")
+
+    def lambda_(self, var: str, body: str) -> str:
+        return self._lacks("lambda functions")
+
+    def raise_error(self, message_sql: str) -> str:
+        """An expression that fails the statement with the message (a VARCHAR expression)."""
+        return self._lacks("raising errors from SQL")
+
+    def materialized(self) -> str:
+        """Keyword that forces a CTE to be computed once (its row numbers stay fixed)."""
+        return self._lacks("materialized common table expressions")
+
+    def table_by_name(self, name_literal_sql: str) -> str:
+        """A table or view named by a string, resolved by the engine (injection-safe)."""
+        return self._lacks("tables named by a string")
+
+    def session_variable(self, name_literal_sql: str) -> str:
+        """The value of a session variable (how generated SQL reads the key)."""
+        return self._lacks("session variables")
+
+    def star(self, relation: str, exclude=(), replace=()) -> str:
+        """All columns of `relation` but the `exclude` ones (quoted names), with `replace`
+        pairs (expression SQL, quoted name) in place of same-named columns."""
+        return self._lacks("SELECT * with EXCLUDE / REPLACE")
+
+
+@dataclass(frozen=True)
+class DuckDBDialect(Dialect):
+    name: str = "duckdb"
+
+    def md5_hex(self, text_sql: str) -> str:
+        return f"md5({text_sql})"
+
+    def md5_uint128(self, text_sql: str) -> str:
+        return f"md5_number({text_sql})"
+
+    def uint128_bits(self, value_sql: str, shift: int, width: int) -> str:
         return f"CAST(({value_sql} >> {shift}) & {(1 << width) - 1} AS BIGINT)"
 
     def lambda_(self, var: str, body: str) -> str:
@@ -34,12 +82,41 @@ class DuckDBDialect:
         return f"error({message_sql})"
 
     def materialized(self) -> str:
-        """Keyword that forces a CTE to be computed once (its row numbers stay fixed)."""
         return "MATERIALIZED "
 
     def table_by_name(self, name_literal_sql: str) -> str:
-        """A table or view named by a string, resolved by the engine (injection-safe)."""
         return f"query_table({name_literal_sql})"
+
+    def session_variable(self, name_literal_sql: str) -> str:
+        return f"getvariable({name_literal_sql})"
+
+    def star(self, relation: str, exclude=(), replace=()) -> str:
+        out = f"{relation}.*" if relation else "*"
+        if exclude:
+            out += f" EXCLUDE ({', '.join(exclude)})"
+        if replace:
+            out += f" REPLACE ({', '.join(f'{expr} AS {name}' for expr, name in replace)})"
+        return out
+
+
+@dataclass(frozen=True)
+class SparkDialect(Dialect):
+    """Spark SQL's fragments. Not yet wired to a backend (issue 11): the keyed hash needs the
+    128-bit digest's bits from hex, and SELECT * EXCLUDE/REPLACE an explicit column list."""
+    name: str = "spark"
+
+    def md5_hex(self, text_sql: str) -> str:
+        return f"md5({text_sql})"
+
+    def lambda_(self, var: str, body: str) -> str:
+        return f"{var} -> {body}"
+
+    def raise_error(self, message_sql: str) -> str:
+        return f"raise_error({message_sql})"
+
+    def materialized(self) -> str:
+        return ""          # a Spark backend caches the step as a table instead
 
 
 DUCKDB = DuckDBDialect()
+SPARK = SparkDialect()

@@ -29,7 +29,7 @@ from .dialect import DUCKDB, DuckDBDialect
 from .identifiers import quote_literal
 
 TWO_52 = 1 << 52
-KEY_PLACEHOLDER = "getvariable('rwn_key')"
+KEY_PLACEHOLDER = DUCKDB.session_variable("'rwn_key'")      # shown where the key goes in printed SQL
 
 
 def key_variable(con, key: str) -> str:
@@ -39,12 +39,12 @@ def key_variable(con, key: str) -> str:
     as the relations that read it can run."""
     name = "__rwn_key_" + secrets.token_hex(8)
     con.execute(f"SET VARIABLE {name} = ?", [key]).fetchall()
-    return key_lookup(f"getvariable({quote_literal(name)})")
+    return key_lookup(DUCKDB.session_variable(quote_literal(name)))
 
 
 def key_lookup(read_sql: str) -> str:
     """SQL reading a key with `read_sql`, failing if it gives NULL (the key is not known on this
-    connection) rather than hashing NULL. error() would make the expression volatile, which
+    connection) rather than hashing NULL. Raising an error would make the expression volatile, which
     window ORDER BYs refuse; a failing cast is not volatile."""
     missing = quote_literal("rwn_sql: the key of this statement is not set on this connection; "
                             "run it on the connection that built it")

@@ -106,7 +106,7 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
             "-- enforcement: a personal group of n records is split at random into t(n) blocks;\n"
             "        -- each block shares one coin and one replacement value (t depends on n only)\n"
             "        SELECT 'g' || __rwn_gid || 'b' || ((__rwn_pos - 1) % __rwn_trials) AS __rwn_unit,\n"
-            "            * EXCLUDE (__rwn_gid, __rwn_pos, __rwn_gsize, __rwn_trials)\n"
+            f"            {dialect.star('', ('__rwn_gid', '__rwn_pos', '__rwn_gsize', '__rwn_trials'))}\n"
             f"        FROM (SELECT __rwn_g.*, {_trials_check(dialect)} AS __rwn_trials\n"
             "            FROM (\n"
             f"                SELECT *, min(__rwn_rid) OVER ({part}) AS __rwn_gid,\n"

@@ -339,14 +339,14 @@ def perturb_sql(source: str, spec: RWNSpec, key_sql: str = KEY_PLACEHOLDER,
     `replicate` (0-based), each in input order."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
-    replace = ", ".join(f"d_{i}.{quote_ident(c)} AS {quote_ident(c)}" for i, c in enumerate(spec.columns, 1))
-    exclude = ", ".join(["__rwn_rid"] + [quote_ident(c) for c in spec.drop])
+    replace = [(f"d_{i}.{quote_ident(c)}", quote_ident(c)) for i, c in enumerate(spec.columns, 1)]
+    exclude = ["__rwn_rid"] + [quote_ident(c) for c in spec.drop]
     joins = "\n".join(f"LEFT JOIN lookup d_{i} ON d_{i}.__rwn_rid = p.donor_{i}"
                       for i in range(1, len(spec.columns) + 1))
     lead, by = ("p.rep AS replicate, ", "p.rep, ") if reps is not None else ("", "")
     if order == "keyed" and reps is None:
         by = order_key_sql(key_sql, ORDER_PURPOSE, "s.__rwn_rid", dialect) + ", "
-    final = (f"SELECT {lead}s.* EXCLUDE ({exclude}) REPLACE ({replace})\n"
+    final = (f"SELECT {lead}{dialect.star('s', exclude, replace)}\n"
              f"FROM picks p\nJOIN lookup s ON s.__rwn_rid = p.rid\n{joins}\n"
              f"ORDER BY {by}s.__rwn_rid")
     return "WITH RECURSIVE\n" + perturb_ctes(source, spec, key_sql, dialect, reps) + "\n" + final
