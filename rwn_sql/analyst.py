@@ -74,7 +74,7 @@ TOO_DEEP = "the query is nested too deeply to check; simplify it"
 @dataclass(frozen=True)
 class Rewritten:
     """A rewritten count query. Its rows always have the same columns: the grouped public
-    columns, `value` when grouped by the SA, then ESTIMATE_COLUMNS and micro_reconstruction
+    columns, the SA's values under the SA's name when grouped by it, then ESTIMATE_COLUMNS and micro_reconstruction
     (per row: its records form a single personal group)."""
     sql: str
     micro: bool | None               # some output row is a single personal group; None until run
@@ -446,9 +446,21 @@ def reconstruction_sql(meta: ReleaseMeta, release_sql: str, groups: tuple[str, .
     flag, join = micro_sql(meta, release_sql, groups, where_sql)
     keep = f"\nWHERE estimates.value IN ({', '.join(typed)})" if by_value and typed else ""
     order = [f"estimates.{quote_ident(c)}" for c in groups] + (["estimates.value"] if by_value else [])
-    return (f"SELECT estimates.*, {flag} AS micro_reconstruction\n"
+    columns = "estimates.*"
+    if by_value:        # the SA's values under its own name (unless that name is an output column's)
+        name = quote_ident(value_column(meta))
+        columns = ", ".join([f"estimates.{quote_ident(c)}" for c in groups] + [f"estimates.value AS {name}"]
+                            + [f"estimates.{c}" for c in ESTIMATE_COLUMNS])
+    return (f"SELECT {columns}, {flag} AS micro_reconstruction\n"
             f"FROM (\n{inner.rstrip()}\n) AS estimates{join}{keep}"
             + (f"\nORDER BY {', '.join(order)}" if order else ""))
+
+
+def value_column(meta: ReleaseMeta) -> str:
+    """The output column of the SA's values: the SA's own name, or `value` where that name
+    is taken by an output column."""
+    taken = {c.lower() for c in ESTIMATE_COLUMNS + ("micro_reconstruction",) + meta.public}
+    return "value" if meta.sensitive.lower() in taken else meta.sensitive
 
 
 def describe(meta: ReleaseMeta, exact: bool, micro: bool | None, by_value: bool, alias: str | None) -> str:
@@ -461,7 +473,7 @@ def describe(meta: ReleaseMeta, exact: bool, micro: bool | None, by_value: bool,
         text = (f"reconstructed count: unbiased estimate from the perturbed {sa} (p = {meta.p}, "
                 f"m = {meta.m} values) with its std_error and 95% interval [ci_low, ci_high]")
         if by_value:
-            text += f"; one row per value of {sa} (column value)"
+            text += f"; one row per value of {sa} (column {display_name(value_column(meta))})"
     if micro:
         public = ", ".join(display_name(c) for c in meta.public) or "(none)"
         text = ("WARNING micro reconstruction: in the rows flagged micro_reconstruction every public attribute ("

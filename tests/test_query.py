@@ -378,3 +378,13 @@ def test_macro_enforced_std_errors_equal_python(tmp_path):
     assert [r[:5] for r in plain] == [r[:5] for r in py]           # the same estimates
     assert sum(r[5] for r in plain) < sum(r[5] for r in py)        # blocks move together: larger errors
     con.close()
+
+
+def test_sensitive_column_keeps_its_name(rcon):
+    """Grouped by the SA, its values come under its own name (`value` only where that name is
+    an output column's)."""
+    rel, info = run_query(rcon, "SELECT occupation, sex, COUNT(*) FROM adult GROUP BY sex, occupation")
+    assert rel.columns[:3] == ["sex", "occupation", "released_count"] and "column \"occupation\"" in info.note
+    clash = ReleaseMeta(table_name="t", sensitive="estimate", sensitive_type="VARCHAR", public=("g",), p=0.5,
+                        domain=("a", "b"))
+    assert "estimates.value AS \"value\"" in rewrite("SELECT estimate, COUNT(*) FROM t GROUP BY estimate", clash).sql

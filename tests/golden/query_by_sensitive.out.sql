@@ -1,4 +1,4 @@
-SELECT estimates.*, coalesce(personal.personal_groups = 1, false) AS micro_reconstruction
+SELECT estimates."sex", estimates.value AS "occupation", estimates.released_count, estimates.group_size, estimates.estimate, estimates.std_error, estimates.ci_low, estimates.ci_high, estimates.estimate_clipped, coalesce(personal.personal_groups = 1, false) AS micro_reconstruction
 FROM (
 WITH
 -- rwn_sql: unbiased reconstruction of count queries from a uniform-perturbation release
