@@ -28,6 +28,10 @@ class Dialect:
         """Lower-case hex MD5 of a VARCHAR expression (same bytes as Python's hashlib)."""
         return self._lacks("md5() in SQL")
 
+    def as_text(self, value_sql: str) -> str:
+        """A value as text (integers in decimal digits, the same on every engine)."""
+        return self._lacks("casts to text")
+
     def md5_uint128(self, text_sql: str) -> str:
         """MD5 of a VARCHAR expression as the 16 digest bytes read as a little-endian unsigned
         128-bit integer (Python: int.from_bytes(md5(text).digest(), 'little'))."""
@@ -69,6 +73,9 @@ class DuckDBDialect(Dialect):
     def md5_hex(self, text_sql: str) -> str:
         return f"md5({text_sql})"
 
+    def as_text(self, value_sql: str) -> str:
+        return f"CAST({value_sql} AS VARCHAR)"
+
     def md5_uint128(self, text_sql: str) -> str:
         return f"md5_number({text_sql})"
 
@@ -101,12 +108,31 @@ class DuckDBDialect(Dialect):
 
 @dataclass(frozen=True)
 class SparkDialect(Dialect):
-    """Spark SQL's fragments. Not yet wired to a backend (issue 11): the keyed hash needs the
-    128-bit digest's bits from hex, and SELECT * EXCLUDE/REPLACE an explicit column list."""
+    """Spark SQL's fragments. Not yet wired to a backend (issue 11). Spark has no 128-bit
+    integers: the digest stays the hex string md5() gives, and its bits are read from the
+    hex digits, so every keyed draw equals DuckDB's (tests/test_spark.py). SELECT *
+    EXCLUDE/REPLACE needs an explicit column list there."""
     name: str = "spark"
 
     def md5_hex(self, text_sql: str) -> str:
         return f"md5({text_sql})"
+
+    def as_text(self, value_sql: str) -> str:
+        return f"CAST({value_sql} AS STRING)"
+
+    def md5_uint128(self, text_sql: str) -> str:
+        return f"md5({text_sql})"          # the digest as hex; uint128_bits reads it
+
+    def uint128_bits(self, value_sql: str, shift: int, width: int) -> str:
+        """Bits shift .. shift+width-1 of the little-endian integer of the digest whose hex is
+        `value_sql`: its big-endian hex is the digest's bytes reversed, so hex digit i of it
+        (0 = most significant) is character 2 (15 - i // 2) + i % 2 of the digest's hex.
+        Nibble-aligned shifts only (the draws use 76, 24 and 0)."""
+        if shift % 4:
+            return self._lacks(f"bit fields starting at bit {shift} of a digest")
+        first, last = 32 - -(-(shift + width) // 4), 32 - shift // 4      # big-endian hex digits [first, last)
+        digits = ", ".join(f"substr({value_sql}, {2 * (15 - i // 2) + i % 2 + 1}, 1)" for i in range(first, last))
+        return f"CAST(pmod(CAST(conv(concat({digits}), 16, 10) AS DECIMAL(20, 0)), {1 << width}) AS BIGINT)"
 
     def lambda_(self, var: str, body: str) -> str:
         return f"{var} -> {body}"

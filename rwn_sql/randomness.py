@@ -93,7 +93,7 @@ def hash_sql(key_sql: str, purpose: str, record_sql: str, column: str,
     """SQL for the keyed hash of (key, purpose, record, column) as a 128-bit unsigned integer.
     The subkey is a constant expression, so the engine computes it once."""
     subkey = dialect.md5_hex(f"{key_sql} || {quote_literal('|' + purpose + '|' + column)}")
-    return dialect.md5_uint128(f"{subkey} || CAST({record_sql} AS VARCHAR)")
+    return dialect.md5_uint128(f"{subkey} || {dialect.as_text(record_sql)}")
 
 
 def order_key_sql(key_sql: str, purpose: str, record_sql: str, dialect: DuckDBDialect = DUCKDB) -> str:

@@ -1,0 +1,45 @@
+"""Apache Spark (issue 11, first step): the keyed hash is portable. Spark SQL computes, through
+rwn_sql.dialect.SparkDialect, the same 52-bit draws and 62-bit order keys as DuckDB (whose
+draws equal the Python mirror in rwn_sql.randomness, tests/test_perturb.py and
+tests/test_order_attack.py). Skipped with the reason when pyspark or Java is missing."""
+import importlib.util
+import os
+import shutil
+
+import pytest
+
+from rwn_sql.dialect import SPARK
+from rwn_sql.identifiers import quote_literal
+from rwn_sql.randomness import bits_sql, hash_sql, keyed_bits, keyed_hash, order_key_sql
+
+# .ci/run sets RWN_REQUIRE_SPARK=1: there a missing pyspark or Java fails instead of skipping
+_MISSING = ("pyspark is not installed (pip install '.[spark]')" if importlib.util.find_spec("pyspark") is None
+            else "Java is not installed (Spark needs it)" if shutil.which("java") is None else None)
+if _MISSING:
+    if os.environ.get("RWN_REQUIRE_SPARK") == "1":
+        raise RuntimeError(f"RWN_REQUIRE_SPARK=1 but {_MISSING}")
+    pytest.skip(_MISSING, allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+    session = (SparkSession.builder.master("local[2]").appName("rwn_sql-tests")
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.mark.parametrize("record_type", ["BIGINT", "STRING"])
+def test_keyed_draws_equal_the_python_mirror(spark, record_type):
+    key, purpose, column = "a secret key of the steward", "rwn.perturb", "age"
+    h = hash_sql(quote_literal(key), purpose, "rid", column, SPARK)
+    rows = spark.sql(f"SELECT rid, {bits_sql(h, 0, SPARK)} AS u0, {bits_sql(h, 1, SPARK)} AS u1, "
+                     f"{order_key_sql(quote_literal(key), 'rp.order', 'rid', SPARK)} AS o "
+                     f"FROM (SELECT CAST(id AS {record_type}) AS rid FROM range(1, 2001))").collect()
+    assert len(rows) == 2000
+    for r in rows:
+        record = r["rid"]
+        assert (r["u0"], r["u1"]) == keyed_bits(key, purpose, record, column), record
+        assert r["o"] == keyed_hash(key, "rp.order", record, "") & ((1 << 62) - 1), record
