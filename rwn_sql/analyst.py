@@ -36,13 +36,14 @@ from .release_db import TRIALS_TABLE, ReleaseMeta, read_metadata
 __all__ = ["Rewritten", "rewrite", "run_query", "check_predicate", "isolated_connection"]
 
 SUPPORTED = ("supported: SELECT [g1, g2, ...,] COUNT(*) FROM <release table> [WHERE <predicate>] "
-             "[GROUP BY g1, g2, ...], where the g are public columns or the sensitive attribute and "
+             "[GROUP BY g1, g2, ...] [HAVING COUNT(*) > n ...] [ORDER BY g | COUNT(*) [DESC], ...] [LIMIT n], "
+             "where the g are public columns or the sensitive attribute and "
              "<predicate> combines with AND / OR / NOT comparisons (=, <>, <, <=, >, >=), IN lists, "
              "BETWEEN, [NOT] LIKE / ILIKE 'pattern' and IS [NOT] NULL over public columns and literals, plus at most one top-level "
              "AND condition <SA> = 'value' or <SA> IN ('v1', 'v2', ...)")
 COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
 PATTERNS = {exp.Like: "LIKE", exp.ILike: "ILIKE"}
-ALLOWED_CLAUSES = {"expressions", "from_", "where", "group"}
+ALLOWED_CLAUSES = {"expressions", "from_", "where", "group", "having", "order", "limit"}
 CLAUSE_NAMES = {"distinct": "SELECT DISTINCT", "having": "HAVING clause", "order": "ORDER BY clause",
                 "limit": "LIMIT clause", "offset": "OFFSET clause", "qualify": "QUALIFY clause",
                 "windows": "WINDOW clause", "with_": "WITH clause (common table expressions)",
@@ -64,6 +65,8 @@ QUERY_NODES = {
     exp.Select: ALLOWED_CLAUSES, exp.From: {"this"}, exp.Table: {"this", "db", "alias"},
     exp.TableAlias: {"this"}, exp.Where: {"this"}, exp.Group: {"expressions"}, exp.Alias: {"this", "alias"},
     exp.Count: {"this", "big_int"}, exp.Star: set(),
+    exp.Having: {"this"}, exp.Order: {"expressions"}, exp.Ordered: {"this", "desc", "nulls_first"},
+    exp.Limit: {"expression"},
 }
 NUMBER = re.compile(r"(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 ISOLATED_RELEASE = "rwn_release"      # the release's alias on the isolated connection
@@ -417,6 +420,57 @@ def exact_sql(release_sql: str, groups: tuple[str, ...], where_sql: str | None) 
     return "SELECT " + ",\n    ".join(cols) + f"\nFROM {release_sql}{where}{group}"
 
 
+def answer_clauses(select: exp.Select, text: str, scope: _Scope, columns, alias, meta: ReleaseMeta) -> str:
+    """HAVING, ORDER BY and LIMIT over the answer's rows: COUNT(*) (or its alias) means the
+    estimate, a grouped column its output column; rendered from the checked parts only. The
+    group columns break ties, so LIMIT picks the same rows every time."""
+    having, order, limit = (select.args.get(k) for k in ("having", "order", "limit"))
+    if not (having or order or limit):
+        return text
+    outputs = {c: quote_ident(value_column(meta) if c == meta.sensitive else c) for c in columns}
+
+    def target(node, clause):
+        if isinstance(node, exp.Count) and isinstance(node.this, exp.Star):
+            return "estimate"
+        if isinstance(node, exp.Column) and alias and not node.table and node.name.lower() == alias.lower():
+            return "estimate"
+        if isinstance(node, exp.Column):
+            column = scope.column(node)
+            if column in outputs:
+                return outputs[column]
+            raise refuse(f"{clause} names {display_name(column)}, which is not selected")
+        raise refuse(f"{snippet(node)} in the {clause}; it takes COUNT(*) (the estimate) or selected columns")
+
+    def condition(node):
+        node = node.unnest()
+        if isinstance(node, (exp.And, exp.Or)):
+            return f"({condition(node.this)} {'AND' if isinstance(node, exp.And) else 'OR'} {condition(node.expression)})"
+        if isinstance(node, exp.Not):
+            return f"(NOT {condition(node.this)})"
+        if type(node) in COMPARISONS:
+            number = literal_sql(node.expression)
+            if number is None or number in ("NULL", "true", "false") or number.startswith("'"):
+                raise refuse(f"the HAVING condition {snippet(node)}; compare COUNT(*) with a number")
+            return f"{target(node.this, 'HAVING clause')} {COMPARISONS[type(node)]} {number}"
+        raise refuse(f"the HAVING condition {snippet(node)}; compare COUNT(*) with a number")
+
+    out = f"SELECT * FROM (\n{text}\n) AS __rwn_answer"
+    if having:
+        out += f"\nWHERE {condition(having.this)}"
+    keys = []
+    for item in order.expressions if order else []:
+        keys.append(f"{target(item.this, 'ORDER BY clause')} {'DESC' if item.args.get('desc') else 'ASC'}")
+    keys += [outputs[c] for c in columns if outputs[c] not in [k.rsplit(' ', 1)[0] for k in keys]]
+    if keys:
+        out += f"\nORDER BY {', '.join(keys)}"
+    if limit:
+        count = limit.expression
+        if not (isinstance(count, exp.Literal) and not count.is_string and count.this.isdigit()):
+            raise refuse(f"LIMIT {snippet(count)}; LIMIT takes a whole number")
+        out += f"\nLIMIT {int(count.this)}"
+    return out
+
+
 def micro_sql(meta: ReleaseMeta, release_sql: str, groups: tuple[str, ...], where_sql: str | None):
     """Per output row, whether its records form a single personal group: the flag and the join
     that computes it. Decided on the release's data, not the predicate's syntax, so every
@@ -524,6 +578,7 @@ def _rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None) -> Rewritten:
     exact = not by_value and values is None
     text = (exact_sql(release_sql, groups, where_sql) if exact
             else reconstruction_sql(meta, release_sql, groups, where_sql, values, by_value))
+    text = answer_clauses(select, text, scope, columns, alias, meta)
     micro = False if exact else None
     return Rewritten(sql=text, micro=micro, exact=exact, group_by=columns, values=values,
                      note=describe(meta, exact, micro, by_value, alias))

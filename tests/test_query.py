@@ -135,9 +135,11 @@ line' AND "s s" = 'it''s' GROUP BY "my""col" """, meta).sql
     ("SELECT COUNT(occupation) FROM adult", r"only COUNT\(\*\)"),
     ("SELECT COUNT(*) FILTER (WHERE sex = 'Male') FROM adult", "put the condition in the WHERE clause"),
     ("SELECT DISTINCT sex, COUNT(*) FROM adult GROUP BY sex", "SELECT DISTINCT"),
-    ("SELECT sex, COUNT(*) FROM adult GROUP BY sex HAVING COUNT(*) > 5", "HAVING clause"),
-    ("SELECT sex, COUNT(*) FROM adult GROUP BY sex ORDER BY sex", "ORDER BY clause"),
-    ("SELECT COUNT(*) FROM adult LIMIT 1", "LIMIT clause"),
+    ("SELECT sex, COUNT(*) FROM adult GROUP BY sex HAVING sex = 'Male'", "compare COUNT\\(\\*\\) with a number"),
+    ("SELECT sex, COUNT(*) FROM adult GROUP BY sex ORDER BY race", 'ORDER BY clause names "race", which is not selected'),
+    ("SELECT COUNT(*) FROM adult LIMIT 1 OFFSET 1", "OFFSET clause"),
+    ("SELECT COUNT(*) FROM adult LIMIT -1", "LIMIT takes a whole number"),
+    ("SELECT sex, COUNT(*) FROM adult GROUP BY sex ORDER BY lower(sex)", r"Lower \(LOWER\(sex\)\) is not allowed"),
     ("SELECT sex, COUNT(*) OVER () FROM adult", r"window functions \(OVER\)"),
     ("SELECT lower(sex), COUNT(*) FROM adult GROUP BY sex", "functions on columns are not answered"),
     ("SELECT COUNT(*) FROM adult WHERE lower(sex) = 'male'", "functions on columns are not answered"),
@@ -388,3 +390,24 @@ def test_sensitive_column_keeps_its_name(rcon):
     clash = ReleaseMeta(table_name="t", sensitive="estimate", sensitive_type="VARCHAR", public=("g",), p=0.5,
                         domain=("a", "b"))
     assert "estimates.value AS \"value\"" in rewrite("SELECT estimate, COUNT(*) FROM t GROUP BY estimate", clash).sql
+
+
+@pytest.mark.parametrize("clauses,having,key,reverse,limit", [
+    ("HAVING COUNT(*) > 30 ORDER BY COUNT(*) DESC LIMIT 5", lambda e: e > 30, "estimate", True, 5),
+    ("ORDER BY n LIMIT 3", None, "estimate", False, 3),
+    ("HAVING n < 100 OR NOT COUNT(*) <= 500", lambda e: e < 100 or not e <= 500, None, False, None),
+    ("ORDER BY race DESC", None, "race", True, None),
+])
+def test_having_order_limit_against_a_direct_computation(rcon, clauses, having, key, reverse, limit):
+    """HAVING, ORDER BY and LIMIT act on the answer's rows as Python does on the plain answer:
+    COUNT(*) and its alias mean the estimate; the group columns break ties."""
+    base = "SELECT race, occupation, COUNT(*) AS n FROM adult WHERE sex = 'Female' GROUP BY race, occupation"
+    plain = rows(base, rcon)
+    got = rows(f"{base} {clauses}", rcon)
+    want = [r for r in plain if having is None or having(r[4])]
+    index = {"estimate": 4, "race": 0}
+    if key is not None:
+        want.sort(key=lambda r: (r[0], r[1]))                       # ties: the group columns
+        want.sort(key=lambda r: r[index[key]], reverse=reverse)
+    want = want[:limit] if limit else want
+    assert got == want and 0 < len(got) < len(plain) or (having is None and limit is None and len(got) == len(plain))
