@@ -25,9 +25,7 @@ Utility
   columns (categorical columns are not regressors), on each data set. Standard errors
   sqrt(diag(s^2 (X'X)^-1)) with s^2 = RSS / (n - p), p = number of coefficients; R^2 =
   1 - RSS / TSS; 95% confidence intervals beta +- t * se with t the 0.975 quantile of Student's
-  t with n - p degrees of freedom (computed here without scipy, by bisection on the
-  regularized incomplete beta function: within 1e-8 of scipy's t.ppf; above 1e7 degrees of
-  freedom the normal quantile 1.959963984540054, within 2e-7 of t). ``ci_overlap`` per
+  t with n - p degrees of freedom (scipy.special.stdtrit, as scipy.stats.t.ppf). ``ci_overlap`` per
   coefficient is Karr et al.'s (2006) measure
   0.5 * (|I_o n I_r| / |I_o| + |I_o n I_r| / |I_r|), 0 when the intervals are disjoint;
   ``ci_overlap_mean`` averages it over the coefficients, intercept included.
@@ -66,14 +64,15 @@ column adds 1 to the squared distance when its values differ, as RWN's default w
   ``unique_records`` is their number. Numeric values are compared as DOUBLE (integers beyond
   2^53 lose precision), categorical ones as text.
 
-Cost: the two nearest-neighbour searches (dcr, linkage) are a blocked brute force in numpy,
-no scipy: O(n^2 * p) time and O(CHUNK_ELEMENTS + n * p) memory (at most ~4 million distances,
-32 MB, at a time; never an n x n matrix). Candidate minima come from one matrix product
-(|r|^2 - 2 q.r, categorical columns with <= 64 levels one-hot encoded into the same product)
-and are then recomputed exactly, column by column, for every candidate within a 1e-9 relative
-allowance, so zero distances and ties are exact: a tie is exact floating-point equality of
-distances computed in the same order. Measured: about 70 s for 100,000 rows of 12 numeric and
-1 categorical column on 2 cores (370 MB peak). Everything else is O(n log n) or O(n p^2).
+Cost: the two nearest-neighbour searches (dcr, linkage) use scipy's cKDTree over the distinct
+records (duplicates searched once, counted with their multiplicity); categorical columns with
+<= 64 levels enter the tree one-hot encoded with entries sqrt(1/2), so a mismatch adds 1 to the
+squared tree distance. The tree only proposes candidates: the distances that decide a minimum
+are recomputed exactly, column by column, and every record within a 1e-9 relative allowance of
+the minimum is rechecked, so zero distances and ties are exact (a tie is exact floating-point
+equality of distances computed in the same order). About O(n log n) time for data of moderate
+intrinsic dimension (a k-d tree slows down on many independent columns), O(n * (p + levels))
+memory. Everything else is O(n log n) or O(n p^2).
 """
 from __future__ import annotations
 
@@ -95,13 +94,15 @@ from .engine import NUMERIC_TYPES, Source, resolve_source
 from .errors import RWNError
 from .identifiers import quote_ident
 
-__all__ = ["Evaluation", "OLSComparison", "Pair", "Risk", "Utility", "ci_overlap", "evaluate", "t_quantile"]
+__all__ = ["Evaluation", "OLSComparison", "Pair", "Risk", "Utility", "ci_overlap", "evaluate", "evaluate_replicates",
+           "t_quantile"]
 
 MISMATCH_COST = 1.0                # squared distance added by a categorical mismatch (RWN's w = 1)
-ONEHOT_LEVELS = 64                 # categorical columns with more levels stay out of the k-d tree
+MAX_GROUPS = 64                    # more category combinations: blocked brute force, not k-d trees
+CHUNK_ELEMENTS = 4_000_000         # distances held at once by the blocked brute force
+ONEHOT_LEVELS = 64                 # in the brute force, columns with more levels are compared directly
 TREE_SLACK = 1e-9                  # relative allowance for the tree's rounding (actual: ~1e-15)
 TREE_FLOOR = 1e-300                # absolute allowance, for squared distances that underflow
-TREE_BATCH = 2048                  # queries per bounded second-neighbour search
 INTERCEPT = "(Intercept)"
 
 
@@ -224,14 +225,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
     original standard deviations for the SDID risk. Raises RWNError on bad input.
     """
     columns, categorical, numeric = _check_parameters(columns, categorical, target)
-    if isinstance(sdid_k, bool):
-        raise RWNError(f"sdid_k must be a number, got {sdid_k!r}")
-    try:
-        sdid_k = float(sdid_k)
-    except (TypeError, ValueError):
-        raise RWNError(f"sdid_k must be a number, got {sdid_k!r}") from None
-    if not math.isfinite(sdid_k) or sdid_k < 0:
-        raise RWNError(f"sdid_k must be a finite number >= 0, got {sdid_k!r}")
+    sdid_k = _check_sdid_k(sdid_k)
 
     src_o = resolve_source(con, original)
     src_r = resolve_source(con, released)
@@ -257,6 +251,54 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
         raise RWNError(f"the released data ({src_r.label}) has {n_r} rows but the original "
                        f"({src_o.label}) has {n}: row i of the release must be the release of row i "
                        f"of the original, or pass id= to pair records by an id column")
+    original_data = _checked_original(xo, co, n, numeric)
+    return _measures(original_data, xr, cr, src_o.label, src_r.label, columns, numeric, categorical, target,
+                     sdid_k, paired_by=id or "position", dropped=dropped)
+
+
+def evaluate_replicates(con: duckdb.DuckDBPyConnection, original, released, reps: int, columns,
+                        target: str | None = None, categorical=(), sdid_k: float = 1.0,
+                        replicate: str = "replicate"):
+    """Yields evaluate(con, original, <the rows of `released` with `replicate` = r>, ...) for
+    r = 0 .. reps - 1, each replicate's rows in the order `released` gives them, paired by
+    position. The original and `released` are each read once, at the first value (tune's
+    sweeps: many releases, each evaluated as soon as the caller asks for it)."""
+    columns, categorical, numeric = _check_parameters(columns, categorical, target)
+    sdid_k = _check_sdid_k(sdid_k)
+    src_o = resolve_source(con, original)
+    src_r = resolve_source(con, released)
+    for role, src in (("original", src_o), ("released", src_r)):
+        _check_columns(src, role, columns, numeric)
+    engine.require_columns(src_r, [replicate], "replicate", where=f"the released data, {src_r.label}")
+    xo, co, n = _read(con, src_o, "original", numeric, categorical)
+    if n == 0:
+        raise RWNError(f"the original data ({src_o.label}) has no rows")
+    xr, cr, _ = _read(con, src_r, "released", numeric, categorical, replicate=replicate)
+    rep = cr.pop()[0].astype(np.int64)
+    original_data = _checked_original(xo, co, n, numeric)
+    for r in range(reps):
+        rows = np.flatnonzero(rep == r)
+        if len(rows) != n:
+            raise RWNError(f"replicate {r} of the released data ({src_r.label}) has {len(rows)} rows but the "
+                           f"original ({src_o.label}) has {n}")
+        yield _measures(original_data, xr[rows], [(t[rows], m[rows]) for t, m in cr], src_o.label,
+                        f"{src_r.label}, {replicate} {r}", columns, numeric, categorical, target, sdid_k)
+
+
+def _check_sdid_k(sdid_k) -> float:
+    if isinstance(sdid_k, bool):
+        raise RWNError(f"sdid_k must be a number, got {sdid_k!r}")
+    try:
+        sdid_k = float(sdid_k)
+    except (TypeError, ValueError):
+        raise RWNError(f"sdid_k must be a number, got {sdid_k!r}") from None
+    if not math.isfinite(sdid_k) or sdid_k < 0:
+        raise RWNError(f"sdid_k must be a finite number >= 0, got {sdid_k!r}")
+    return sdid_k
+
+
+def _checked_original(xo, co, n, numeric):
+    """(xo, co, n, sd, lo, hi) after the checks that concern the original alone."""
     if n < 2:
         raise RWNError("the data has a single row: the measures need at least 2 rows")
     sd = xo.std(axis=0, ddof=1) if numeric else np.zeros(0)
@@ -270,8 +312,13 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
                 raise RWNError(f"column {c!r} spans {float(lo[j])!r} to {float(hi[j])!r}, too wide for a "
                                f"double-precision range and standard deviation; rescale it (e.g. divide "
                                f"it by a power of ten)")
-    ko, kr = _codes(co, cr, n)
+    return xo, co, n, sd, lo, hi
 
+
+def _measures(original_data, xr, cr, label_o, label_r, columns, numeric, categorical, target, sdid_k,
+              paired_by="position", dropped=0) -> Evaluation:
+    xo, co, n, sd, lo, hi = original_data
+    ko, kr = _codes(co, cr, n)
     utility = Utility(
         corr_mad=_corr_mad(xo, xr) if len(numeric) >= 2 else None,
         **_pca(xo, xr, numeric, sd),
@@ -282,9 +329,9 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
                            if len(categorical) >= 2 else None),
     )
     risk = _risk(xo, xr, ko, kr, lo, hi, sd, sdid_k, bool(numeric))
-    return Evaluation(original=src_o.label, released=src_r.label, rows=n, columns=columns,
+    return Evaluation(original=label_o, released=label_r, rows=n, columns=columns,
                       numeric=numeric, categorical=categorical, target=target, sdid_k=sdid_k,
-                      utility=utility, risk=risk, paired_by=id or "position", dropped=dropped)
+                      utility=utility, risk=risk, paired_by=paired_by, dropped=dropped)
 
 
 def _pair_by_id(con, src_o: Source, src_r: Source, id: str):
@@ -357,10 +404,14 @@ def _check_columns(src: Source, role: str, columns, numeric) -> None:
                            f"type; list it in categorical= (--categorical) to compare it as categories")
 
 
-def _read(con, src: Source, role: str, numeric, categorical):
-    """(numeric columns as an (n, p) float64 array, [(text, NULL mask) per categorical column], n)."""
+def _read(con, src: Source, role: str, numeric, categorical, replicate: str | None = None):
+    """(numeric columns as an (n, p) float64 array, [(text, NULL mask) per categorical column], n);
+    with `replicate`, that column comes last among the categorical ones."""
     exprs = [f"CAST({quote_ident(c)} AS DOUBLE) AS n{j}" for j, c in enumerate(numeric)]
     exprs += [f"CAST({quote_ident(c)} AS VARCHAR) AS c{j}" for j, c in enumerate(categorical)]
+    if replicate is not None:
+        categorical = tuple(categorical) + (replicate,)
+        exprs.append(f"CAST({quote_ident(replicate)} AS BIGINT) AS c{len(categorical) - 1}")
     try:
         data = con.execute(f"SELECT {', '.join(exprs)} FROM {src.sql}").fetchnumpy()
     except duckdb.Error as exc:
@@ -595,65 +646,154 @@ def _distinct(ids, rows):
     return local.reshape(-1), rows[first], counts
 
 
-def _tree_features(num, cat, levels):
-    """Numeric columns as they are, then each categorical column with <= ONEHOT_LEVELS levels
-    one-hot encoded with entries sqrt(MISMATCH_COST / 2): two records that differ in it differ
-    in two entries, (1/2 + 1/2) * MISMATCH_COST apart in squared distance. Columns with more
-    levels are left out, so tree distances are lower bounds of the exact ones."""
-    scale = math.sqrt(MISMATCH_COST / 2.0)
-    parts = [num]
-    for j, m in enumerate(levels):
-        if m <= ONEHOT_LEVELS:
-            parts.append((cat[:, j, None] == np.arange(m)) * scale)
-    features = np.column_stack(parts) if len(parts) > 1 else np.ascontiguousarray(num)
-    # without any column in the tree every row is a candidate (a zero column keeps cKDTree happy)
-    return features if features.shape[1] else np.zeros((len(num), 1))
+def _numeric_points(num):
+    """The points of a k-d tree over the numeric columns (one zero column when there are none)."""
+    return np.ascontiguousarray(num) if num.shape[1] else np.zeros((len(num), 1))
 
 
-def _nearest(q_num, q_cat, r_num, r_cat, r_counts, levels):
-    """For distinct query rows against distinct reference rows (r_counts: how many records
-    each stands for): the exact nearest squared distance and how many records share it.
-
-    A k-d tree (scipy's cKDTree) proposes candidates; every distance that decides the answer
-    is recomputed exactly by _sqdist, so the minimum and the ties are a brute force's (a tie
-    is exact floating-point equality). Why exact: tree distances equal the exact ones up to
-    rounding (relative error ~1e-15, far below TREE_SLACK) or are smaller (categorical
-    columns left out of the tree). The exact distance `best` of the tree's nearest row bounds
-    the minimum from above, so every row at the minimum lies within the tree radius
-    r = sqrt(best * (1 + TREE_SLACK)). When the tree's second-nearest row lies beyond r, the
-    nearest is the only candidate; otherwise every row within r is checked exactly."""
-    q_feat, r_feat = _tree_features(q_num, q_cat, levels), _tree_features(r_num, r_cat, levels)
-    tree = cKDTree(r_feat)
-    _, nearest = tree.query(q_feat, k=1, workers=-1)
-    best = _sqdist(q_num, q_cat, r_num[nearest], r_cat[nearest])
-    ties = r_counts[nearest]
-    radius = np.sqrt(best * (1.0 + TREE_SLACK) + TREE_FLOOR)
-    if len(r_feat) < 2:
-        return best, ties
-    # Second neighbours, searched only up to r: a bounded k = 2 search is about twice as fast as
-    # a ball search. The bound is one number per call, so queries go in batches of similar r.
-    crowded = []
-    by_radius = np.argsort(radius, kind="stable")
-    for batch in np.array_split(by_radius, max(1, len(by_radius) // TREE_BATCH)):
-        bound = np.nextafter(radius[batch[-1]], np.inf)
-        second, _ = tree.query(q_feat[batch], k=2, distance_upper_bound=bound, workers=-1)
-        crowded.append(batch[second[:, 1] <= radius[batch]])
-    crowded = np.concatenate(crowded)
-    if len(crowded):
-        found = tree.query_ball_point(q_feat[crowded], radius[crowded], workers=-1)
-        lengths = np.fromiter((len(f) for f in found), np.int64, len(found))
-        cand = np.fromiter(itertools.chain.from_iterable(found), np.int64, int(lengths.sum()))
-        rows = np.repeat(crowded, lengths)
-        exact = _sqdist(q_num[rows], q_cat[rows], r_num[cand], r_cat[cand])
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])    # no ball is empty: each holds `nearest`
+def _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts):
+    """_nearest's answer by a blocked brute force (the method before the k-d trees), for data
+    with many category combinations, where one tree per combination would cost more: O(nq nr
+    (p + levels)) time, O(CHUNK_ELEMENTS + (nq + nr) (p + levels)) memory. Candidate minima
+    come from one matrix product, [-2q, 1, -onehot(q)] . [r, |r|^2 + m, onehot(r)] = |q - r|^2
+    - |q|^2 + mismatches (as [a != b] = 1 - onehot(a).onehot(b)), and every candidate within a
+    1e-9 relative allowance is recomputed exactly by _sqdist."""
+    nq, nr = len(q_num), len(r_num)
+    chunk = max(1, CHUNK_ELEMENTS // max(nr, 1))
+    q_sq = np.sum(q_num * q_num, axis=1)
+    r_sq = np.sum(r_num * r_num, axis=1)
+    slack = TREE_SLACK * (1.0 + q_sq + float(r_sq.max()) + q_cat.shape[1])
+    q_parts, r_parts, direct = [-2.0 * q_num, np.ones((nq, 1))], [r_num, r_sq[:, None].copy()], []
+    for j in range(q_cat.shape[1]):
+        levels = int(max(q_cat[:, j].max(initial=0), r_cat[:, j].max(initial=0))) + 1
+        if levels <= ONEHOT_LEVELS:
+            q_parts.append(-(q_cat[:, j, None] == np.arange(levels)).astype(np.float64))
+            r_parts.append((r_cat[:, j, None] == np.arange(levels)).astype(np.float64))
+            r_parts[1] += 1.0
+        else:
+            direct.append(j)
+    q_aug, r_aug_t = np.hstack(q_parts), np.ascontiguousarray(np.hstack(r_parts).T)
+    best, ties = np.empty(nq), np.empty(nq, np.int64)
+    for s in range(0, nq, chunk):
+        e = min(nq, s + chunk)
+        approx = q_aug[s:e] @ r_aug_t
+        for j in direct:
+            approx += q_cat[s:e, j, None] != r_cat[None, :, j]
+        limit = approx.min(axis=1) + slack[s:e]
+        rows, cols = np.nonzero(approx <= limit[:, None])
+        exact = _sqdist(q_num[s + rows], q_cat[s + rows], r_num[cols], r_cat[cols])
+        starts = np.searchsorted(rows, np.arange(e - s))
         low = np.minimum.reduceat(exact, starts)
-        best[crowded] = low
-        ties[crowded] = np.add.reduceat(np.where(exact == np.repeat(low, lengths), r_counts[cand], 0), starts)
+        best[s:e] = low
+        ties[s:e] = np.add.reduceat(np.where(exact == low[rows], r_counts[cols], 0), starts)
     return best, ties
 
 
-def _levels(q_cat, r_cat):
-    return [int(max(q_cat[:, j].max(initial=0), r_cat[:, j].max(initial=0))) + 1 for j in range(q_cat.shape[1])]
+def _workers(queries: int) -> int:
+    """cKDTree's threads pay off for large batches only (starting them costs ~0.1 ms)."""
+    return -1 if queries >= 2000 else 1
+
+
+def _nearest(q_num, q_cat, r_num, r_cat, r_counts):
+    """For distinct query rows against distinct reference rows (r_counts: how many records
+    each stands for): the exact nearest squared distance and how many records share it.
+
+    k-d trees (scipy's cKDTree) over the NUMERIC columns propose candidates: one over all
+    reference rows and one per combination of categorical values (a "group"), in which the
+    categorical part of every distance is the same number of mismatches m. Every distance
+    that decides the answer is computed exactly by _sqdist, so the minimum and the ties are a
+    brute force's (a tie is exact floating-point equality). Why exact: an upper bound U of the
+    minimum comes from the exact distances of two candidates (the nearest in numeric space
+    overall and within the query's own group). A row of a group with m mismatches is within
+    U only if its numeric squared distance is within U - m, so every such row lies in that
+    group's ball of squared radius (U - m) (1 + TREE_SLACK) + U TREE_SLACK (rounding of the
+    trees and of the sums is ~1e-15 relative); all rows of those balls are checked exactly.
+    When U < MISMATCH_COST only the own group (m = 0) can hold such rows."""
+    nq, nr = len(q_num), len(r_num)
+    if q_cat.shape[1]:
+        both = np.ascontiguousarray(np.vstack([q_cat, r_cat]))
+        keys = both.view(np.dtype((np.void, both.dtype.itemsize * both.shape[1]))).reshape(-1)
+        _, comb = np.unique(keys, return_inverse=True)
+        comb = comb.reshape(-1)
+    else:
+        comb = np.zeros(nq + nr, np.int64)
+    q_comb, r_comb = comb[:nq], comb[nq:]
+    if len(np.unique(r_comb)) > MAX_GROUPS:
+        return _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts)
+    r_order = np.argsort(r_comb, kind="stable")
+    first = np.searchsorted(r_comb[r_order], np.arange(comb.max() + 2))
+    trees = {}
+
+    def group(g):
+        if g not in trees:
+            members = r_order[first[g]:first[g + 1]]
+            trees[g] = (cKDTree(_numeric_points(r_num[members])), members)
+        return trees[g]
+
+    q_points = _numeric_points(q_num)
+    upper, own = np.full(nq, np.inf), np.zeros(nq, np.int64)
+    has_own = first[q_comb + 1] > first[q_comb]
+    by_comb = np.argsort(q_comb, kind="stable")
+    own_groups = [qs for qs in np.split(by_comb, np.flatnonzero(np.diff(q_comb[by_comb])) + 1) if has_own[qs[0]]]
+    for qs in own_groups:
+        tree, members = group(q_comb[qs[0]])
+        _, j = tree.query(q_points[qs], k=1, workers=_workers(len(qs)))
+        own[qs] = members[j]
+        upper[qs] = _sqdist(q_num[qs], q_cat[qs], r_num[own[qs]], r_cat[own[qs]])
+    # no own group, or its nearest is a mismatch away: the nearest in numeric space overall
+    far = np.flatnonzero(~(upper * (1.0 + TREE_SLACK) + TREE_FLOOR < MISMATCH_COST))
+    if len(far):
+        _, cand = cKDTree(_numeric_points(r_num)).query(q_points[far], k=1, workers=_workers(len(far)))
+        upper[far] = np.minimum(upper[far], _sqdist(q_num[far], q_cat[far], r_num[cand], r_cat[cand]))
+
+    pairs_q, pairs_r = [], []
+
+    def collect(qs, tree, members, radius2):
+        found = tree.query_ball_point(q_points[qs], np.sqrt(radius2), workers=_workers(len(qs)))
+        lengths = np.fromiter((len(f) for f in found), np.int64, len(found))
+        pairs_q.append(np.repeat(qs, lengths))
+        pairs_r.append(members[np.fromiter(itertools.chain.from_iterable(found), np.int64, int(lengths.sum()))])
+
+    slack = upper * TREE_SLACK + TREE_FLOOR
+    narrow = upper + slack < MISMATCH_COST        # then `own` is a row at distance upper
+    best, ties = upper.copy(), r_counts[own].astype(np.int64)
+    for qs in own_groups:
+        qs = qs[narrow[qs]]
+        if not len(qs):
+            continue
+        tree, members = group(q_comb[qs[0]])
+        radius = np.sqrt(upper[qs] + slack[qs])
+        # Is any other row of the group within the radius? A k = 2 search bounded by the
+        # radius is about twice as fast as a ball search; the bound is one number per call,
+        # so the queries go in batches of similar radius. Only crowded ones get a ball search.
+        crowded = []
+        by_radius = np.argsort(radius, kind="stable")
+        for batch in np.array_split(by_radius, max(1, len(by_radius) // 2048)):
+            second, _ = tree.query(q_points[qs[batch]], k=2, distance_upper_bound=np.nextafter(radius[batch[-1]], np.inf),
+                                   workers=_workers(len(batch)))
+            crowded.append(batch[second.reshape(len(batch), -1)[:, -1] <= radius[batch]])
+        crowded = np.concatenate(crowded)
+        if len(crowded):
+            collect(qs[crowded], tree, members, upper[qs[crowded]] + slack[qs[crowded]])
+    wide = np.flatnonzero(~narrow)
+    wide_cat = q_cat[wide]
+    for g in (np.unique(r_comb) if len(wide) else ()):
+        tree, members = group(g)
+        m = MISMATCH_COST * np.sum(wide_cat != r_cat[members[0]], axis=1)
+        room = upper[wide] - m
+        reach = room + slack[wide] >= 0
+        if reach.any():
+            collect(wide[reach], tree, members, np.maximum(room[reach], 0.0) * (1.0 + TREE_SLACK) + slack[wide[reach]])
+    if not pairs_q:
+        return best, ties
+    rows, cols = np.concatenate(pairs_q), np.concatenate(pairs_r)
+    exact = _sqdist(q_num[rows], q_cat[rows], r_num[cols], r_cat[cols])
+    checked = np.unique(rows)
+    low = np.full(nq, np.inf)
+    np.minimum.at(low, rows, exact)
+    counted = np.bincount(rows, weights=np.where(exact == low[rows], r_counts[cols], 0), minlength=nq)
+    best[checked], ties[checked] = low[checked], counted[checked].astype(np.int64)
+    return best, ties
 
 
 def nearest_sqdist(q_num, q_cat, r_num, r_cat, count_ties: bool = False):
@@ -665,8 +805,7 @@ def nearest_sqdist(q_num, q_cat, r_num, r_cat, count_ties: bool = False):
     q_ids, q_first = _row_ids(q_num, q_cat)
     r_ids, r_first = _row_ids(r_num, r_cat)
     r_counts = np.bincount(r_ids, minlength=len(r_first))
-    best, ties = _nearest(q_num[q_first], q_cat[q_first], r_num[r_first], r_cat[r_first], r_counts,
-                          _levels(q_cat, r_cat))
+    best, ties = _nearest(q_num[q_first], q_cat[q_first], r_num[r_first], r_cat[r_first], r_counts)
     return (best[q_ids], ties[q_ids]) if count_ties else best[q_ids]
 
 
@@ -679,9 +818,8 @@ def _risk(xo, xr, ko, kr, lo, hi, sd, k, has_numeric) -> Risk:
     o_local, o_rows, o_counts = _distinct(ids, np.arange(n))
     r_local, r_rows, r_counts = _distinct(ids, np.arange(n, 2 * n))
     s_all, k_all = np.vstack([so, sr]), np.vstack([ko, kr])
-    levels = _levels(ko, kr)
-    dcr_u, _ = _nearest(s_all[o_rows], k_all[o_rows], s_all[r_rows], k_all[r_rows], r_counts, levels)
-    near_u, ties_u = _nearest(s_all[r_rows], k_all[r_rows], s_all[o_rows], k_all[o_rows], o_counts, levels)
+    dcr_u, _ = _nearest(s_all[o_rows], k_all[o_rows], s_all[r_rows], k_all[r_rows], r_counts)
+    near_u, ties_u = _nearest(s_all[r_rows], k_all[r_rows], s_all[o_rows], k_all[o_rows], o_counts)
     dcr, nearest, ties = np.sqrt(dcr_u[o_local]), near_u[r_local], ties_u[r_local]
     own = _sqdist(sr, kr, so, ko)
     linked = own <= nearest                  # own source among the nearest (own >= nearest always)

@@ -256,15 +256,17 @@ def brute_force(q, qc, ref, rc):
     return full + (qc[:, None, :] != rc[None, :, :]).sum(axis=2)
 
 
-@pytest.mark.parametrize("onehot_levels,batch", [(64, 2048), (64, 7), (1, 7)])
-def test_tree_search_is_exact(monkeypatch, onehot_levels, batch):
-    """Lattice data full of exact ties and duplicate rows, categorical columns (one-hot in the
-    tree, or left out of it with onehot_levels=1, so tree distances are only lower bounds),
-    numeric-only and categorical-only shapes, small batches of second-neighbour searches:
-    same squared distances and tie counts as a brute force, to the last bit."""
+@pytest.mark.parametrize("seed,max_groups,onehot_levels", [(11, 64, 64), (12, 64, 64), (13, 0, 64), (14, 0, 1)])
+def test_nearest_search_is_exact(monkeypatch, seed, max_groups, onehot_levels):
+    """Lattice data full of exact ties and duplicate rows, categorical columns (groups of
+    equal categories, minima both below and above one mismatch), numeric-only and
+    categorical-only shapes: same squared distances and tie counts as a brute force, to the
+    last bit. max_groups=0 takes the blocked brute force used for many category combinations
+    (in blocks of 3 query rows; onehot_levels=1 compares categories directly, not by product)."""
+    monkeypatch.setattr(evaluate_module, "MAX_GROUPS", max_groups)
     monkeypatch.setattr(evaluate_module, "ONEHOT_LEVELS", onehot_levels)
-    monkeypatch.setattr(evaluate_module, "TREE_BATCH", batch)
-    rng = np.random.default_rng(11)
+    monkeypatch.setattr(evaluate_module, "CHUNK_ELEMENTS", 3 * 250)
+    rng = np.random.default_rng(seed)
     shapes = [(3, 2), (3, 0), (0, 2), (1, 1), (5, 3)]
     zeros = most_ties = 0
     for trial in range(20):
