@@ -64,15 +64,17 @@ column adds 1 to the squared distance when its values differ, as RWN's default w
   ``unique_records`` is their number. Numeric values are compared as DOUBLE (integers beyond
   2^53 lose precision), categorical ones as text.
 
-Cost: the two nearest-neighbour searches (dcr, linkage) use scipy's cKDTree over the distinct
-records (duplicates searched once, counted with their multiplicity); categorical columns with
-<= 64 levels enter the tree one-hot encoded with entries sqrt(1/2), so a mismatch adds 1 to the
-squared tree distance. The tree only proposes candidates: the distances that decide a minimum
-are recomputed exactly, column by column, and every record within a 1e-9 relative allowance of
-the minimum is rechecked, so zero distances and ties are exact (a tie is exact floating-point
-equality of distances computed in the same order). About O(n log n) time for data of moderate
-intrinsic dimension (a k-d tree slows down on many independent columns), O(n * (p + levels))
-memory. Everything else is O(n log n) or O(n p^2).
+Cost: the two nearest-neighbour searches (dcr, linkage) run over the distinct records
+(duplicates searched once, counted with their multiplicity) with scipy's cKDTree on the numeric
+columns, one tree per combination of categorical values (within one, every distance has the
+same mismatch count). Trees only propose candidates: the distances that decide a minimum are
+recomputed exactly, column by column, and every record within a 1e-9 relative allowance of the
+minimum is rechecked, so zero distances and ties are exact (a tie is exact floating-point
+equality of distances computed in the same order). Records whose nearest neighbour is a
+mismatch away are searched in every combination within reach, or, with more than 64
+combinations, by a blocked brute force (O(n^2) for those records). Measured on 2 cores, 100,000
+rows: 12 numeric + 1 categorical column about 4 s; adult-like 6 numeric + 7 categorical columns
+(thousands of combinations) about 18 s. Everything else is O(n log n) or O(n p^2).
 """
 from __future__ import annotations
 
@@ -98,11 +100,12 @@ __all__ = ["Evaluation", "OLSComparison", "Pair", "Risk", "Utility", "ci_overlap
            "t_quantile"]
 
 MISMATCH_COST = 1.0                # squared distance added by a categorical mismatch (RWN's w = 1)
-MAX_GROUPS = 64                    # more category combinations: blocked brute force, not k-d trees
+MAX_GROUPS = 64                    # more category combinations: far queries by blocked brute force
 CHUNK_ELEMENTS = 4_000_000         # distances held at once by the blocked brute force
 ONEHOT_LEVELS = 64                 # in the brute force, columns with more levels are compared directly
 TREE_SLACK = 1e-9                  # relative allowance for the tree's rounding (actual: ~1e-15)
 TREE_FLOOR = 1e-300                # absolute allowance, for squared distances that underflow
+TREE_BATCH = 128                   # queries per bounded second-neighbour search (similar radii)
 INTERCEPT = "(Intercept)"
 
 
@@ -652,9 +655,9 @@ def _numeric_points(num):
 
 
 def _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts):
-    """_nearest's answer by a blocked brute force (the method before the k-d trees), for data
-    with many category combinations, where one tree per combination would cost more: O(nq nr
-    (p + levels)) time, O(CHUNK_ELEMENTS + (nq + nr) (p + levels)) memory. Candidate minima
+    """_nearest's answer by a blocked brute force (the method before the k-d trees), for the
+    queries whose nearest record is a mismatch away when there are too many category
+    combinations to visit one by one: O(nq nr (p + levels)) time, O(CHUNK_ELEMENTS + (nq + nr) (p + levels)) memory. Candidate minima
     come from one matrix product, [-2q, 1, -onehot(q)] . [r, |r|^2 + m, onehot(r)] = |q - r|^2
     - |q|^2 + mismatches (as [a != b] = 1 - onehot(a).onehot(b)), and every candidate within a
     1e-9 relative allowance is recomputed exactly by _sqdist."""
@@ -708,7 +711,8 @@ def _nearest(q_num, q_cat, r_num, r_cat, r_counts):
     U only if its numeric squared distance is within U - m, so every such row lies in that
     group's ball of squared radius (U - m) (1 + TREE_SLACK) + U TREE_SLACK (rounding of the
     trees and of the sums is ~1e-15 relative); all rows of those balls are checked exactly.
-    When U < MISMATCH_COST only the own group (m = 0) can hold such rows."""
+    When U < MISMATCH_COST only the own group (m = 0) can hold such rows; otherwise every
+    group within reach is searched, or, beyond MAX_GROUPS groups, _blocked_nearest answers."""
     nq, nr = len(q_num), len(r_num)
     if q_cat.shape[1]:
         both = np.ascontiguousarray(np.vstack([q_cat, r_cat]))
@@ -718,8 +722,6 @@ def _nearest(q_num, q_cat, r_num, r_cat, r_counts):
     else:
         comb = np.zeros(nq + nr, np.int64)
     q_comb, r_comb = comb[:nq], comb[nq:]
-    if len(np.unique(r_comb)) > MAX_GROUPS:
-        return _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts)
     r_order = np.argsort(r_comb, kind="stable")
     first = np.searchsorted(r_comb[r_order], np.arange(comb.max() + 2))
     trees = {}
@@ -741,7 +743,7 @@ def _nearest(q_num, q_cat, r_num, r_cat, r_counts):
         own[qs] = members[j]
         upper[qs] = _sqdist(q_num[qs], q_cat[qs], r_num[own[qs]], r_cat[own[qs]])
     # no own group, or its nearest is a mismatch away: the nearest in numeric space overall
-    far = np.flatnonzero(~(upper * (1.0 + TREE_SLACK) + TREE_FLOOR < MISMATCH_COST))
+    far = np.flatnonzero(~(upper + upper * TREE_SLACK + TREE_FLOOR < MISMATCH_COST))
     if len(far):
         _, cand = cKDTree(_numeric_points(r_num)).query(q_points[far], k=1, workers=_workers(len(far)))
         upper[far] = np.minimum(upper[far], _sqdist(q_num[far], q_cat[far], r_num[cand], r_cat[cand]))
@@ -765,10 +767,10 @@ def _nearest(q_num, q_cat, r_num, r_cat, r_counts):
         radius = np.sqrt(upper[qs] + slack[qs])
         # Is any other row of the group within the radius? A k = 2 search bounded by the
         # radius is about twice as fast as a ball search; the bound is one number per call,
-        # so the queries go in batches of similar radius. Only crowded ones get a ball search.
+        # so the queries go in small batches of similar radius. Only crowded ones get a ball search.
         crowded = []
         by_radius = np.argsort(radius, kind="stable")
-        for batch in np.array_split(by_radius, max(1, len(by_radius) // 2048)):
+        for batch in np.array_split(by_radius, max(1, len(by_radius) // TREE_BATCH)):
             second, _ = tree.query(q_points[qs[batch]], k=2, distance_upper_bound=np.nextafter(radius[batch[-1]], np.inf),
                                    workers=_workers(len(batch)))
             crowded.append(batch[second.reshape(len(batch), -1)[:, -1] <= radius[batch]])
@@ -776,8 +778,12 @@ def _nearest(q_num, q_cat, r_num, r_cat, r_counts):
         if len(crowded):
             collect(qs[crowded], tree, members, upper[qs[crowded]] + slack[qs[crowded]])
     wide = np.flatnonzero(~narrow)
+    r_groups = np.unique(r_comb)
+    if len(wide) and len(r_groups) > MAX_GROUPS:      # too many groups to visit one by one
+        best[wide], ties[wide] = _blocked_nearest(q_num[wide], q_cat[wide], r_num, r_cat, r_counts)
+        wide = wide[:0]
     wide_cat = q_cat[wide]
-    for g in (np.unique(r_comb) if len(wide) else ()):
+    for g in (r_groups if len(wide) else ()):
         tree, members = group(g)
         m = MISMATCH_COST * np.sum(wide_cat != r_cat[members[0]], axis=1)
         room = upper[wide] - m
@@ -799,9 +805,8 @@ def _nearest(q_num, q_cat, r_num, r_cat, r_counts):
 def nearest_sqdist(q_num, q_cat, r_num, r_cat, count_ties: bool = False):
     """For every query row, the exact squared distance to its nearest reference row (and, with
     count_ties, how many reference rows share that distance). Numeric columns are compared by
-    squared difference, categorical codes (integers) add MISMATCH_COST per mismatch. A k-d
-    tree search with an exact recheck (see _nearest): about O(n log n) time for data of
-    moderate intrinsic dimension, O(n * (p + one-hot levels)) memory."""
+    squared difference, categorical codes (integers) add MISMATCH_COST per mismatch. k-d
+    tree searches with an exact recheck (see _nearest)."""
     q_ids, q_first = _row_ids(q_num, q_cat)
     r_ids, r_first = _row_ids(r_num, r_cat)
     r_counts = np.bincount(r_ids, minlength=len(r_first))
