@@ -51,6 +51,7 @@ def old_evaluate_module():
     spec = importlib.util.spec_from_loader("rwn_sql._evaluate_before", loader=None)
     module = importlib.util.module_from_spec(spec)
     module.__package__ = "rwn_sql"
+    sys.modules[spec.name] = module            # dataclasses look their module up there
     exec(compile(text, f"{OLD_COMMIT}:rwn_sql/evaluate.py", "exec"), module.__dict__)
     return module
 

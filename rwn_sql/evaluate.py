@@ -100,6 +100,7 @@ __all__ = ["Evaluation", "OLSComparison", "Pair", "Risk", "Utility", "ci_overlap
            "t_quantile"]
 
 MISMATCH_COST = 1.0                # squared distance added by a categorical mismatch (RWN's w = 1)
+SMALL_SEARCH = 250_000             # at most this many pairs: blocked brute force, no trees
 MAX_GROUPS = 64                    # more category combinations: far queries by blocked brute force
 CHUNK_ELEMENTS = 4_000_000         # distances held at once by the blocked brute force
 ONEHOT_LEVELS = 64                 # in the brute force, columns with more levels are compared directly
@@ -714,6 +715,8 @@ def _nearest(q_num, q_cat, r_num, r_cat, r_counts):
     When U < MISMATCH_COST only the own group (m = 0) can hold such rows; otherwise every
     group within reach is searched, or, beyond MAX_GROUPS groups, _blocked_nearest answers."""
     nq, nr = len(q_num), len(r_num)
+    if nq * nr <= SMALL_SEARCH:            # tiny data (bodyfat: 241 x 241): one block beats the trees
+        return _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts)
     if q_cat.shape[1]:
         both = np.ascontiguousarray(np.vstack([q_cat, r_cat]))
         keys = both.view(np.dtype((np.void, both.dtype.itemsize * both.shape[1]))).reshape(-1)

@@ -264,6 +264,7 @@ def test_nearest_search_is_exact(monkeypatch, seed, max_groups, onehot_levels):
     last bit. max_groups=0 takes the blocked brute force used for many category combinations
     (in blocks of 3 query rows; onehot_levels=1 compares categories directly, not by product)."""
     monkeypatch.setattr(evaluate_module, "MAX_GROUPS", max_groups)
+    monkeypatch.setattr(evaluate_module, "SMALL_SEARCH", 0)
     monkeypatch.setattr(evaluate_module, "ONEHOT_LEVELS", onehot_levels)
     monkeypatch.setattr(evaluate_module, "CHUNK_ELEMENTS", 3 * 250)
     rng = np.random.default_rng(seed)
@@ -293,10 +294,12 @@ def test_nearest_search_is_exact(monkeypatch, seed, max_groups, onehot_levels):
                                d, rtol=1e-12)
 
 
-def test_risk_measures_match_brute_force_with_categories_ties_and_duplicates(con):
+@pytest.mark.parametrize("small_search", [0, 10 ** 9])     # k-d trees / one blocked brute force
+def test_risk_measures_match_brute_force_with_categories_ties_and_duplicates(con, monkeypatch, small_search):
     """dcr_mean, linkage_rate and linkage_rate_expected from the full distance matrices, on
     integer data with duplicate records, exact ties and two categorical columns (one of them
     with NULLs), paired by position and by id with dropped records."""
+    monkeypatch.setattr(evaluate_module, "SMALL_SEARCH", small_search)
     rng = np.random.default_rng(7)
     n = 400
     a, b = rng.integers(0, 5, n).astype(float), rng.integers(0, 3, n).astype(float)
