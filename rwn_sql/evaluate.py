@@ -72,9 +72,11 @@ recomputed exactly, column by column, and every record within a 1e-9 relative al
 minimum is rechecked, so zero distances and ties are exact (a tie is exact floating-point
 equality of distances computed in the same order). Records whose nearest neighbour is a
 mismatch away are searched in every combination within reach, or, with more than 64
-combinations, by a blocked brute force (O(n^2) for those records). Measured on 2 cores, 100,000
-rows: 12 numeric + 1 categorical column about 4 s; adult-like 6 numeric + 7 categorical columns
-(thousands of combinations) about 18 s. Everything else is O(n log n) or O(n p^2).
+combinations, by a blocked brute force (O(n^2) for those records); searches of at most
+SMALL_SEARCH pairs are one blocked brute force. Measured on 2 busy cores (benchmarks/
+bench_tune.py), 100,000 rows: 12 independent normal columns + 1 category 3.4 to 6.6 s; adult-like,
+6 numeric + 7 categorical columns (thousands of combinations), 18 to 19 s. Everything else is
+O(n log n) or O(n p^2).
 """
 from __future__ import annotations
 
