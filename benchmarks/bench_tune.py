@@ -1,49 +1,241 @@
-"""Benchmark: the RWN parameter sweep on the bundled bodyfat data (241 x 14).
+"""Benchmark: evaluation and tuning (issue 13, part 3), new code against the old in one process.
 
-Times rwn_sql.tune.sweep over the eps grid 0.2:1.2:0.05 (21 settings) with k = 5, q = 1 and
---reps releases each (default 20), every release evaluated on all measures (BodyFat as the
-OLS target), and, separately, writing the HTML report. The issue's bar: under a minute on 2
-cores.
+Three workloads, each timed with this package and, unless --skip-old, with the evaluation code
+as it was before the k-d tree (rwn_sql/evaluate.py of commit OLD_COMMIT, loaded from git):
 
-    python benchmarks/bench_tune.py [--reps 20] [--threads 2]
+  evaluate  rwn_sql.evaluate on 100,000 rows x 13 columns, two data sets: "gaussian", 12
+            independent standard normal columns (the worst case for a k-d tree) and a 5-level
+            category, released = original + normal noise (sd 0.05) with 5% of the categories
+            redrawn; "adult", adult.csv resampled to 100,000 rows (6 numeric columns jittered
+            by 1% of their sd, 7 categorical), released the same way. Both also check that
+            old and new give the same measures.
+  paper     examples/paper_reproduction.py's sweep on bodyfat (241 x 14): RWN eps 0.25:0.95:0.05,
+            rank swapping P 12:54:6, MDAV k 2..16, 100 releases per random setting (2,315
+            evaluations), plus the HTML report; time per part.
+  tune28k   `rwn-sql tune`'s sweep on the first 28,000 rows of adult.csv, columns age,
+            education_num, hours_per_week, fnlwgt and sex (categorical), eps 0.05 and 0.1
+            (mean neighbourhoods 56 and 409), 2 releases each; time in evaluation apart.
+
+Targets: evaluate under 5 s, paper and tune28k under 10 s each, on 2 cores.
+
+    python benchmarks/bench_tune.py [--threads 2] [--skip-old] [--only evaluate,paper,tune28k]
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import duckdb
+import numpy as np
+import pyarrow as pa
 
+import rwn_sql
 from machine import cpu_name, peak_rss_mb
 from rwn_sql import tune
 
-DATA = Path(__file__).resolve().parent.parent / "examples" / "data" / "bodyfat_clean.csv"
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "examples" / "data"
+OLD_COMMIT = "80f74b6"          # the last commit with the blocked numpy search
+ROWS = 100_000
+
+
+def old_evaluate_module():
+    """rwn_sql/evaluate.py as of OLD_COMMIT, imported as a module of the rwn_sql package."""
+    text = subprocess.run(["git", "-C", str(ROOT), "show", f"{OLD_COMMIT}:rwn_sql/evaluate.py"],
+                          capture_output=True, text=True, check=True).stdout
+    spec = importlib.util.spec_from_loader("rwn_sql._evaluate_before", loader=None)
+    module = importlib.util.module_from_spec(spec)
+    module.__package__ = "rwn_sql"
+    sys.modules[spec.name] = module            # dataclasses look their module up there
+    exec(compile(text, f"{OLD_COMMIT}:rwn_sql/evaluate.py", "exec"), module.__dict__)
+    return module
+
+
+def timed(fn):
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def same_measures(a, b) -> bool:
+    """Risk measures identical, utility within 1e-9 (the t quantile moved from bisection to scipy)."""
+    da, db = a.to_dict(), b.to_dict()
+    if da["risk"] != db["risk"]:
+        return False
+
+    def close(x, y):
+        if isinstance(x, dict):
+            return x.keys() == y.keys() and all(close(x[k], y[k]) for k in x)
+        if isinstance(x, list):
+            return len(x) == len(y) and all(close(u, v) for u, v in zip(x, y))
+        if isinstance(x, float) and isinstance(y, float):
+            return abs(x - y) <= 1e-9 * max(1.0, abs(x))
+        return x == y
+    return close(da["utility"], db["utility"])
+
+
+def load(con, name, columns: dict) -> None:
+    arrow_table = pa.table(columns)   # noqa: F841  (read by DuckDB's replacement scan)
+    con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM arrow_table").fetchall()
+
+
+def evaluate_workloads(con, old, rng):
+    n = ROWS
+    x = rng.normal(size=(n, 12))
+    cat = rng.integers(0, 5, n)
+    numeric = [f"x{j}" for j in range(12)]
+    redraw = rng.random(n) < 0.05
+    load(con, "gauss_o", {**{c: x[:, j] for j, c in enumerate(numeric)}, "g": cat.astype(str)})
+    load(con, "gauss_r", {**{c: x[:, j] + rng.normal(0, 0.05, n) for j, c in enumerate(numeric)},
+                          "g": np.where(redraw, rng.integers(0, 5, n), cat).astype(str)})
+    yield "gaussian", "gauss_o", "gauss_r", numeric + ["g"], ["g"], "x0"
+
+    num = ["age", "fnlwgt", "education_num", "capital_gain", "capital_loss", "hours_per_week"]
+    cats = ["workclass", "marital_status", "occupation", "relationship", "race", "sex", "income"]
+    con.execute(f"CREATE OR REPLACE TABLE adult_all AS SELECT * FROM read_csv('{DATA / 'adult.csv'}')").fetchall()
+    data = con.execute(f"SELECT {', '.join(num + cats)} FROM adult_all").fetchnumpy()
+    pick = rng.integers(0, len(data["age"]), n)
+    orig = {c: np.asarray(data[c], float)[pick] for c in num}
+    orig = {c: v + rng.normal(0, 0.01 * v.std(), n) for c, v in orig.items()}
+    orig.update({c: np.asarray(data[c], object)[pick].astype(str) for c in cats})
+    rel = {c: orig[c] + rng.normal(0, 0.05 * orig[c].std(), n) for c in num}
+    for c in cats:
+        rel[c] = np.where(rng.random(n) < 0.05, orig[c][rng.permutation(n)], orig[c])
+    load(con, "adult_o", orig)
+    load(con, "adult_r", rel)
+    yield "adult", "adult_o", "adult_r", num + cats, cats, "hours_per_week"
+
+
+def bench_evaluate(con, old, rng) -> None:
+    print(f"\nevaluate, {ROWS:,} rows x 13 columns (target: under 5 s)")
+    for name, o, r, columns, categorical, target in evaluate_workloads(con, old, rng):
+        new, t_new = timed(lambda: rwn_sql.evaluate(con, o, r, columns, target=target, categorical=categorical))
+        line = f"  {name:9s} new {t_new:6.2f} s"
+        if old:
+            before, t_old = timed(lambda: old.evaluate(con, o, r, columns, target=target, categorical=categorical))
+            line += f"   old {t_old:6.1f} s   ratio {t_old / t_new:5.1f}x   same measures: {same_measures(new, before)}"
+        print(line + f"   (linkage {new.risk.linkage_rate:.3f}, dcr {new.risk.dcr_mean:.4f})", flush=True)
+
+
+def with_old_evaluation(old):
+    """Make tune.sweep evaluate with the old module (as the old sweep did: one read per release)."""
+    def replicates(con, original, released, reps, columns, target=None, categorical=()):
+        for r in range(reps):
+            yield old.evaluate(con, original, f"SELECT * EXCLUDE (replicate) FROM ({released}) WHERE replicate = {r}",
+                               columns, target=target, categorical=categorical)
+    saved = tune.evaluate, tune.evaluate_replicates
+    tune.evaluate, tune.evaluate_replicates = old.evaluate, replicates
+    return saved
+
+
+def paper_sweeps(con, columns, reps):
+    common = dict(k=5, q=1.0, reps=reps, target="BodyFat", seed=2024)
+    results = {}
+    for part, kwargs in (("rwn", dict(eps_values=tune.parse_grid("0.25:0.95:0.05"))),
+                         ("rank_swap", dict(eps_values=[], rank_swap=tune.parse_grid("12:54:6"))),
+                         ("mdav", dict(eps_values=[], mdav=list(range(2, 17))))):
+        results[part] = timed(lambda: tune.sweep(con, "bodyfat", columns, **kwargs, **common))
+    return results
+
+
+def bench_paper(con, old, reps: int) -> None:
+    con.execute(f"CREATE OR REPLACE TABLE bodyfat AS SELECT * FROM read_csv('{DATA / 'bodyfat_clean.csv'}')").fetchall()
+    columns = [r[0] for r in con.execute("DESCRIBE bodyfat").fetchall()]
+    print(f"\npaper reproduction, bodyfat 241 x 14, {reps} releases per random setting (target: under 10 s)")
+    new = paper_sweeps(con, columns, reps)
+    result = new["rwn"][0]
+    result.settings += new["rank_swap"][0].settings + new["mdav"][0].settings
+    with tempfile.TemporaryDirectory() as tmp:
+        _, t_report = timed(lambda: tune.report_html(result, Path(tmp) / "report.html"))
+    before = None
+    if old:
+        saved = with_old_evaluation(old)
+        try:
+            before = paper_sweeps(con, columns, reps)
+        finally:
+            tune.evaluate, tune.evaluate_replicates = saved
+    for part in new:
+        line = f"  {part:9s} new {new[part][1]:6.2f} s"
+        if before:
+            line += f"   old {before[part][1]:6.1f} s   ratio {before[part][1] / new[part][1]:5.1f}x"
+        print(line)
+    total = sum(t for _, t in new.values()) + t_report
+    print(f"  report    new {t_report:6.2f} s (matplotlib imported the first time)")
+    line = f"  total     new {total:6.2f} s"
+    if before:
+        old_total = sum(t for _, t in before.values()) + t_report
+        line += f"   old {old_total:6.1f} s   ratio {old_total / total:5.1f}x (old total with the new report time)"
+    print(line)
+
+
+def bench_tune28k(con, old) -> None:
+    con.execute(f"CREATE OR REPLACE TABLE adult28k AS SELECT * FROM read_csv('{DATA / 'adult.csv'}') LIMIT 28000"
+                ).fetchall()
+    columns = ["age", "education_num", "hours_per_week", "fnlwgt", "sex"]
+    print("\ntune, 28,000 adult rows, eps 0.05 and 0.1, 2 releases each (target: under 10 s)")
+    spent = [0.0]
+    real = tune.evaluate_replicates
+
+    def counted(*args, **kwargs):          # time inside the evaluation, apart from the RWN statements
+        it = real(*args, **kwargs)
+        while True:
+            start = time.perf_counter()
+            try:
+                ev = next(it)
+            except StopIteration:
+                return
+            finally:
+                spent[0] += time.perf_counter() - start
+            yield ev
+
+    def run():
+        return timed(lambda: tune.sweep(con, "adult28k", columns, [0.05, 0.1], reps=2, categorical=["sex"], seed=1))
+    tune.evaluate_replicates = counted
+    try:
+        (result, t_new) = run()
+    finally:
+        tune.evaluate_replicates = real
+    eval_new = spent[0]
+    sizes = ", ".join(f"{s.sizes['size_mean']:.0f}" for s in result.settings)
+    print(f"  new {t_new:6.2f} s, of which evaluation {eval_new:5.2f} s and neighbourhoods + releases "
+          f"{t_new - eval_new:5.2f} s (mean neighbourhoods {sizes})")
+    if old:
+        spent[0] = 0.0
+        saved = with_old_evaluation(old)
+        real = tune.evaluate_replicates
+        tune.evaluate_replicates = counted
+        try:
+            _, t_old = run()
+        finally:
+            tune.evaluate, tune.evaluate_replicates = saved
+        print(f"  old {t_old:6.1f} s, of which evaluation {spent[0]:5.1f} s   ratio {t_old / t_new:5.1f}x "
+              f"(evaluation {spent[0] / eval_new:5.0f}x)")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reps", type=int, default=20, help="releases per eps (default 20)")
     ap.add_argument("--threads", type=int, default=2, help="DuckDB threads (default 2)")
+    ap.add_argument("--reps", type=int, default=100, help="releases per random setting of the paper run (default 100)")
+    ap.add_argument("--skip-old", action="store_true", help="skip the old code (it takes several minutes)")
+    ap.add_argument("--only", default="evaluate,paper,tune28k", help="comma-separated workloads")
     args = ap.parse_args()
     con = duckdb.connect()
     con.execute(f"SET threads = {args.threads}").fetchall()
-    con.execute(f"CREATE TABLE bodyfat AS SELECT * FROM read_csv('{DATA}')").fetchall()
-    columns = [r[0] for r in con.execute("DESCRIBE bodyfat").fetchall()]
-    grid = tune.parse_grid("0.2:1.2:0.05")
-    print(f"bodyfat 241 x {len(columns)}; eps grid {len(grid)} values; {args.reps} releases each; "
-          f"{args.threads} threads; duckdb {duckdb.__version__}; {cpu_name()}")
-    start = time.perf_counter()
-    result = tune.sweep(con, "bodyfat", columns, grid, reps=args.reps, target="BodyFat", seed=1)
-    sweep_s = time.perf_counter() - start
-    with tempfile.TemporaryDirectory() as tmp:
-        start = time.perf_counter()
-        tune.report_html(result, Path(tmp) / "report.html")
-        report_s = time.perf_counter() - start
-    print(f"sweep   {sweep_s:6.2f} s  ({len(grid) * args.reps} releases evaluated)")
-    print(f"report  {report_s:6.2f} s")
-    print(f"total   {sweep_s + report_s:6.2f} s  (bar: under 60 s)   peak RSS {peak_rss_mb():,.0f} MB")
+    old = None if args.skip_old else old_evaluate_module()
+    print(f"{args.threads} threads; duckdb {duckdb.__version__}; python {sys.version.split()[0]}; {cpu_name()}")
+    only = set(args.only.split(","))
+    if "evaluate" in only:
+        bench_evaluate(con, old, np.random.default_rng(20261201))
+    if "paper" in only:
+        bench_paper(con, old, args.reps)
+    if "tune28k" in only:
+        bench_tune28k(con, old)
+    print(f"\npeak RSS {peak_rss_mb():,.0f} MB")
 
 
 if __name__ == "__main__":

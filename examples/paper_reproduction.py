@@ -11,6 +11,7 @@ Run from the project root:  python examples/paper_reproduction.py [--reps 100]
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -34,10 +35,11 @@ def main() -> None:
     con.execute(f"CREATE TABLE bodyfat AS SELECT * FROM read_csv('{DATA}')").fetchall()
     columns = [r[0] for r in con.execute("DESCRIBE bodyfat").fetchall()]
     start = time.perf_counter()
-    result = tune.sweep(con, "bodyfat", columns, tune.parse_grid("0.25:0.95:0.05"), k=5, q=1.0, reps=args.reps,
-                        target="BodyFat", seed=args.seed, rank_swap=tune.parse_grid("12:54:6"),
-                        mdav=list(range(2, 17)),
-                        progress=lambda d, t, label: print(f"  [{d}/{t}] {label}", flush=True))
+    with tune.ProgressBar(sys.stderr, redraw=sys.stderr.isatty()) as bar:    # progress on a terminal only
+        result = tune.sweep(con, "bodyfat", columns, tune.parse_grid("0.25:0.95:0.05"), k=5, q=1.0, reps=args.reps,
+                            target="BodyFat", seed=args.seed, rank_swap=tune.parse_grid("12:54:6"),
+                            mdav=list(range(2, 17)),
+                            progress=bar if sys.stderr.isatty() else None)
     out = Path(args.output_dir)
     out.mkdir(exist_ok=True)
     result.to_csv(out / "tune.csv")

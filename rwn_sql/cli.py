@@ -224,6 +224,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also MDAV microaggregation with these group sizes")
     t.add_argument("--output-dir", default=".", metavar="DIR", help="where tune.csv and report.html go (default .)")
     t.add_argument("--no-report", action="store_true", help="write the CSV only (no matplotlib needed)")
+    t.add_argument("--progress", action="store_true",
+                   help="progress lines on stderr even when it is not a terminal (on a terminal: always a bar)")
     t.add_argument("--seed", type=int, default=None,
                    help="integer seed, FOR EXPERIMENTS ONLY (default: a fresh random key)")
     rs = sub.add_parser("rank-swap", help="baseline: rank swapping of INPUT to OUTPUT",
@@ -643,13 +645,13 @@ def cmd_tune(args) -> int:
     swaps = tune.parse_grid(args.rank_swap) if args.rank_swap else ()
     mdav = [int(v) for v in tune.parse_grid(args.mdav)] if args.mdav else ()
     con = _connect(args)
-    start = time.perf_counter()
-
-    def progress(done, total, label):
-        log(f"  [{done}/{total}] {label} ({time.perf_counter() - start:.1f} s)")
-    result = tune.sweep(con, args.input, args.columns, eps, k=args.k, q=args.q, reps=args.reps, scale=args.scale,
-                        target=args.target, categorical=args.categorical, seed=args.seed, rank_swap=swaps,
-                        mdav=mdav, progress=progress)
+    tty = sys.stderr.isatty()
+    if tty:     # our bar replaces DuckDB's, which would draw over it
+        con.execute("SET enable_progress_bar = false").fetchall()
+    with tune.ProgressBar(sys.stderr, redraw=tty) as bar:
+        result = tune.sweep(con, args.input, args.columns, eps, k=args.k, q=args.q, reps=args.reps, scale=args.scale,
+                            target=args.target, categorical=args.categorical, seed=args.seed, rank_swap=swaps,
+                            mdav=mdav, progress=bar if tty or args.progress else None)
     csv_path = os.path.join(args.output_dir, "tune.csv")
     _publish_file(csv_path, True, result.to_csv)
     print(f"wrote {csv_path}")

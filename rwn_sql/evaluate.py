@@ -25,9 +25,7 @@ Utility
   columns (categorical columns are not regressors), on each data set. Standard errors
   sqrt(diag(s^2 (X'X)^-1)) with s^2 = RSS / (n - p), p = number of coefficients; R^2 =
   1 - RSS / TSS; 95% confidence intervals beta +- t * se with t the 0.975 quantile of Student's
-  t with n - p degrees of freedom (computed here without scipy, by bisection on the
-  regularized incomplete beta function: within 1e-8 of scipy's t.ppf; above 1e7 degrees of
-  freedom the normal quantile 1.959963984540054, within 2e-7 of t). ``ci_overlap`` per
+  t with n - p degrees of freedom (scipy.special.stdtrit, as scipy.stats.t.ppf). ``ci_overlap`` per
   coefficient is Karr et al.'s (2006) measure
   0.5 * (|I_o n I_r| / |I_o| + |I_o n I_r| / |I_r|), 0 when the intervals are disjoint;
   ``ci_overlap_mean`` averages it over the coefficients, intercept included.
@@ -66,18 +64,24 @@ column adds 1 to the squared distance when its values differ, as RWN's default w
   ``unique_records`` is their number. Numeric values are compared as DOUBLE (integers beyond
   2^53 lose precision), categorical ones as text.
 
-Cost: the two nearest-neighbour searches (dcr, linkage) are a blocked brute force in numpy,
-no scipy: O(n^2 * p) time and O(CHUNK_ELEMENTS + n * p) memory (at most ~4 million distances,
-32 MB, at a time; never an n x n matrix). Candidate minima come from one matrix product
-(|r|^2 - 2 q.r, categorical columns with <= 64 levels one-hot encoded into the same product)
-and are then recomputed exactly, column by column, for every candidate within a 1e-9 relative
-allowance, so zero distances and ties are exact: a tie is exact floating-point equality of
-distances computed in the same order. Measured: about 70 s for 100,000 rows of 12 numeric and
-1 categorical column on 2 cores (370 MB peak). Everything else is O(n log n) or O(n p^2).
+Cost: the two nearest-neighbour searches (dcr, linkage) run over the distinct records
+(duplicates searched once, counted with their multiplicity) with scipy's cKDTree on the numeric
+columns, one tree per combination of categorical values (within one, every distance has the
+same mismatch count). Trees only propose candidates: the distances that decide a minimum are
+recomputed exactly, column by column, and every record within a 1e-9 relative allowance of the
+minimum is rechecked, so zero distances and ties are exact (a tie is exact floating-point
+equality of distances computed in the same order). Records whose nearest neighbour is a
+mismatch away are searched in every combination within reach, or, with more than 64
+combinations, by a blocked brute force (O(n^2) for those records); searches of at most
+SMALL_SEARCH pairs are one blocked brute force. Measured on 2 busy cores (benchmarks/
+bench_tune.py), 100,000 rows: 12 independent normal columns + 1 category 3.4 to 6.6 s; adult-like,
+6 numeric + 7 categorical columns (thousands of combinations), 18 to 19 s. Everything else is
+O(n log n) or O(n p^2).
 """
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 import os
@@ -86,18 +90,25 @@ from typing import Any
 
 import duckdb
 import numpy as np
+from scipy import special
+from scipy.spatial import cKDTree
 
 from . import engine
 from .engine import NUMERIC_TYPES, Source, resolve_source
 from .errors import RWNError
 from .identifiers import quote_ident
 
-__all__ = ["Evaluation", "OLSComparison", "Pair", "Risk", "Utility", "ci_overlap", "evaluate", "t_quantile"]
+__all__ = ["Evaluation", "OLSComparison", "Pair", "Risk", "Utility", "ci_overlap", "evaluate", "evaluate_replicates",
+           "t_quantile"]
 
-Z_975 = 1.959963984540054          # standard normal 0.975 quantile
-CHUNK_ELEMENTS = 4_000_000         # distances held at once by the nearest-neighbour search
-_TIE_ALLOWANCE = 1e-9              # relative slack when collecting candidates for exact recheck
-ONEHOT_LEVELS = 64                 # categorical columns with more levels are compared directly
+MISMATCH_COST = 1.0                # squared distance added by a categorical mismatch (RWN's w = 1)
+SMALL_SEARCH = 250_000             # at most this many pairs: blocked brute force, no trees
+MAX_GROUPS = 64                    # more category combinations: far queries by blocked brute force
+CHUNK_ELEMENTS = 4_000_000         # distances held at once by the blocked brute force
+ONEHOT_LEVELS = 64                 # in the brute force, columns with more levels are compared directly
+TREE_SLACK = 1e-9                  # relative allowance for the tree's rounding (actual: ~1e-15)
+TREE_FLOOR = 1e-300                # absolute allowance, for squared distances that underflow
+TREE_BATCH = 128                   # queries per bounded second-neighbour search (similar radii)
 INTERCEPT = "(Intercept)"
 
 
@@ -220,14 +231,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
     original standard deviations for the SDID risk. Raises RWNError on bad input.
     """
     columns, categorical, numeric = _check_parameters(columns, categorical, target)
-    if isinstance(sdid_k, bool):
-        raise RWNError(f"sdid_k must be a number, got {sdid_k!r}")
-    try:
-        sdid_k = float(sdid_k)
-    except (TypeError, ValueError):
-        raise RWNError(f"sdid_k must be a number, got {sdid_k!r}") from None
-    if not math.isfinite(sdid_k) or sdid_k < 0:
-        raise RWNError(f"sdid_k must be a finite number >= 0, got {sdid_k!r}")
+    sdid_k = _check_sdid_k(sdid_k)
 
     src_o = resolve_source(con, original)
     src_r = resolve_source(con, released)
@@ -253,6 +257,54 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
         raise RWNError(f"the released data ({src_r.label}) has {n_r} rows but the original "
                        f"({src_o.label}) has {n}: row i of the release must be the release of row i "
                        f"of the original, or pass id= to pair records by an id column")
+    original_data = _checked_original(xo, co, n, numeric)
+    return _measures(original_data, xr, cr, src_o.label, src_r.label, columns, numeric, categorical, target,
+                     sdid_k, paired_by=id or "position", dropped=dropped)
+
+
+def evaluate_replicates(con: duckdb.DuckDBPyConnection, original, released, reps: int, columns,
+                        target: str | None = None, categorical=(), sdid_k: float = 1.0,
+                        replicate: str = "replicate"):
+    """Yields evaluate(con, original, <the rows of `released` with `replicate` = r>, ...) for
+    r = 0 .. reps - 1, each replicate's rows in the order `released` gives them, paired by
+    position. The original and `released` are each read once, at the first value (tune's
+    sweeps: many releases, each evaluated as soon as the caller asks for it)."""
+    columns, categorical, numeric = _check_parameters(columns, categorical, target)
+    sdid_k = _check_sdid_k(sdid_k)
+    src_o = resolve_source(con, original)
+    src_r = resolve_source(con, released)
+    for role, src in (("original", src_o), ("released", src_r)):
+        _check_columns(src, role, columns, numeric)
+    engine.require_columns(src_r, [replicate], "replicate", where=f"the released data, {src_r.label}")
+    xo, co, n = _read(con, src_o, "original", numeric, categorical)
+    if n == 0:
+        raise RWNError(f"the original data ({src_o.label}) has no rows")
+    xr, cr, _ = _read(con, src_r, "released", numeric, categorical, replicate=replicate)
+    rep = cr.pop()[0].astype(np.int64)
+    original_data = _checked_original(xo, co, n, numeric)
+    for r in range(reps):
+        rows = np.flatnonzero(rep == r)
+        if len(rows) != n:
+            raise RWNError(f"replicate {r} of the released data ({src_r.label}) has {len(rows)} rows but the "
+                           f"original ({src_o.label}) has {n}")
+        yield _measures(original_data, xr[rows], [(t[rows], m[rows]) for t, m in cr], src_o.label,
+                        f"{src_r.label}, {replicate} {r}", columns, numeric, categorical, target, sdid_k)
+
+
+def _check_sdid_k(sdid_k) -> float:
+    if isinstance(sdid_k, bool):
+        raise RWNError(f"sdid_k must be a number, got {sdid_k!r}")
+    try:
+        sdid_k = float(sdid_k)
+    except (TypeError, ValueError):
+        raise RWNError(f"sdid_k must be a number, got {sdid_k!r}") from None
+    if not math.isfinite(sdid_k) or sdid_k < 0:
+        raise RWNError(f"sdid_k must be a finite number >= 0, got {sdid_k!r}")
+    return sdid_k
+
+
+def _checked_original(xo, co, n, numeric):
+    """(xo, co, n, sd, lo, hi) after the checks that concern the original alone."""
     if n < 2:
         raise RWNError("the data has a single row: the measures need at least 2 rows")
     sd = xo.std(axis=0, ddof=1) if numeric else np.zeros(0)
@@ -266,8 +318,13 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
                 raise RWNError(f"column {c!r} spans {float(lo[j])!r} to {float(hi[j])!r}, too wide for a "
                                f"double-precision range and standard deviation; rescale it (e.g. divide "
                                f"it by a power of ten)")
-    ko, kr = _codes(co, cr, n)
+    return xo, co, n, sd, lo, hi
 
+
+def _measures(original_data, xr, cr, label_o, label_r, columns, numeric, categorical, target, sdid_k,
+              paired_by="position", dropped=0) -> Evaluation:
+    xo, co, n, sd, lo, hi = original_data
+    ko, kr = _codes(co, cr, n)
     utility = Utility(
         corr_mad=_corr_mad(xo, xr) if len(numeric) >= 2 else None,
         **_pca(xo, xr, numeric, sd),
@@ -278,9 +335,9 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
                            if len(categorical) >= 2 else None),
     )
     risk = _risk(xo, xr, ko, kr, lo, hi, sd, sdid_k, bool(numeric))
-    return Evaluation(original=src_o.label, released=src_r.label, rows=n, columns=columns,
+    return Evaluation(original=label_o, released=label_r, rows=n, columns=columns,
                       numeric=numeric, categorical=categorical, target=target, sdid_k=sdid_k,
-                      utility=utility, risk=risk, paired_by=id or "position", dropped=dropped)
+                      utility=utility, risk=risk, paired_by=paired_by, dropped=dropped)
 
 
 def _pair_by_id(con, src_o: Source, src_r: Source, id: str):
@@ -353,10 +410,14 @@ def _check_columns(src: Source, role: str, columns, numeric) -> None:
                            f"type; list it in categorical= (--categorical) to compare it as categories")
 
 
-def _read(con, src: Source, role: str, numeric, categorical):
-    """(numeric columns as an (n, p) float64 array, [(text, NULL mask) per categorical column], n)."""
+def _read(con, src: Source, role: str, numeric, categorical, replicate: str | None = None):
+    """(numeric columns as an (n, p) float64 array, [(text, NULL mask) per categorical column], n);
+    with `replicate`, that column comes last among the categorical ones."""
     exprs = [f"CAST({quote_ident(c)} AS DOUBLE) AS n{j}" for j, c in enumerate(numeric)]
     exprs += [f"CAST({quote_ident(c)} AS VARCHAR) AS c{j}" for j, c in enumerate(categorical)]
+    if replicate is not None:
+        categorical = tuple(categorical) + (replicate,)
+        exprs.append(f"CAST({quote_ident(replicate)} AS BIGINT) AS c{len(categorical) - 1}")
     try:
         data = con.execute(f"SELECT {', '.join(exprs)} FROM {src.sql}").fetchnumpy()
     except duckdb.Error as exc:
@@ -517,6 +578,9 @@ def ci_overlap(a: tuple[float, float], b: tuple[float, float]) -> float:
 
 
 def _ks(a, b) -> float:
+    """scipy.stats.ks_2samp's statistic, computed as ks_2samp computes it (both empirical CDFs
+    at every data point). ks_2samp itself is not called: its p-value, unused here, costs about
+    0.5 ms a column, 16 s of the bodyfat paper reproduction's 2,315 evaluations."""
     a, b = np.sort(a), np.sort(b)
     grid = np.concatenate([a, b])
     fa = np.searchsorted(a, grid, side="right") / len(a)
@@ -532,8 +596,9 @@ def _tv(a, b) -> float:
 
 
 def _entropy(counts) -> float:
-    p = counts[counts > 0] / counts.sum()
-    return float(-np.sum(p * np.log(p)))
+    """Plug-in entropy in nats. scipy.special.entr(p) = -p log p (0 at p = 0); the same sum as
+    scipy.stats.entropy, which costs 300 microseconds a call in argument handling."""
+    return float(np.sum(special.entr(counts / counts.sum())))
 
 
 def _multi_information(k) -> float:
@@ -544,74 +609,13 @@ def _multi_information(k) -> float:
 
 # ----------------------------------------------------------------------------- Student t
 
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 200000):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-15:
-            break
-    return h
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """Regularized incomplete beta I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                     + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
-
-
-def _t_upper_tail(t: float, df: float) -> float:
-    """P(T > t) for t >= 0."""
-    return 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
-
-
 def t_quantile(p: float, df: float) -> float:
-    """The p quantile of Student's t with df degrees of freedom, for 0.5 <= p < 1 (bisection on
-    the regularized incomplete beta function); the normal quantile above 1e7 degrees of freedom
-    (only p = 0.975 is supported there)."""
-    if not 0.5 <= p < 1.0 or not df > 0:
-        raise ValueError(f"t_quantile needs 0.5 <= p < 1 and df > 0, got p={p}, df={df}")
-    if df > 1e7:
-        if p != 0.975:
-            raise ValueError("t_quantile above 1e7 degrees of freedom supports p = 0.975 only")
-        return Z_975
-    tail = 1.0 - p
-    lo, hi = 0.0, 2.0
-    while _t_upper_tail(hi, df) > tail:
-        lo, hi = hi, hi * 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if _t_upper_tail(mid, df) > tail:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-13 * hi:
-            break
-    return 0.5 * (lo + hi)
+    """The p quantile of Student's t with df degrees of freedom, for 0 < p < 1 and df > 0:
+    scipy.special.stdtrit, the function behind scipy.stats.t.ppf (called directly: t.ppf's
+    argument handling costs 100 microseconds a call, 80 times the quantile itself)."""
+    if not 0.0 < p < 1.0 or not df > 0:
+        raise ValueError(f"t_quantile needs 0 < p < 1 and df > 0, got p={p}, df={df}")
+    return float(special.stdtrit(df, p))
 
 
 # ----------------------------------------------------------------------------- risk
@@ -623,25 +627,48 @@ def _sqdist(a_num, a_cat, b_num, b_cat):
         diff = a_num[:, j] - b_num[:, j]
         d = d + diff * diff
     if a_cat.shape[1]:
-        d = d + np.sum(a_cat != b_cat, axis=1)
+        d = d + MISMATCH_COST * np.sum(a_cat != b_cat, axis=1)
     return d
 
 
-def nearest_sqdist(q_num, q_cat, r_num, r_cat, count_ties: bool = False):
-    """For every query row, the exact squared distance to its nearest reference row (and, with
-    count_ties, how many reference rows share that distance). Numeric columns are compared by
-    squared difference, categorical codes (integers) add 1 per mismatch. Blocked brute force:
-    O(nq * nr * (p + levels)) time, O(CHUNK_ELEMENTS + (nq + nr) * (p + levels)) memory, where
-    levels counts the categories of the columns with at most ONEHOT_LEVELS of them."""
+def _row_ids(num, cat):
+    """(ids, first): ids[i] numbers row i's distinct value combination, `first` holds one row
+    index per id. Identical records have identical distances to everything, so the searches
+    below handle each combination once and weigh it by its count."""
+    rows = np.ascontiguousarray(np.column_stack([num, cat.astype(np.float64)]))
+    if rows.shape[1] == 0:
+        return np.zeros(len(rows), np.int64), np.zeros(min(len(rows), 1), np.int64)
+    # bytes compared instead of np.unique(axis=0) (twice as fast): values are never NaN, and
+    # -0.0 became 0.0 when read, so equal bytes <=> equal values
+    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).reshape(-1)
+    _, first, ids = np.unique(keys, return_index=True, return_inverse=True)
+    return ids.reshape(-1), first
+
+
+def _distinct(ids, rows):
+    """The distinct combinations among `rows` (indices into ids): (local ids of those rows,
+    one row index per combination, its count)."""
+    _, first, local, counts = np.unique(ids[rows], return_index=True, return_inverse=True, return_counts=True)
+    return local.reshape(-1), rows[first], counts
+
+
+def _numeric_points(num):
+    """The points of a k-d tree over the numeric columns (one zero column when there are none)."""
+    return np.ascontiguousarray(num) if num.shape[1] else np.zeros((len(num), 1))
+
+
+def _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts):
+    """_nearest's answer by a blocked brute force (the method before the k-d trees), for the
+    queries whose nearest record is a mismatch away when there are too many category
+    combinations to visit one by one: O(nq nr (p + levels)) time, O(CHUNK_ELEMENTS + (nq + nr) (p + levels)) memory. Candidate minima
+    come from one matrix product, [-2q, 1, -onehot(q)] . [r, |r|^2 + m, onehot(r)] = |q - r|^2
+    - |q|^2 + mismatches (as [a != b] = 1 - onehot(a).onehot(b)), and every candidate within a
+    1e-9 relative allowance is recomputed exactly by _sqdist."""
     nq, nr = len(q_num), len(r_num)
     chunk = max(1, CHUNK_ELEMENTS // max(nr, 1))
     q_sq = np.sum(q_num * q_num, axis=1)
     r_sq = np.sum(r_num * r_num, axis=1)
-    slack = _TIE_ALLOWANCE * (1.0 + q_sq + float(r_sq.max()) + q_cat.shape[1])
-    # One product gives |r|^2 - 2 q.r + (categorical mismatches), i.e. the squared distance
-    # minus |q|^2 (constant per query row, so the same minimum): the query side holds
-    # [-2q, 1, -onehot(q)], the reference side [r, |r|^2 + m, onehot(r)], because
-    # [a != b] = 1 - onehot(a).onehot(b). Columns with many categories are compared directly.
+    slack = TREE_SLACK * (1.0 + q_sq + float(r_sq.max()) + q_cat.shape[1])
     q_parts, r_parts, direct = [-2.0 * q_num, np.ones((nq, 1))], [r_num, r_sq[:, None].copy()], []
     for j in range(q_cat.shape[1]):
         levels = int(max(q_cat[:, j].max(initial=0), r_cat[:, j].max(initial=0))) + 1
@@ -652,8 +679,7 @@ def nearest_sqdist(q_num, q_cat, r_num, r_cat, count_ties: bool = False):
         else:
             direct.append(j)
     q_aug, r_aug_t = np.hstack(q_parts), np.ascontiguousarray(np.hstack(r_parts).T)
-    out = np.empty(nq)
-    ties = np.empty(nq, np.int64) if count_ties else None
+    best, ties = np.empty(nq), np.empty(nq, np.int64)
     for s in range(0, nq, chunk):
         e = min(nq, s + chunk)
         approx = q_aug[s:e] @ r_aug_t
@@ -663,18 +689,148 @@ def nearest_sqdist(q_num, q_cat, r_num, r_cat, count_ties: bool = False):
         rows, cols = np.nonzero(approx <= limit[:, None])
         exact = _sqdist(q_num[s + rows], q_cat[s + rows], r_num[cols], r_cat[cols])
         starts = np.searchsorted(rows, np.arange(e - s))
-        best = np.minimum.reduceat(exact, starts)
-        out[s:e] = best
-        if ties is not None:
-            ties[s:e] = np.add.reduceat((exact == best[rows]).astype(np.int64), starts)
-    return (out, ties) if ties is not None else out
+        low = np.minimum.reduceat(exact, starts)
+        best[s:e] = low
+        ties[s:e] = np.add.reduceat(np.where(exact == low[rows], r_counts[cols], 0), starts)
+    return best, ties
+
+
+def _workers(queries: int) -> int:
+    """cKDTree's threads pay off for large batches only (starting them costs ~0.1 ms)."""
+    return -1 if queries >= 2000 else 1
+
+
+def _nearest(q_num, q_cat, r_num, r_cat, r_counts):
+    """For distinct query rows against distinct reference rows (r_counts: how many records
+    each stands for): the exact nearest squared distance and how many records share it.
+
+    k-d trees (scipy's cKDTree) over the NUMERIC columns propose candidates: one over all
+    reference rows and one per combination of categorical values (a "group"), in which the
+    categorical part of every distance is the same number of mismatches m. Every distance
+    that decides the answer is computed exactly by _sqdist, so the minimum and the ties are a
+    brute force's (a tie is exact floating-point equality). Why exact: an upper bound U of the
+    minimum comes from the exact distances of two candidates (the nearest in numeric space
+    overall and within the query's own group). A row of a group with m mismatches is within
+    U only if its numeric squared distance is within U - m, so every such row lies in that
+    group's ball of squared radius (U - m) (1 + TREE_SLACK) + U TREE_SLACK (rounding of the
+    trees and of the sums is ~1e-15 relative); all rows of those balls are checked exactly.
+    When U < MISMATCH_COST only the own group (m = 0) can hold such rows; otherwise every
+    group within reach is searched, or, beyond MAX_GROUPS groups, _blocked_nearest answers."""
+    nq, nr = len(q_num), len(r_num)
+    if nq * nr <= SMALL_SEARCH:            # tiny data (bodyfat: 241 x 241): one block beats the trees
+        return _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts)
+    if q_cat.shape[1]:
+        both = np.ascontiguousarray(np.vstack([q_cat, r_cat]))
+        keys = both.view(np.dtype((np.void, both.dtype.itemsize * both.shape[1]))).reshape(-1)
+        _, comb = np.unique(keys, return_inverse=True)
+        comb = comb.reshape(-1)
+    else:
+        comb = np.zeros(nq + nr, np.int64)
+    q_comb, r_comb = comb[:nq], comb[nq:]
+    r_order = np.argsort(r_comb, kind="stable")
+    first = np.searchsorted(r_comb[r_order], np.arange(comb.max() + 2))
+    trees = {}
+
+    def group(g):
+        if g not in trees:
+            members = r_order[first[g]:first[g + 1]]
+            trees[g] = (cKDTree(_numeric_points(r_num[members])), members)
+        return trees[g]
+
+    q_points = _numeric_points(q_num)
+    upper, own = np.full(nq, np.inf), np.zeros(nq, np.int64)
+    has_own = first[q_comb + 1] > first[q_comb]
+    by_comb = np.argsort(q_comb, kind="stable")
+    own_groups = [qs for qs in np.split(by_comb, np.flatnonzero(np.diff(q_comb[by_comb])) + 1) if has_own[qs[0]]]
+    for qs in own_groups:
+        tree, members = group(q_comb[qs[0]])
+        _, j = tree.query(q_points[qs], k=1, workers=_workers(len(qs)))
+        own[qs] = members[j]
+        upper[qs] = _sqdist(q_num[qs], q_cat[qs], r_num[own[qs]], r_cat[own[qs]])
+    # no own group, or its nearest is a mismatch away: the nearest in numeric space overall
+    far = np.flatnonzero(~(upper + upper * TREE_SLACK + TREE_FLOOR < MISMATCH_COST))
+    if len(far):
+        _, cand = cKDTree(_numeric_points(r_num)).query(q_points[far], k=1, workers=_workers(len(far)))
+        upper[far] = np.minimum(upper[far], _sqdist(q_num[far], q_cat[far], r_num[cand], r_cat[cand]))
+
+    pairs_q, pairs_r = [], []
+
+    def collect(qs, tree, members, radius2):
+        found = tree.query_ball_point(q_points[qs], np.sqrt(radius2), workers=_workers(len(qs)))
+        lengths = np.fromiter((len(f) for f in found), np.int64, len(found))
+        pairs_q.append(np.repeat(qs, lengths))
+        pairs_r.append(members[np.fromiter(itertools.chain.from_iterable(found), np.int64, int(lengths.sum()))])
+
+    slack = upper * TREE_SLACK + TREE_FLOOR
+    narrow = upper + slack < MISMATCH_COST        # then `own` is a row at distance upper
+    best, ties = upper.copy(), r_counts[own].astype(np.int64)
+    for qs in own_groups:
+        qs = qs[narrow[qs]]
+        if not len(qs):
+            continue
+        tree, members = group(q_comb[qs[0]])
+        radius = np.sqrt(upper[qs] + slack[qs])
+        # Is any other row of the group within the radius? A k = 2 search bounded by the
+        # radius is about twice as fast as a ball search; the bound is one number per call,
+        # so the queries go in small batches of similar radius. Only crowded ones get a ball search.
+        crowded = []
+        by_radius = np.argsort(radius, kind="stable")
+        for batch in np.array_split(by_radius, max(1, len(by_radius) // TREE_BATCH)):
+            second, _ = tree.query(q_points[qs[batch]], k=2, distance_upper_bound=np.nextafter(radius[batch[-1]], np.inf),
+                                   workers=_workers(len(batch)))
+            crowded.append(batch[second.reshape(len(batch), -1)[:, -1] <= radius[batch]])
+        crowded = np.concatenate(crowded)
+        if len(crowded):
+            collect(qs[crowded], tree, members, upper[qs[crowded]] + slack[qs[crowded]])
+    wide = np.flatnonzero(~narrow)
+    r_groups = np.unique(r_comb)
+    if len(wide) and len(r_groups) > MAX_GROUPS:      # too many groups to visit one by one
+        best[wide], ties[wide] = _blocked_nearest(q_num[wide], q_cat[wide], r_num, r_cat, r_counts)
+        wide = wide[:0]
+    wide_cat = q_cat[wide]
+    for g in (r_groups if len(wide) else ()):
+        tree, members = group(g)
+        m = MISMATCH_COST * np.sum(wide_cat != r_cat[members[0]], axis=1)
+        room = upper[wide] - m
+        reach = room + slack[wide] >= 0
+        if reach.any():
+            collect(wide[reach], tree, members, np.maximum(room[reach], 0.0) * (1.0 + TREE_SLACK) + slack[wide[reach]])
+    if not pairs_q:
+        return best, ties
+    rows, cols = np.concatenate(pairs_q), np.concatenate(pairs_r)
+    exact = _sqdist(q_num[rows], q_cat[rows], r_num[cols], r_cat[cols])
+    checked = np.unique(rows)
+    low = np.full(nq, np.inf)
+    np.minimum.at(low, rows, exact)
+    counted = np.bincount(rows, weights=np.where(exact == low[rows], r_counts[cols], 0), minlength=nq)
+    best[checked], ties[checked] = low[checked], counted[checked].astype(np.int64)
+    return best, ties
+
+
+def nearest_sqdist(q_num, q_cat, r_num, r_cat, count_ties: bool = False):
+    """For every query row, the exact squared distance to its nearest reference row (and, with
+    count_ties, how many reference rows share that distance). Numeric columns are compared by
+    squared difference, categorical codes (integers) add MISMATCH_COST per mismatch. k-d
+    tree searches with an exact recheck (see _nearest)."""
+    q_ids, q_first = _row_ids(q_num, q_cat)
+    r_ids, r_first = _row_ids(r_num, r_cat)
+    r_counts = np.bincount(r_ids, minlength=len(r_first))
+    best, ties = _nearest(q_num[q_first], q_cat[q_first], r_num[r_first], r_cat[r_first], r_counts)
+    return (best[q_ids], ties[q_ids]) if count_ties else best[q_ids]
 
 
 def _risk(xo, xr, ko, kr, lo, hi, sd, k, has_numeric) -> Risk:
+    n = len(xo)
     so = (xo - lo) / (hi - lo)
     sr = (xr - lo) / (hi - lo)
-    dcr = np.sqrt(nearest_sqdist(so, ko, sr, kr))
-    nearest, ties = nearest_sqdist(sr, kr, so, ko, count_ties=True)
+    # one numbering of the distinct records of both data sets serves both searches and unique survival
+    ids, _ = _row_ids(np.vstack([xo, xr]), np.vstack([ko, kr]))
+    o_local, o_rows, o_counts = _distinct(ids, np.arange(n))
+    r_local, r_rows, r_counts = _distinct(ids, np.arange(n, 2 * n))
+    s_all, k_all = np.vstack([so, sr]), np.vstack([ko, kr])
+    dcr_u, _ = _nearest(s_all[o_rows], k_all[o_rows], s_all[r_rows], k_all[r_rows], r_counts)
+    near_u, ties_u = _nearest(s_all[r_rows], k_all[r_rows], s_all[o_rows], k_all[o_rows], o_counts)
+    dcr, nearest, ties = np.sqrt(dcr_u[o_local]), near_u[r_local], ties_u[r_local]
     own = _sqdist(sr, kr, so, ko)
     linked = own <= nearest                  # own source among the nearest (own >= nearest always)
 
@@ -687,14 +843,10 @@ def _risk(xo, xr, ko, kr, lo, hi, sd, k, has_numeric) -> Risk:
     else:
         sdid = sdid_sdcmicro = None
 
-    n = len(xo)
-    rows = np.column_stack([np.vstack([xo, xr]), np.vstack([ko, kr]).astype(np.float64)])
-    _, inv, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
-    inv = inv.reshape(-1)
-    in_original = np.bincount(inv[:n], minlength=len(counts))
-    in_release = np.bincount(inv[n:], minlength=len(counts)) > 0
-    unique = in_original[inv[:n]] == 1
-    survived = in_release[inv[:n]] & unique
+    in_original = np.bincount(ids[:n], minlength=ids.max() + 1)
+    in_release = np.bincount(ids[n:], minlength=ids.max() + 1) > 0
+    unique = in_original[ids[:n]] == 1
+    survived = in_release[ids[:n]] & unique
     n_unique = int(unique.sum())
     return Risk(
         dcr_mean=float(dcr.mean()),

@@ -20,6 +20,8 @@ import io
 import json
 import math
 import os
+import threading
+import time
 from dataclasses import dataclass, field
 
 import duckdb
@@ -28,7 +30,7 @@ import numpy as np
 from . import engine, sqlgen
 from .api import check_pair_budget
 from .errors import RWNError
-from .evaluate import Evaluation, evaluate
+from .evaluate import Evaluation, evaluate, evaluate_replicates
 from .identifiers import quote_ident
 from .randomness import key_variable, resolve_key
 from .spec import RWNSpec
@@ -167,19 +169,15 @@ def _summarise(evaluations: list[Evaluation]) -> dict[str, tuple[float | None, f
     return out
 
 
-def _evaluate_replicates(con, original_sql: str, table: str, reps: int, columns, target, categorical):
-    return [evaluate(con, original_sql, f"SELECT * EXCLUDE (replicate) FROM {quote_ident(table)} "
-                                        f"WHERE replicate = {r} ORDER BY rowid",
-                     columns, target=target, categorical=categorical) for r in range(reps)]
-
-
 def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 5, q: float = 1.0,
           reps: int = 20, scale: str = "minmax", target: str | None = None, categorical=(),
           key: str | None = None, seed: int | None = None, rank_swap=(), mdav=(), progress=None) -> SweepResult:
     """RWN over a grid of eps (k, q fixed), `reps` releases each, plus optional baselines:
     rank swapping for each P in `rank_swap` (percent, `reps` releases each) and MDAV for each
-    group size in `mdav` (deterministic: one release). `progress(done, total, label)` is
-    called after every setting."""
+    group size in `mdav` (deterministic: one release). `progress(done, total, label)` counts
+    releases evaluated (total = reps per eps and per P, plus one per MDAV k); it is called
+    when the sweep and each setting start (label says what runs, e.g. "rwn eps=0.3:
+    neighbourhoods and 20 releases") and after every release evaluated."""
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
         raise RWNError(f"reps must be an integer >= 1, got {reps!r}")
     eps_values = _checked_grid(list(eps_values), "eps_values")
@@ -191,12 +189,18 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
         raise RWNError(str(exc)) from None
     src = engine.resolve_source(con, source)
     columns = list(columns)
-    total = len(eps_values) + len(rank_swap) + len(mdav)
+    total = (len(eps_values) + len(rank_swap)) * reps + len(mdav)
     settings, figure1, done = [], {}, 0
+
+    def report(label):
+        if progress:
+            progress(done, total, label)
+
     original_sql = f"SELECT * FROM {src.sql}"
     table = "__rwn_sweep_releases"
     try:
         for eps in eps_values:
+            report(f"rwn eps={eps:g}: neighbourhoods and {reps} releases")
             try:
                 spec = RWNSpec(columns=tuple(columns), categorical=tuple(categorical), k=k, eps=eps, q=q, scale=scale)
             except (TypeError, ValueError) as exc:
@@ -208,14 +212,16 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
             figure1[eps] = {"size": size.tolist(), "dcr": dcr.tolist()}
             engine.run(con, f"CREATE OR REPLACE TEMP TABLE {table} AS "
                             + sqlgen.perturb_sql(src.sql, spec, key_variable(con, the_key), reps=reps))
-            evs = _evaluate_replicates(con, original_sql, table, reps, columns, target, categorical)
+            evs = []
+            for ev in evaluate_replicates(con, original_sql, f"SELECT * FROM {quote_ident(table)} ORDER BY rowid",
+                                          reps, columns, target=target, categorical=categorical):
+                evs.append(ev)
+                done += 1
+                report(f"rwn eps={eps:g}: release {len(evs)}/{reps} evaluated")
             settings.append(Setting("rwn", "eps", eps, reps, _summarise(evs), {
                 "size_min": float(size.min()), "size_median": float(np.median(size)),
                 "size_mean": float(size.mean()), "size_max": float(size.max()),
                 "share_at_k": float(np.mean(size == k))}))
-            done += 1
-            if progress:
-                progress(done, total, settings[-1].label())
         for name, values, param, random_ in (("rank_swap", rank_swap, "P", True), ("mdav", mdav, "k", False)):
             if not values:
                 continue
@@ -224,6 +230,7 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
                 runs = reps if random_ else 1
                 evs = []
                 for r in range(runs):
+                    report(f"{name} {param}={value:g}: release {r + 1}/{runs}")
                     if random_:
                         baselines.rank_swap(con, source, columns, value,
                                             key=sqlgen.replicate_key(the_key, r), into=table + "_b", replace=True)
@@ -232,14 +239,67 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
                                        replace=True)
                     evs.append(evaluate(con, original_sql, f"SELECT * FROM {quote_ident(table + '_b')} ORDER BY rowid",
                                         columns, target=target, categorical=categorical))
+                    done += 1
                 settings.append(Setting(name, param, float(value), runs, _summarise(evs)))
-                done += 1
-                if progress:
-                    progress(done, total, settings[-1].label())
+                report(f"{name} {param}={value:g}: done")
     finally:
         for t in (table, table + "_b"):
             con.execute(f"DROP TABLE IF EXISTS {quote_ident(t)}").fetchall()
     return SweepResult(source=src.label, columns=columns, k=k, q=q, settings=settings, figure1=figure1)
+
+
+class ProgressBar:
+    """A `progress` callback for sweep() that draws on `stream` (stderr, say). With
+    redraw=True (a terminal): one line, redrawn in place with a bar, the releases evaluated,
+    what runs now and the elapsed seconds, also every `tick` seconds while a long statement
+    runs, so it moves from the first second. With redraw=False (a log file): one line per call.
+    Use as a context manager; leaving it ends the line and stops the redrawing thread."""
+
+    def __init__(self, stream, redraw: bool, width: int = 24, tick: float = 0.5):
+        self.stream, self.redraw, self.width, self.tick = stream, redraw, width, tick
+        self.state = (0, 1, "starting")
+        self.start = time.perf_counter()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._ticks, daemon=True) if redraw else None
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+        if self._thread:
+            self._draw()
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread:
+            self._thread.join()
+            with self._lock:
+                self.stream.write("\n")
+                self.stream.flush()
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        with self._lock:
+            self.state = (done, total, label)
+        self._draw()
+
+    def line(self) -> str:
+        done, total, label = self.state
+        filled = self.width * done // max(total, 1)
+        bar = "#" * filled + "-" * (self.width - filled)
+        return f"[{bar}] {done}/{total} releases  {label}  ({time.perf_counter() - self.start:.0f} s)"
+
+    def _draw(self) -> None:
+        with self._lock:
+            if self.redraw:
+                self.stream.write("\r\x1b[2K" + self.line())      # \x1b[2K: clear the old line
+            else:
+                self.stream.write(self.line() + "\n")
+            self.stream.flush()
+
+    def _ticks(self) -> None:
+        while not self._stop.wait(self.tick):
+            self._draw()
 
 
 # --- the report ---------------------------------------------------------------------------

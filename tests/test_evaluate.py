@@ -231,35 +231,125 @@ def test_simple_regression_matches_linregress(con):
         assert getattr(ev.utility.ols.r2, role) == pytest.approx(fit.rvalue ** 2)
 
 
-@pytest.mark.parametrize("df", [1, 2, 3, 5, 10, 30, 227, 1000, 123456])
+@pytest.mark.parametrize("df", [1, 2, 3, 5, 10, 30, 227, 1000, 123456, 1e9])
 def test_t_quantile_matches_scipy(df):
     assert t_quantile(0.975, df) == pytest.approx(stats.t.ppf(0.975, df), rel=1e-10)
     assert t_quantile(0.9, df) == pytest.approx(stats.t.ppf(0.9, df), rel=1e-10)
 
 
-@pytest.mark.parametrize("onehot_levels", [64, 1])      # categories in the product / compared directly
-def test_blocked_nearest_neighbour_search_is_exact(monkeypatch, onehot_levels):
-    """Tiny blocks (3 query rows at a time), lattice data full of ties and duplicates, plus two
-    categorical columns: same squared distances and tie counts as an exact brute force."""
-    rng = np.random.default_rng(11)
-    q = rng.integers(0, 4, size=(300, 3)) / 3.0
-    ref = rng.integers(0, 4, size=(250, 3)) / 3.0
-    qc, rc = rng.integers(0, 3, size=(300, 2)), rng.integers(0, 3, size=(250, 2))
-    monkeypatch.setattr(evaluate_module, "CHUNK_ELEMENTS", 3 * 250)
-    monkeypatch.setattr(evaluate_module, "ONEHOT_LEVELS", onehot_levels)
-    got, ties = nearest_sqdist(q, qc, ref, rc, count_ties=True)
-    full = np.zeros((300, 250))
-    for j in range(3):                   # same column order as the implementation: exact ties
+@pytest.mark.parametrize("p", [0.6, 0.9, 0.975, 0.995])
+def test_t_quantile_closed_forms(p):
+    """Closed forms independent of scipy: df = 1 is the Cauchy quantile tan(pi (p - 1/2)),
+    df = 2 is (2p - 1) / sqrt(2 p (1 - p)). Both are evaluated to ~1e-15 relative; the
+    incomplete-beta inversion behind stdtrit is good to ~1e-13, hence rel=1e-12."""
+    assert t_quantile(p, 1) == pytest.approx(math.tan(math.pi * (p - 0.5)), rel=1e-12)
+    assert t_quantile(p, 2) == pytest.approx((2 * p - 1) / math.sqrt(2 * p * (1 - p)), rel=1e-12)
+    assert t_quantile(0.975, 10) == pytest.approx(2.228, abs=5e-4)      # textbook table, 3 decimals
+
+
+def brute_force(q, qc, ref, rc):
+    """Every squared distance, numeric columns added in order then mismatches: the exact
+    arithmetic of the implementation, so ties are exact floating-point equality."""
+    full = np.zeros((len(q), len(ref)))
+    for j in range(q.shape[1]):
         full = full + (q[:, None, j] - ref[None, :, j]) ** 2
-    full = full + (qc[:, None, :] != rc[None, :, :]).sum(axis=2)
-    np.testing.assert_array_equal(got, full.min(axis=1))
-    np.testing.assert_array_equal(ties, (full == full.min(axis=1)[:, None]).sum(axis=1))
-    assert np.sum(got == 0) > 0 and ties.max() > 1
-    # continuous data against scipy's k-d tree
+    return full + (qc[:, None, :] != rc[None, :, :]).sum(axis=2)
+
+
+@pytest.mark.parametrize("seed,max_groups,onehot_levels", [(11, 64, 64), (12, 64, 64), (13, 0, 64), (14, 0, 1)])
+def test_nearest_search_is_exact(monkeypatch, seed, max_groups, onehot_levels):
+    """Lattice data full of exact ties and duplicate rows, categorical columns (groups of
+    equal categories, minima both below and above one mismatch), numeric-only and
+    categorical-only shapes: same squared distances and tie counts as a brute force, to the
+    last bit. max_groups=0 takes the blocked brute force used for many category combinations
+    (in blocks of 3 query rows; onehot_levels=1 compares categories directly, not by product)."""
+    monkeypatch.setattr(evaluate_module, "MAX_GROUPS", max_groups)
+    monkeypatch.setattr(evaluate_module, "SMALL_SEARCH", 0)
+    monkeypatch.setattr(evaluate_module, "ONEHOT_LEVELS", onehot_levels)
+    monkeypatch.setattr(evaluate_module, "CHUNK_ELEMENTS", 3 * 250)
+    rng = np.random.default_rng(seed)
+    shapes = [(3, 2), (3, 0), (0, 2), (1, 1), (5, 3)]
+    zeros = most_ties = 0
+    for trial in range(20):
+        p, m = shapes[trial % len(shapes)]
+        nq, nr = int(rng.integers(2, 300)), int(rng.integers(1, 250))
+        q, ref = rng.integers(0, 4, size=(nq, p)) / 3.0, rng.integers(0, 4, size=(nr, p)) / 3.0
+        qc, rc = rng.integers(0, 3, size=(nq, m)), rng.integers(0, 3, size=(nr, m))
+        got, ties = nearest_sqdist(q, qc, ref, rc, count_ties=True)
+        full = brute_force(q, qc, ref, rc)
+        np.testing.assert_array_equal(got, full.min(axis=1))
+        np.testing.assert_array_equal(ties, (full == full.min(axis=1)[:, None]).sum(axis=1))
+        np.testing.assert_array_equal(nearest_sqdist(q, qc, ref, rc), got)
+        zeros, most_ties = zeros + np.sum(got == 0), max(most_ties, ties.max())
+    assert zeros > 0 and most_ties > 1               # the data really has duplicates and ties
+    # continuous data (unique nearest rows: the path without ball searches) against the brute force
     q, ref = rng.normal(size=(500, 4)), rng.normal(size=(400, 4))
+    qc, rc = rng.integers(0, 2, size=(500, 1)), rng.integers(0, 2, size=(400, 1))
+    got, ties = nearest_sqdist(q, qc, ref, rc, count_ties=True)
+    full = brute_force(q, qc, ref, rc)
+    np.testing.assert_array_equal(got, full.min(axis=1))
+    assert set(ties) == {1}
     d, _ = spatial.cKDTree(ref).query(q, k=1)
     np.testing.assert_allclose(np.sqrt(nearest_sqdist(q, np.zeros((500, 0), int), ref, np.zeros((400, 0), int))),
                                d, rtol=1e-12)
+
+
+@pytest.mark.parametrize("small_search", [0, 10 ** 9])     # k-d trees / one blocked brute force
+def test_risk_measures_match_brute_force_with_categories_ties_and_duplicates(con, monkeypatch, small_search):
+    """dcr_mean, linkage_rate and linkage_rate_expected from the full distance matrices, on
+    integer data with duplicate records, exact ties and two categorical columns (one of them
+    with NULLs), paired by position and by id with dropped records."""
+    monkeypatch.setattr(evaluate_module, "SMALL_SEARCH", small_search)
+    rng = np.random.default_rng(7)
+    n = 400
+    a, b = rng.integers(0, 5, n).astype(float), rng.integers(0, 3, n).astype(float)
+    g, h = rng.choice(["x", "y", "z"], n), rng.choice(["u", "v"], n)
+    a[:80], b[:80], g[:80], h[:80] = a[80:160], b[80:160], g[80:160], h[80:160]      # duplicates
+    ra, rb = a.copy(), b.copy()
+    moved = rng.random(n) < 0.5
+    ra[moved] = rng.integers(0, 5, moved.sum())
+    rg = np.where(rng.random(n) < 0.2, rng.choice(["x", "y", "z"], n), g)
+    load_numpy(con, "o", {"rid": np.arange(n), "a": a, "b": b, "g": g, "h": h})
+    load_numpy(con, "r", {"rid": np.arange(n), "a": ra, "b": rb, "g": rg, "h": h})
+    con.execute("UPDATE r SET h = NULL WHERE rid % 7 = 0").fetchall()
+    cols = ["a", "b", "g", "h"]
+
+    def expected(keep):
+        xo, xr = np.column_stack([a, b])[keep], np.column_stack([ra, rb])[keep]
+        hr = np.where(np.arange(n) % 7 == 0, None, h)
+        co = np.column_stack([g, h])[keep]
+        cr = np.column_stack([rg, hr])[keep]
+        lo, hi = xo.min(axis=0), xo.max(axis=0)
+        so, sr = (xo - lo) / (hi - lo), (xr - lo) / (hi - lo)
+        d_or = brute_force(so, co, sr, cr)                  # original rows x released rows
+        d_ro = brute_force(sr, cr, so, co)
+        nearest = d_ro.min(axis=1)
+        own = np.diag(d_ro)
+        ties = (d_ro == nearest[:, None]).sum(axis=1)
+        linked = own == nearest
+        return np.sqrt(d_or.min(axis=1)).mean(), linked.mean(), np.where(linked, 1 / ties, 0).mean(), ties
+
+    ev = evaluate(con, "o", "r", cols, categorical=["g", "h"])
+    dcr, rate, rate_expected, ties = expected(np.arange(n))
+    assert ties.max() > 5                        # the data really is full of ties
+    assert ev.risk.dcr_mean == pytest.approx(dcr, rel=1e-12)
+    assert ev.risk.linkage_rate == rate and ev.risk.linkage_rate_expected == pytest.approx(rate_expected, rel=1e-12)
+    assert (ev.paired_by, ev.dropped) == ("position", 0)
+
+    shuffled = "SELECT * FROM r WHERE rid % 5 <> 1 ORDER BY hash(rid)"
+    ev = evaluate(con, "o", shuffled, cols, categorical=["g", "h"], id="rid")
+    keep = np.flatnonzero(np.arange(n) % 5 != 1)
+    dcr, rate, rate_expected, _ = expected(keep)
+    assert (ev.paired_by, ev.dropped, ev.rows) == ("rid", n - len(keep), len(keep))
+    assert ev.risk.dcr_mean == pytest.approx(dcr, rel=1e-12)
+    assert ev.risk.linkage_rate == rate and ev.risk.linkage_rate_expected == pytest.approx(rate_expected, rel=1e-12)
+    # entropies through scipy.special.entr against scipy.stats.entropy
+    codes = {v: i for i, v in enumerate(sorted(set(g)))}
+    gi, hi_ = np.array([codes[v] for v in g]), (h == "v").astype(int)
+    joint = np.unique(np.column_stack([gi, hi_]), axis=0, return_counts=True)[1]
+    mi = stats.entropy(np.bincount(gi)) + stats.entropy(np.bincount(hi_)) - stats.entropy(joint)
+    assert evaluate(con, "o", "o", cols, categorical=["g", "h"]).utility.multi_information.original == \
+        pytest.approx(mi, abs=1e-12)
 
 
 # ----------------------------------------------------------------------------- sources and JSON

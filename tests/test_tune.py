@@ -121,3 +121,49 @@ def test_sweep_bad_input(con, bodyfat):
         tune.sweep(con, bodyfat, COLS + ["Nope"], [0.3], reps=1)
     with pytest.raises(RWNError, match="eps must be >= 0"):
         tune.sweep(con, bodyfat, COLS, [-0.1], reps=1)
+
+
+def test_progress_counts_every_release(con, bodyfat):
+    """progress(done, total, label): called when the sweep starts (done 0), then for every
+    release evaluated, up to done = total = reps per eps and per P, plus one per MDAV k."""
+    calls = []
+    tune.sweep(con, bodyfat, COLS, [0.3, 0.5], reps=2, key="progress-key-0123456789", rank_swap=[12.0], mdav=[4],
+               progress=lambda done, total, label: calls.append((done, total, label)))
+    total = 2 * 2 + 2 + 1
+    assert calls[0][:2] == (0, total) and calls[0][2].startswith("rwn eps=0.3")
+    assert calls[-1][:2] == (total, total)
+    dones = [done for done, _, _ in calls]
+    assert dones == sorted(dones) and set(dones) == set(range(total + 1))
+    assert {t for _, t, _ in calls} == {total}
+
+
+def test_progress_bar_lines_and_redraw():
+    import io
+    import time
+    log = io.StringIO()
+    with tune.ProgressBar(log, redraw=False, width=10) as bar:
+        bar(0, 4, "rwn eps=0.3: neighbourhoods and 2 releases")
+        bar(4, 4, "done")
+    lines = log.getvalue().splitlines()
+    assert lines[0].startswith("[----------] 0/4 releases  rwn eps=0.3") and lines[1].startswith("[##########] 4/4")
+    term = io.StringIO()
+    with tune.ProgressBar(term, redraw=True, tick=0.01) as bar:
+        bar(1, 2, "working")
+        time.sleep(0.1)                  # the ticker redraws while nothing else reports
+    text = term.getvalue()
+    assert text.count("\r") > 3 and text.endswith("\n") and text.count("\n") == 1
+    assert "1/2 releases  working" in text
+
+
+def test_cli_progress_goes_to_stderr_only_when_asked(tmp_path):
+    import subprocess
+    import sys
+    from conftest import BODYFAT
+    base = [sys.executable, "-m", "rwn_sql.cli", "tune", str(BODYFAT), "--columns", ",".join(COLS), "--eps", "0.3",
+            "--reps", "2", "--no-report", "--seed", "1", "--output-dir", str(tmp_path)]
+    quiet = subprocess.run(base, capture_output=True, text=True)
+    loud = subprocess.run(base + ["--progress"], capture_output=True, text=True)
+    assert quiet.returncode == loud.returncode == 0, quiet.stderr + loud.stderr
+    assert quiet.stdout == loud.stdout == f"wrote {tmp_path / 'tune.csv'}\n"     # stdout stays machine-readable
+    assert "releases" not in quiet.stderr
+    assert "0/2 releases" in loud.stderr and "2/2 releases" in loud.stderr
