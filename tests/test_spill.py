@@ -29,3 +29,17 @@ def test_perturb_under_a_memory_limit_spills_and_releases_the_same(tmp_path):
     digest = "SELECT count(*), bit_xor(hash(rowid, a, b, c)) FROM {}"
     assert con.execute(digest.format("limited")).fetchall() == con.execute(digest.format("unlimited")).fetchall()
     assert con.execute(digest.format("limited")).fetchall()[0][0] == ROWS
+
+
+@pytest.mark.skipif(tuple(int(x) for x in duckdb.__version__.split(".")[:2]) < (2, 0),
+                    reason="the floor is measured on DuckDB 2.0; DuckDB 1.4 needs more (README: memory limit)")
+def test_two_million_rows_at_500_mb(tmp_path):
+    """Issue 10's case itself: 2M uniform rows x 3 columns, k = 5, memory_limit = 500MB (out of
+    memory before; about 90 s here). Completes, one row per input row."""
+    con = duckdb.connect(config={"temp_directory": str(tmp_path / "spill"), "threads": 2})
+    con.execute("CREATE TABLE big AS SELECT (hash(range, 1) % 1000003) / 1000003 AS a, "
+                "(hash(range, 2) % 999983) / 999983 AS b, (hash(range, 3) % 1000033) / 1000033 AS c "
+                "FROM range(2000000)").fetchall()
+    con.execute("SET memory_limit = '500MB'").fetchall()
+    rwn_sql.perturb(con, "big", ["a", "b", "c"], k=5, seed=1, into="released")
+    assert con.execute("SELECT count(*) FROM released").fetchall()[0][0] == 2_000_000
