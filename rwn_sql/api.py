@@ -25,10 +25,10 @@ UNITS = {"bytes": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12
          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 
 
-def _spec(columns, *, k, eps, q=1.0, scale, strata, categorical, weight, on_missing, drop=()) -> RWNSpec:
+def _spec(columns, *, k, eps, q=1.0, scale, strata, categorical, weight, on_missing, drop=(), id=None) -> RWNSpec:
     try:
         return RWNSpec(columns=columns, categorical=categorical, k=k, eps=eps, q=q, scale=scale,
-                       strata=strata, weight=weight, on_missing=on_missing, drop=drop)
+                       strata=strata, weight=weight, on_missing=on_missing, drop=drop, id=id)
     except (TypeError, ValueError) as exc:
         raise RWNError(str(exc)) from None
 
@@ -116,7 +116,8 @@ def neighborhoods(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, e
 def perturb(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: float = 0.0,
             q: float = 1.0, scale: str = "minmax", strata=(), categorical=(), weight: float = 1.0,
             on_missing: str = "error", drop=(), key: str | None = None, seed: int | None = None,
-            into: str | None = None, replace: bool = False, sql: bool = False, order: str = "keyed"):
+            into: str | None = None, replace: bool = False, sql: bool = False, order: str = "keyed",
+            id: str | None = None):
     """Randomization Within Neighborhoods.
 
     Every input row appears once; each cell of `columns` is, with
@@ -133,6 +134,11 @@ def perturb(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: fl
     it reveals nothing about the input order (a sorted input would otherwise leak through
     it); order='input' keeps the input order, for experiments that pair records by position.
 
+    Record identity: id= names a unique integer or text column (no NULL) whose value keys
+    every draw and the row order, and whose rank numbers the records (ties in distance are
+    broken by it): the release is then the same whatever the input order. It passes through
+    like any other unperturbed column. Without it the record is its input position.
+
     Returns a DuckDB relation (problems in the data, such as NULLs or a stratum smaller
     than k + 1, raise duckdb.InvalidInputException "rwn_sql: ..." when it is first
     fetched), or None when `into` names a table to create: that runs at once, in one
@@ -142,19 +148,19 @@ def perturb(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: fl
     """
     text = perturb_statement(con, source, columns, k=k, eps=eps, q=q, scale=scale, strata=strata,
                              categorical=categorical, weight=weight, on_missing=on_missing, drop=drop,
-                             key=key, seed=seed, show=sql, order=order)
+                             key=key, seed=seed, show=sql, order=order, id=id)
     return text if sql else engine.deliver(con, text, into, replace)
 
 
 def perturb_statement(con, source, columns, *, k, eps, q, scale, strata, categorical, weight,
                       on_missing, drop, key, seed, show: bool = False, order: str = "keyed",
-                      key_ref=key_variable) -> str:
+                      key_ref=key_variable, id: str | None = None) -> str:
     """The SQL of a perturb call. show=True puts getvariable('rwn_key') where the key goes;
     else key_ref(con, key) gives the SQL that reads the key (never the key as a literal)."""
     if order not in sqlgen.ORDERS:
         raise RWNError(f"order must be one of {', '.join(sqlgen.ORDERS)}; got {order!r}")
     spec = _spec(columns, k=k, eps=eps, q=q, scale=scale, strata=strata, categorical=categorical,
-                 weight=weight, on_missing=on_missing, drop=drop)
+                 weight=weight, on_missing=on_missing, drop=drop, id=id)
     try:
         the_key = resolve_key(key, seed)
     except (TypeError, ValueError) as exc:

@@ -112,6 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-order", action="store_true",
                    help="write the rows in input order (experiments only: a sorted input then leaks "
                         "through the row order)")
+    p.add_argument("--id", default=None, metavar="COLUMN",
+                   help="record id column (integer or text, unique, no NULL): the identity of every keyed "
+                        "draw and of the row order, so the release does not depend on the input order; "
+                        "it passes through (default: the input position)")
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     p.add_argument("--show-sql", action="store_true",
                    help="print the SQL the run executes (the key shown as getvariable('rwn_key'))")
@@ -411,7 +415,7 @@ def cmd_perturb(args) -> int:
     key = _read_key(args)
     con = _open(args)
     opts = dict(_common(args), q=args.q, drop=args.drop, key=key, seed=args.seed,
-                order="input" if args.keep_order else "keyed")
+                order="input" if args.keep_order else "keyed", id=args.id)
     source = _passthrough_source(con, args, [c for c in args.columns if c not in args.categorical])
     if args.show_sql:
         print(api.perturb_statement(con, source, args.columns, show=True, **opts))

@@ -285,10 +285,18 @@ def refuse_reserved(src: Source) -> None:
                            f"{RESERVED_PREFIX!r} are reserved for rwn_sql's internal columns, rename it")
 
 
+# Record ids whose text form (hashed by every draw) is the same on every engine.
+ID_TYPES = re.compile(r"(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|VARCHAR)", re.IGNORECASE)
+
+
 def check_columns(spec: RWNSpec, src: Source) -> None:
     """Every named column exists, and numeric roles have numeric types."""
-    for role, cols in (("columns", spec.columns), ("strata", spec.strata), ("drop", spec.drop)):
+    for role, cols in (("columns", spec.columns), ("strata", spec.strata), ("drop", spec.drop),
+                       ("id", (spec.id,) if spec.id else ())):
         require_columns(src, cols, role)
+    if spec.id and not ID_TYPES.match(src.type_of(spec.id)):
+        raise RWNError(f"id column {spec.id!r} has type {src.type_of(spec.id)}; a record id must be an "
+                       f"integer or text column")
     for c in spec.numeric:
         if not NUMERIC_TYPES.match(src.type_of(c)):
             raise RWNError(f"column {c!r} has type {src.type_of(c)}, not a numeric type; list it in "

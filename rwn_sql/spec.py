@@ -42,6 +42,7 @@ class RWNSpec:
     weight: float = 1.0
     on_missing: str = "error"
     drop: tuple[str, ...] = field(default=())
+    id: str | None = None          # record identity of every draw and tie-break (else the input position)
 
     def __post_init__(self):
         set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
@@ -62,7 +63,12 @@ class RWNSpec:
                 raise ValueError(f"column {name!r} is both perturbed and dropped")
             if name in self.strata:
                 raise ValueError(f"column {name!r} is both a stratum and dropped")
-        for name in self.columns + self.strata + self.drop:
+        if self.id is not None:
+            if not isinstance(self.id, str) or not self.id:
+                raise ValueError(f"id must be a column name, got {self.id!r}")
+            if self.id in self.columns or self.id in self.strata:
+                raise ValueError(f"the id column {self.id!r} cannot be perturbed or a stratum; it passes through")
+        for name in self.columns + self.strata + self.drop + ((self.id,) if self.id else ()):
             if name.lower().startswith(RESERVED_PREFIX):
                 raise ValueError(f"column {name!r}: names starting with {RESERVED_PREFIX!r} are reserved")
         if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 0:

@@ -129,6 +129,15 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
         checks.append(f"WHEN smallest <= {spec.k} THEN '{where} ' || smallest || ' records; "
                       f"k = {spec.k} needs at least {spec.k + 1} (k must be below the number of "
                       f"records in every stratum)'")
+    if spec.id:
+        ident = quote_ident(spec.id)
+        stats += [f"count({ident}) AS id_count", f"count(DISTINCT {ident}) AS id_distinct"]
+        name = quote_literal(f"the id column {ident}")
+        checks.append(f"WHEN id_count < n THEN {name} || ' has ' || (n - id_count) || ' NULL values; "
+                      f"every record needs an id'")
+        checks.append(f"WHEN id_distinct < id_count THEN {name} || ' has duplicate values ('  || "
+                      f"(id_count - id_distinct) || ' records share an id with another); every record "
+                      f"needs its own id'")
     checks_sql = "".join("\n            " + c for c in checks)
 
     if strata:
@@ -217,6 +226,7 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
         source=source,
         materialized=dialect.materialized(),
         missing_filter=missing_filter,
+        rid_order=f"ORDER BY {quote_ident(spec.id)}" if spec.id else "",
         stats=_join(stats, lead=",\n        "),
         stratum_label=label,
         stratum_group=group,
@@ -313,8 +323,13 @@ def perturb_ctes(source: str, spec: RWNSpec, key_sql: str, dialect: DuckDBDialec
         key_sql = f"({key_sql} || '#' || CAST(rep AS VARCHAR))"
     hashes, donors = [], []
     threshold = float_literal(spec.q * TWO_52)   # exact: q * 2^52 is a power-of-two scaling
+    record, record_ids = "rid", ""
+    if spec.id:      # draws keyed by the id's value, read beside each record number
+        record = "__rwn_ids.__rwn_record"
+        record_ids = (f"\n    JOIN (SELECT __rwn_rid, {dialect.as_text(quote_ident(spec.id))} AS __rwn_record "
+                      f"FROM staged) AS __rwn_ids ON __rwn_ids.__rwn_rid = hood.rid")
     for i, c in enumerate(spec.columns, 1):
-        hashes.append(f"{hash_sql(key_sql, PERTURB_PURPOSE, 'rid', c, dialect)} AS h_{i}")
+        hashes.append(f"{hash_sql(key_sql, PERTURB_PURPOSE, record, c, dialect)} AS h_{i}")
         keep_bits, pick_bits = bits_sql(f"h_{i}", 0, dialect), bits_sql(f"h_{i}", 1, dialect)
         index = (f"least(len(members), 1 + CAST(floor({pick_bits} / {float(TWO_52)!r} * len(members)) "
                  f"AS BIGINT))")
@@ -323,6 +338,7 @@ def perturb_ctes(source: str, spec: RWNSpec, key_sql: str, dialect: DuckDBDialec
     tail = _render("rwn_perturb.sql", hashes=_join(hashes), donors=_join(donors),
                    materialized=dialect.materialized(),
                    rep=", rep" if reps is not None else "",
+                   record_ids=record_ids,
                    replicates=f", range({int(reps)}) AS r(rep)" if reps is not None else "")
     return neighborhood_ctes(source, spec, dialect) + ",\n" + tail
 
@@ -345,7 +361,8 @@ def perturb_sql(source: str, spec: RWNSpec, key_sql: str = KEY_PLACEHOLDER,
                       for i in range(1, len(spec.columns) + 1))
     lead, by = ("p.rep AS replicate, ", "p.rep, ") if reps is not None else ("", "")
     if order == "keyed" and reps is None:
-        by = order_key_sql(key_sql, ORDER_PURPOSE, "s.__rwn_rid", dialect) + ", "
+        record = f"s.{quote_ident(spec.id)}" if spec.id else "s.__rwn_rid"
+        by = order_key_sql(key_sql, ORDER_PURPOSE, record, dialect) + ", "
     final = (f"SELECT {lead}{dialect.star('s', exclude, replace)}\n"
              f"FROM picks p\nJOIN lookup s ON s.__rwn_rid = p.rid\n{joins}\n"
              f"ORDER BY {by}s.__rwn_rid")

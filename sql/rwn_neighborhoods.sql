@@ -9,8 +9,9 @@ src AS (
     SELECT * FROM $source
 ),
 staged AS $materialized(
-    -- record identity: 1-based input position (DuckDB preserves insertion order)
-    SELECT row_number() OVER () AS __rwn_rid, *
+    -- record number: 1-based input position (DuckDB preserves insertion order), or the rank
+    -- of the id column's value when id= is given (then the input order does not matter)
+    SELECT row_number() OVER ($rid_order) AS __rwn_rid, *
     FROM src$missing_filter
 ),
 stats AS (

@@ -3,7 +3,7 @@
 -- Draws come from a keyed hash of (key, purpose, record, column); see rwn_sql/randomness.py.
 draws AS (
     SELECT rid$rep, members$hashes
-    FROM hood$replicates
+    FROM hood$record_ids$replicates
 ),
 picks AS $materialized(
     SELECT rid$rep$donors

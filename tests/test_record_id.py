@@ -72,3 +72,38 @@ def test_macro_and_cli_take_the_id(people, tmp_path):
         assert run.returncode == 0, run.stderr
         outputs.append(out.read_text())
     assert outputs[0] == outputs[1] and outputs[0].splitlines()[0] == "sex,region,job"
+
+
+@pytest.fixture
+def points(con):
+    """400 records on a coarse lattice (many exact distance ties) with an id, and the same
+    records shuffled."""
+    con.execute("""CREATE TABLE points AS SELECT 'r' || (i * 37 % 1009) AS rid, (i % 7) * 1.0 AS x,
+                   (i // 7 % 5) * 2 AS y, i % 3 AS g FROM range(400) r(i)""").fetchall()
+    con.execute("CREATE TABLE points_shuffled AS SELECT * FROM points ORDER BY md5(rid)").fetchall()
+    return con
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.3])
+def test_perturb_release_does_not_depend_on_input_order(points, eps):
+    """With id=, the same key gives the same release row for row from any input order, ties in
+    distance included (they are broken by the id's rank); without it, by position, it differs."""
+    kw = dict(k=3, eps=eps, key="k" * 20, id="rid")
+    a = rwn_sql.perturb(points, "points", ["x", "y"], **kw).fetchall()
+    b = rwn_sql.perturb(points, "points_shuffled", ["x", "y"], **kw).fetchall()
+    assert a == b and [r[0] for r in a] != sorted(r[0] for r in a)
+    plain = [rwn_sql.perturb(points, t, ["x", "y"], k=3, eps=eps, key="k" * 20).fetchall()
+             for t in ("points", "points_shuffled")]
+    assert plain[0] != plain[1]
+    assert rwn_sql.perturb(points, "points", ["x", "y"], **kw).columns == ["rid", "x", "y", "g"]
+
+
+def test_perturb_refuses_bad_ids(points):
+    points.execute("CREATE TABLE dup AS SELECT * REPLACE (CASE WHEN rid = 'r37' THEN 'r0' ELSE rid END AS rid) "
+                   "FROM points").fetchall()
+    with pytest.raises(RWNError, match='the id column "rid" has duplicate values'):
+        rwn_sql.perturb(points, "dup", ["x", "y"], k=3, key="k" * 20, id="rid", into="out")
+    with pytest.raises(RWNError, match="cannot be perturbed or a stratum"):
+        rwn_sql.perturb(points, "points", ["x", "rid"], k=3, key="k" * 20, id="rid", categorical=["rid"])
+    with pytest.raises(RWNError, match="has type DOUBLE"):
+        rwn_sql.perturb(points, "points", ["y"], k=3, key="k" * 20, id="x")
