@@ -105,5 +105,17 @@ def test_perturb_refuses_bad_ids(points):
         rwn_sql.perturb(points, "dup", ["x", "y"], k=3, key="k" * 20, id="rid", into="out")
     with pytest.raises(RWNError, match="cannot be perturbed or a stratum"):
         rwn_sql.perturb(points, "points", ["x", "rid"], k=3, key="k" * 20, id="rid", categorical=["rid"])
-    with pytest.raises(RWNError, match="has type DOUBLE"):
+    with pytest.raises(RWNError, match=r"id column 'x' has type DECIMAL\(21,1\); a record id must be an integer"):
         rwn_sql.perturb(points, "points", ["y"], k=3, key="k" * 20, id="x")
+
+
+def test_perturb_cli_takes_the_id(points, tmp_path):
+    outputs = []
+    for table in ("points", "points_shuffled"):
+        src, out = tmp_path / f"{table}.csv", tmp_path / f"{table}_released.csv"
+        points.execute(f"COPY {table} TO '{src}'").fetchall()
+        run = subprocess.run([sys.executable, "-m", "rwn_sql", "perturb", str(src), str(out), "--columns", "x,y",
+                              "--k", "3", "--seed", "2", "--id", "rid"], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        outputs.append(out.read_text())
+    assert outputs[0] == outputs[1] and outputs[0].splitlines()[0] == "rid,x,y,g"
