@@ -65,6 +65,21 @@ class Dialect:
         pairs (expression SQL, quoted name) in place of same-named columns."""
         return self._lacks("SELECT * with EXCLUDE / REPLACE")
 
+    def typed_list(self, items_sql, type_sql: str) -> str:
+        """A list (array) literal of the SQL constants `items_sql`, as type_sql values."""
+        return self._lacks("list literals")
+
+    def list_contains(self, list_sql: str, value_sql: str) -> str:
+        return self._lacks("list membership")
+
+    def list_element(self, list_sql: str, index_sql: str) -> str:
+        """Element `index_sql` (1-based) of a list."""
+        return self._lacks("list indexing")
+
+    def unit_fraction(self, bits_sql: str) -> str:
+        """A 52-bit integer divided by 2^52, in IEEE double arithmetic (exact)."""
+        return self._lacks("double arithmetic")
+
 
 @dataclass(frozen=True)
 class DuckDBDialect(Dialect):
@@ -96,6 +111,18 @@ class DuckDBDialect(Dialect):
 
     def session_variable(self, name_literal_sql: str) -> str:
         return f"getvariable({name_literal_sql})"
+
+    def typed_list(self, items_sql, type_sql: str) -> str:
+        return f"CAST([{', '.join(items_sql)}] AS {type_sql}[])"
+
+    def list_contains(self, list_sql: str, value_sql: str) -> str:
+        return f"list_contains({list_sql}, {value_sql})"
+
+    def list_element(self, list_sql: str, index_sql: str) -> str:
+        return f"{list_sql}[{index_sql}]"
+
+    def unit_fraction(self, bits_sql: str) -> str:
+        return f"{bits_sql} / 4503599627370496.0"           # BIGINT / literal: DOUBLE in DuckDB
 
     def star(self, relation: str, exclude=(), replace=()) -> str:
         out = f"{relation}.*" if relation else "*"
@@ -142,6 +169,18 @@ class SparkDialect(Dialect):
 
     def materialized(self) -> str:
         return ""          # a Spark backend caches the step as a table instead
+
+    def typed_list(self, items_sql, type_sql: str) -> str:
+        return f"array({', '.join(f'CAST({v} AS {type_sql})' for v in items_sql)})"
+
+    def list_contains(self, list_sql: str, value_sql: str) -> str:
+        return f"array_contains({list_sql}, {value_sql})"
+
+    def list_element(self, list_sql: str, index_sql: str) -> str:
+        return f"element_at({list_sql}, CAST({index_sql} AS INT))"
+
+    def unit_fraction(self, bits_sql: str) -> str:
+        return f"CAST({bits_sql} AS DOUBLE) / 4503599627370496.0D"
 
 
 DUCKDB = DuckDBDialect()

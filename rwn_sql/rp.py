@@ -266,6 +266,12 @@ def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, 
     would make every personal group a single record), so it may not be public.
     Returns a DuckDB relation, or None with `into` (a table created in one statement).
     """
+    from . import spark_engine
+    if spark_engine.is_spark(con):
+        if into is not None or sql:
+            raise RWNError("on Spark, randomize returns a DataFrame: write it with its own writer")
+        return spark_engine.randomize(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed,
+                                      enforce=enforce, test=test, nulls=nulls, id=id, suppress_small=suppress_small)
     plan = _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
                  test=test, nulls=nulls, show=sql, suppress_small=suppress_small, id_column=id)
     _warn_suppressed(plan)

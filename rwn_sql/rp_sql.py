@@ -45,9 +45,9 @@ class RandomizeSpec:
             raise ValueError(f"nulls must be one of {', '.join(NULLS)}; got {self.nulls!r}")
 
 
-def domain_literal(values, type_sql: str) -> str:
-    """The domain as a typed SQL list: CAST(['a', 'b'] AS VARCHAR[])."""
-    return f"CAST([{', '.join(quote_literal(str(v)) for v in values)}] AS {type_sql}[])"
+def domain_literal(values, type_sql: str, dialect: DuckDBDialect = DUCKDB) -> str:
+    """The domain as a typed SQL list: CAST(['a', 'b'] AS VARCHAR[]) in DuckDB."""
+    return dialect.typed_list([quote_literal(str(v)) for v in values], type_sql)
 
 
 def keep_test(hash_sql_expr: str, p: float, dialect: DuckDBDialect = DUCKDB) -> str:
@@ -93,7 +93,7 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
         raise ValueError("the domain of the sensitive attribute needs at least 2 values")
     s = quote_ident(spec.sensitive)
     pub = ", ".join(quote_ident(c) for c in spec.public)
-    rid = f"CAST({quote_ident(spec.id)} AS VARCHAR)" if spec.id else "row_number() OVER ()"
+    rid = dialect.as_text(quote_ident(spec.id)) if spec.id else "row_number() OVER ()"
     staged = (f"SELECT {rid} AS __rwn_rid, * FROM {source}"
               + (f" WHERE {s} IS NOT NULL" if spec.nulls == "drop" else ""))
     if blocks is None:
@@ -116,18 +116,18 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
             f"            LEFT JOIN {trials_values(blocks)} ON __rwn_tr.size = __rwn_g.__rwn_gsize"
             + (f" WHERE __rwn_g.__rwn_gsize NOT IN ({', '.join(str(int(n)) for n in leave_out)})"
                if leave_out else "") + ")")
-    domain = domain_literal(values, type_sql)
+    domain = domain_literal(values, type_sql, dialect)
     m = len(values)
     pick = bits_sql("__rwn_h", 1, dialect)
     null_check = (f"WHEN {s} IS NULL THEN " + dialect.raise_error(quote_literal(
         f"rwn_sql: the sensitive column {s} has NULL values; clean them or use nulls='drop' "
         "(those records are then left out)")) + "\n        ")
-    domain_check = (f"WHEN NOT list_contains({domain}, {s}) THEN " + dialect.raise_error(
-        quote_literal("rwn_sql: the domain misses values present in the data: ") + f" || CAST({s} AS VARCHAR)")
+    domain_check = (f"WHEN NOT {dialect.list_contains(domain, s)} THEN " + dialect.raise_error(
+        quote_literal("rwn_sql: the domain misses values present in the data: ") + f" || {dialect.as_text(s)}")
         + "\n        ") if check_domain else ""
     # pick / 2^52 < 1 exactly, and (1 - 2^-52) m rounds below m: the index stays in 1..m
     randomized = (f"CASE {null_check}{domain_check}WHEN {keep_test('__rwn_h', spec.p, dialect)} THEN {s}\n"
-                  f"        ELSE {domain}[1 + CAST(floor({pick} / {float(TWO_52)!r} * {m}) AS BIGINT)] END")
+                  f"        ELSE {dialect.list_element(domain, f'1 + CAST(floor({dialect.unit_fraction(pick)} * {m}) AS BIGINT)')} END")
     cols = [f"{randomized} AS {s}" if c == spec.sensitive else quote_ident(c) for c in output_columns]
     return _render(
         "rp_randomize.sql",
