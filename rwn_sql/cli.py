@@ -138,6 +138,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rp_options(r)
     _add_key_options(r)
     r.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    r.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb",
+                   help="duckdb (default) or spark (needs --id and pyspark; OUTPUT a .parquet directory; "
+                        "no --enforce yet): the same release for the same data, parameters, id and key")
+    r.add_argument("--spark-master", default="local[*]", metavar="URL",
+                   help="with --engine spark: the Spark master (default local[*])")
+    r.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="with --engine spark: a Spark configuration setting (repeatable)")
     r.add_argument("--show-sql", action="store_true",
                    help="print the SQL the run executes (the key shown as getvariable('rwn_key'))")
 
@@ -473,6 +480,8 @@ def cmd_randomize(args) -> int:
     from . import rp
     _check_not_input(args, args.output)
     key = _read_key(args)
+    if args.engine == "spark":
+        return _randomize_on_spark(args, key)
     con = _open(args)
     opts = dict(_rp_opts(args), key=key, seed=args.seed, enforce=args.enforce, suppress_small=args.suppress_small,
                 id_column=args.id)
@@ -485,6 +494,24 @@ def cmd_randomize(args) -> int:
     log(f"rwn-sql randomize: {args.input} -> {args.output}: {rows} rows, sensitive {args.sensitive!r}, "
         f"p = {args.p}" + (f", enforced (eps, delta) = {args.enforce} ({args.test} test)" if args.enforce else "")
         + f" in {time.perf_counter() - start:.2f} s")
+    return 0
+
+
+def _randomize_on_spark(args, key) -> int:
+    from . import spark_engine
+    if args.show_sql:
+        raise RWNError("--show-sql is not available with --engine spark yet")
+    start = time.perf_counter()
+    spark = spark_engine.session(args.spark_master, args.spark_conf)
+    try:
+        frame = spark_engine.randomize(spark, args.input, args.sensitive, args.p, key=key, seed=args.seed,
+                                       enforce=args.enforce, suppress_small=args.suppress_small, id=args.id,
+                                       **_rp_opts(args))
+        rows = spark_engine.write_parquet(frame, args.output, overwrite=args.overwrite)
+    finally:
+        spark.stop()
+    log(f"rwn-sql randomize (spark, {args.spark_master}): {args.input} -> {args.output}: {rows} rows, "
+        f"sensitive {args.sensitive!r}, p = {args.p} in {time.perf_counter() - start:.2f} s")
     return 0
 
 

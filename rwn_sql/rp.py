@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import duckdb
 
 from . import engine, privacy, rp_sql
+from .rp_sql import read_domain_file
 from .errors import RWNError
 from .identifiers import float_literal, quote_ident, quote_literal
 from .randomness import KEY_PLACEHOLDER, key_variable, resolve_key
@@ -34,16 +35,6 @@ def _check_names(src, sensitive, public) -> None:
     engine.refuse_reserved(src)
     engine.require_columns(src, [sensitive], "sensitive")
     engine.require_columns(src, public, "public")
-
-
-def read_domain_file(path) -> list[str]:
-    """One value per line; blank lines are ignored."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            values = [line.rstrip("\r\n") for line in fh]
-    except OSError as exc:
-        raise RWNError(f"cannot read domain file {str(path)!r}: {exc.strerror}") from None
-    return [v for v in values if v.strip() != ""]
 
 
 def resolve_domain(con, src, sensitive: str, domain, nulls: str) -> list[str]:

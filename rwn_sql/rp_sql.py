@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from .dialect import DUCKDB, DuckDBDialect
+from .errors import RWNError
 from .identifiers import float_literal, quote_ident, quote_literal
 from .randomness import TWO_52, bits_sql, hash_sql, order_key_sql
 from .sqlgen import _render
@@ -43,6 +44,16 @@ class RandomizeSpec:
             raise ValueError(f"public: column {dup!r} is listed twice")
         if self.nulls not in NULLS:
             raise ValueError(f"nulls must be one of {', '.join(NULLS)}; got {self.nulls!r}")
+
+
+def read_domain_file(path) -> list[str]:
+    """A published domain from a file: one value per line; blank lines are ignored."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            values = [line.rstrip("\r\n") for line in fh]
+    except OSError as exc:
+        raise RWNError(f"cannot read domain file {str(path)!r}: {exc.strerror}") from None
+    return [v for v in values if v.strip() != ""]
 
 
 def domain_literal(values, type_sql: str, dialect: DuckDBDialect = DUCKDB) -> str:

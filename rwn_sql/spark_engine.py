@@ -8,9 +8,11 @@ view that the plan reads with a scalar subquery. Not yet on Spark: enforcement, 
 estimates and RWN (README, "Engines")."""
 from __future__ import annotations
 
+import os
 import secrets
+import shutil
 
-from . import rp_sql
+from . import engine, rp_sql
 from .dialect import SPARK, UnsupportedByEngine
 from .errors import RWNError
 from .identifiers import quote_ident
@@ -23,6 +25,43 @@ ID_TYPES = ("tinyint", "smallint", "int", "bigint", "string")
 def is_spark(obj) -> bool:
     """Is `obj` a SparkSession? (Checked by class name: pyspark is an optional extra.)"""
     return any(c.__name__ == "SparkSession" for c in type(obj).__mro__)
+
+
+def session(master: str = "local[*]", conf=()):
+    """A SparkSession for the command line: `master` (local[*] by default, or a cluster URL) and
+    `conf` pairs "key=value"."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise RWNError("--engine spark needs pyspark: pip install 'rwn_sql[spark]' (and Java 17)") from None
+    builder = SparkSession.builder.master(master).appName("rwn-sql").config("spark.ui.enabled", "false")
+    for pair in conf:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise RWNError(f"--spark-conf takes key=value, got {pair!r}")
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def write_parquet(frame, path: str, overwrite: bool = False) -> int:
+    """Write `frame` as Parquet at `path` (a directory of parts, as Spark writes it), atomically:
+    into the run's private folder beside it, then renamed. Returns the number of rows."""
+    if not path.lower().rstrip("/").endswith(".parquet"):
+        raise RWNError(f"on Spark the output must be a .parquet path (a directory of parts), got {path!r}")
+    if os.path.exists(path) and not overwrite:
+        raise RWNError(f"output {path!r} already exists (use --overwrite to replace it)")
+    with engine.scratch_dir(engine.output_folder(path)) as scratch:
+        tmp = os.path.join(scratch, "release.parquet")
+        frame.write.parquet(tmp)
+        rows = frame.sparkSession.read.parquet(tmp).count()
+        if os.path.exists(path):
+            old = os.path.join(scratch, "replaced")
+            os.replace(path, old)
+            os.replace(tmp, path)
+            shutil.rmtree(old) if os.path.isdir(old) else os.remove(old)
+        else:
+            os.replace(tmp, path)
+    return rows
 
 
 def _dataframe(spark, source):
@@ -83,6 +122,8 @@ def randomize(spark, source, sensitive: str, p: float, public=None, domain=None,
     if domain is None:
         values = sorted(r[0] for r in spark.sql(_spark_sql(f"SELECT DISTINCT CAST({s} AS STRING) FROM {view} "
                                                            f"WHERE {s} IS NOT NULL")).collect())
+    elif isinstance(domain, (str, os.PathLike)):
+        values = rp_sql.read_domain_file(domain)
     else:
         values = [str(v) for v in domain]
     if len(values) < 2:

@@ -73,3 +73,27 @@ def test_randomize_on_spark_equals_duckdb(spark, tmp_path):
         rwn_sql.randomize(spark, str(data), "occupation", 0.6, public=["sex"], key="k" * 24)
     with pytest.raises(rwn_sql.RWNError, match="engine spark does not support enforcement"):
         rwn_sql.randomize(spark, str(data), "occupation", 0.6, enforce=(0.5, 0.05), **kw)
+
+
+def test_cli_randomize_on_both_engines(tmp_path):
+    """rwn-sql randomize IN.parquet OUT.parquet --id rid --engine spark writes the same rows as
+    --engine duckdb (compared as multisets), without the rid column."""
+    import subprocess
+    import sys
+
+    import duckdb
+    data = tmp_path / "in.parquet"
+    duckdb.execute(f"""COPY (SELECT 1000 + i AS rid, ['F', 'M'][1 + i % 2] AS sex, ['a', 'b', 'c', 'd'][1 + (i * 7) % 4]
+                     AS job FROM range(500) r(i)) TO '{data}' (FORMAT parquet)""").fetchall()
+    outs = {}
+    for engine in ("duckdb", "spark"):
+        out = tmp_path / f"{engine}.parquet"
+        run = subprocess.run([sys.executable, "-m", "rwn_sql", "randomize", str(data), str(out), "--sensitive", "job",
+                              "--p", "0.5", "--public", "sex", "--seed", "7", "--id", "rid", "--engine", engine],
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-2000:]
+        pattern = f"{out}/*.parquet" if out.is_dir() else str(out)
+        outs[engine] = duckdb.execute(f"SELECT * FROM read_parquet('{pattern}')").fetchall()
+        names = [d[0] for d in duckdb.execute(f"SELECT * FROM read_parquet('{pattern}') LIMIT 0").description]
+        assert names == ["sex", "job"]
+    assert sorted(outs["duckdb"]) == sorted(outs["spark"]) and len(outs["spark"]) == 500
