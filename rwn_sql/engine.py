@@ -221,10 +221,17 @@ def text_passthrough(con: duckdb.DuckDBPyConnection, source: str, typed) -> "Sou
 
 def _direct_table_sql(con, name: str, columns: list) -> str:
     """The table or view `name` (its DESCRIBE rows: `columns`) as quoted identifiers, e.g.
-    "main"."people", when that names the same relation; query_table('name') otherwise. Quoting is as
+    "memory"."main"."people", when that names the same relation; query_table('name') otherwise. Quoting is as
     injection-safe as query_table, and DuckDB scans a quoted table in parallel, which it does
     not do through query_table (half the speed on 2 threads)."""
     candidates = [quote_ident(name)]
+    if "." not in name and '"' not in name:
+        # Qualified in full, so that no name of the generated SQL's own steps (points, stats,
+        # ...) can shadow the table, as DuckDB 1.4 lets a WITH item do; a TEMP object comes
+        # first, as DuckDB resolves it.
+        db, schema = con.execute("SELECT current_database(), current_schema()").fetchall()[0]
+        candidates[:0] = [f'"temp"."main".{quote_ident(name)}',
+                          f"{quote_ident(db)}.{quote_ident(schema)}.{quote_ident(name)}"]
     if "." in name or '"' in name:
         if (reading := _as_sql_reads(name)) is not None:
             candidates.insert(0, reading)   # query_table's reading first

@@ -108,3 +108,13 @@ def test_r4_reproducers(con):
         rel = rp.randomize(con, f"SELECT *, id % 3 AS {name} FROM t", "occ", 0.5, public=["sex", "race"],
                            key=KEY, enforce=(0.5, 0.05))
         assert rel.fetchall() == base, name
+
+
+@pytest.mark.parametrize("table", ["points", "stats", "params", "settings", "scaled", "staged", "src", "hood",
+                                   "draws", "picks", "lookup"])
+def test_tables_named_like_internal_steps(con, table):
+    """A source table named like a step of the generated SQL (a WITH item) is still the table:
+    DuckDB 1.4 let such a WITH item shadow an unqualified table name."""
+    con.execute(f'CREATE TABLE "{table}" AS SELECT i * 1.0 AS x, (i % 5) * 1.0 AS y FROM range(40) r(i)').fetchall()
+    out = rwn_sql.perturb(con, table, ["x", "y"], k=3, seed=1).fetchall()
+    assert len(out) == 40 and sorted(r[0] for r in out) != list(range(40))
