@@ -97,3 +97,9 @@ def test_cli_randomize_on_both_engines(tmp_path):
         names = [d[0] for d in duckdb.execute(f"SELECT * FROM read_parquet('{pattern}') LIMIT 0").description]
         assert names == ["sex", "job"]
     assert sorted(outs["duckdb"]) == sorted(outs["spark"]) and len(outs["spark"]) == 500
+
+
+def test_builtins_the_plans_need_exist(spark):
+    """The functions tests/test_portability.py lets through exist in this Spark."""
+    from test_portability import SPARK_BUILTINS_SQLGLOT_LACKS
+    assert all(spark.catalog.functionExists(name) for name in SPARK_BUILTINS_SQLGLOT_LACKS)
