@@ -15,11 +15,11 @@ from .spec import RWNSpec
 from .udfs import BIGINT, BOOLEAN, DOUBLE, VARCHAR, VARCHAR_LIST, register_function, register_tails
 
 
-def _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, drop=()):
+def _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, drop=(), id_column=None):
     try:
         return RWNSpec(columns=tuple(columns or ()), categorical=tuple(categorical or ()), k=int(k),
                        eps=eps, q=q, scale=scale, strata=tuple(strata or ()), weight=weight,
-                       on_missing=on_missing, drop=tuple(drop or ()))
+                       on_missing=on_missing, drop=tuple(drop or ()), id=id_column)
     except (TypeError, ValueError) as exc:
         raise RWNError(str(exc)) from None
 
@@ -64,8 +64,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         return key_lookup(f"rwn_key_of({quote_literal(token)})")
 
     def perturb_sql(source, columns, k, eps, q, scale, strata, categorical, weight, on_missing,
-                    drop, key, seed):
-        spec = _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, drop)
+                    drop, key, seed, id_column):
+        spec = _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, drop, id_column)
         the_key = resolve_key(key, seed)
         return sqlgen.perturb_sql(_source(con, source, spec), spec, key_ref(con, the_key))
 
@@ -100,7 +100,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
                                               VARCHAR_LIST, VARCHAR_LIST, DOUBLE, DOUBLE, VARCHAR]),
         "rwn_perturb_sql": (perturb_sql, [VARCHAR, VARCHAR_LIST, BIGINT, DOUBLE, DOUBLE, VARCHAR,
                                           VARCHAR_LIST, VARCHAR_LIST, DOUBLE, VARCHAR, VARCHAR_LIST,
-                                          VARCHAR, BIGINT]),
+                                          VARCHAR, BIGINT, VARCHAR]),
         "rwn_neighborhoods_sql": (neighborhoods_sql, [VARCHAR, VARCHAR_LIST, BIGINT, DOUBLE, VARCHAR,
                                                       VARCHAR_LIST, VARCHAR_LIST, DOUBLE, VARCHAR,
                                                       BOOLEAN]),

@@ -3,9 +3,9 @@
 -- query(), so SQL and Python give identical results for the same key and parameters.
 CREATE OR REPLACE MACRO rwn_perturb(source, columns, k := 5, eps := 0.0, q := 1.0,
         scale := 'minmax', strata := []::VARCHAR[], categorical := []::VARCHAR[], weight := 1.0,
-        on_missing := 'error', "drop" := []::VARCHAR[], key := NULL, seed := NULL) AS TABLE
+        on_missing := 'error', "drop" := []::VARCHAR[], key := NULL, seed := NULL, id := NULL) AS TABLE
     SELECT * FROM query(rwn_perturb_sql(source, columns, k, eps, q, scale, strata, categorical,
-                                        weight, on_missing, "drop", key, seed));
+                                        weight, on_missing, "drop", key, seed, id));
 
 CREATE OR REPLACE MACRO rwn_neighborhoods(source, columns, k := 5, eps := 0.0,
         scale := 'minmax', strata := []::VARCHAR[], categorical := []::VARCHAR[], weight := 1.0,
@@ -38,7 +38,7 @@ CREATE OR REPLACE MACRO rwn_estimates(release, sensitive, p, domain, group_by :=
                                           epsilon, delta, test));
 
 -- What duckdb_functions() shows for each macro (its parameters, what it returns).
-COMMENT ON MACRO TABLE rwn_perturb IS 'RWN perturbation (Randomization Within Neighborhoods): every row of source once, each cell of columns replaced with probability q by the same column of a random neighbour (the larger of its k nearest and its eps-ball, grid-bucketed exact search). Parameters: source (table or view name), columns (list), k, eps, q, scale (minmax|zscore|none), strata, categorical, weight (categorical mismatch cost), on_missing (error|drop), drop (columns left out), key (secret; NULL: a fresh random key), seed (experiments only). Rows come in a keyed random order.';
+COMMENT ON MACRO TABLE rwn_perturb IS 'RWN perturbation (Randomization Within Neighborhoods): every row of source once, each cell of columns replaced with probability q by the same column of a random neighbour (the larger of its k nearest and its eps-ball, grid-bucketed exact search). Parameters: source (table or view name), columns (list), k, eps, q, scale (minmax|zscore|none), strata, categorical, weight (categorical mismatch cost), on_missing (error|drop), drop (columns left out), key (secret; NULL: a fresh random key), seed (experiments only), id (a unique record id column: the identity of every draw, so the release does not depend on the input order). Rows come in a keyed random order.';
 COMMENT ON MACRO TABLE rwn_neighborhoods IS 'Exact RWN neighbourhoods: per record (input position) its neighbourhood size and radius. Parameters as rwn_perturb: source, columns, k, eps, scale, strata, categorical, weight, on_missing.';
 COMMENT ON MACRO TABLE rwn_neighbor_pairs IS 'Exact RWN neighbourhoods as (record, neighbour) pairs, by input position. Parameters as rwn_neighborhoods.';
 COMMENT ON MACRO TABLE rwn_randomize IS 'Uniform perturbation of the sensitive column: each value kept with probability p, else replaced by a uniform draw from the domain (NULL: the values present). public: the public columns (personal groups; default every other column). epsilon, delta: enforce (epsilon, delta)-reconstruction privacy with the test (exact: certified at every count; chernoff: screening only). key (secret) or seed; nulls (error|drop); id (a unique record id column, the identity of every draw, never released; default the input position). Rows come in a keyed random order.';

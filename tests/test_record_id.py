@@ -119,3 +119,10 @@ def test_perturb_cli_takes_the_id(points, tmp_path):
         assert run.returncode == 0, run.stderr
         outputs.append(out.read_text())
     assert outputs[0] == outputs[1] and outputs[0].splitlines()[0] == "rid,x,y,g"
+
+
+def test_perturb_macro_takes_the_id(points):
+    rwn_sql.install(points)
+    macro = points.execute("SELECT * FROM rwn_perturb('points_shuffled', ['x', 'y'], k := 3, seed := 5, "
+                           "id := 'rid')").fetchall()
+    assert macro == rwn_sql.perturb(points, "points", ["x", "y"], k=3, seed=5, id="rid").fetchall()
