@@ -457,10 +457,10 @@ def answer_clauses(select: exp.Select, text: str, scope: _Scope, columns, alias,
     out = f"SELECT * FROM (\n{text}\n) AS __rwn_answer"
     if having:
         out += f"\nWHERE {condition(having.this)}"
-    keys = []
-    for item in order.expressions if order else []:
-        keys.append(f"{target(item.this, 'ORDER BY clause')} {'DESC' if item.args.get('desc') else 'ASC'}")
-    keys += [outputs[c] for c in columns if outputs[c] not in [k.rsplit(' ', 1)[0] for k in keys]]
+    ordered = [(target(item.this, "ORDER BY clause"), "DESC" if item.args.get("desc") else "ASC")
+               for item in (order.expressions if order else [])]
+    named = {name for name, _ in ordered}
+    keys = [f"{name} {way}" for name, way in ordered] + [outputs[c] for c in columns if outputs[c] not in named]
     if keys:
         out += f"\nORDER BY {', '.join(keys)}"
     if limit:

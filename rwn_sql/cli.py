@@ -112,10 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-order", action="store_true",
                    help="write the rows in input order (experiments only: a sorted input then leaks "
                         "through the row order)")
-    p.add_argument("--id", default=None, metavar="COLUMN",
-                   help="record id column (integer or text, unique, no NULL): the identity of every keyed "
-                        "draw and of the row order, so the release does not depend on the input order; "
-                        "it passes through (default: the input position)")
+    _add_id_option(p, "it passes through")
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     p.add_argument("--show-sql", action="store_true",
                    help="print the SQL the run executes (the key shown as getvariable('rwn_key'))")
@@ -298,10 +295,14 @@ def _add_rp_options(p: argparse.ArgumentParser, audit: bool = False) -> None:
         p.add_argument("--suppress-small", action="store_true",
                        help="with --enforce: leave out the records of personal groups that no design can "
                             "protect (reported; recorded in a release's metadata) instead of refusing the data")
-        p.add_argument("--id", default=None, metavar="COLUMN",
-                       help="record id column (integer or text, unique, no NULL): the identity of every keyed "
-                            "draw, so the release does not depend on the input order; never released "
-                            "(default: the input position)")
+        _add_id_option(p, "never released")
+
+
+def _add_id_option(p: argparse.ArgumentParser, fate: str) -> None:
+    p.add_argument("--id", default=None, metavar="COLUMN",
+                   help="record id column (integer or text, unique, no NULL): the identity of every keyed "
+                        f"draw and of the row order, so the release does not depend on the input order; "
+                        f"{fate} (default: the input position)")
 
 
 def _add_key_options(p: argparse.ArgumentParser) -> None:

@@ -296,14 +296,20 @@ def refuse_reserved(src: Source) -> None:
 ID_TYPES = re.compile(r"(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|VARCHAR)", re.IGNORECASE)
 
 
+def require_record_id(src: Source, name: str) -> None:
+    """The id column exists and has a type whose text form is the same on every engine."""
+    require_columns(src, [name], "id")
+    if not ID_TYPES.fullmatch(src.type_of(name)):
+        raise RWNError(f"id column {name!r} has type {src.type_of(name)}; a record id must be an "
+                       f"integer or text column")
+
+
 def check_columns(spec: RWNSpec, src: Source) -> None:
     """Every named column exists, and numeric roles have numeric types."""
-    for role, cols in (("columns", spec.columns), ("strata", spec.strata), ("drop", spec.drop),
-                       ("id", (spec.id,) if spec.id else ())):
+    for role, cols in (("columns", spec.columns), ("strata", spec.strata), ("drop", spec.drop)):
         require_columns(src, cols, role)
-    if spec.id and not ID_TYPES.match(src.type_of(spec.id)):
-        raise RWNError(f"id column {spec.id!r} has type {src.type_of(spec.id)}; a record id must be an "
-                       f"integer or text column")
+    if spec.id:
+        require_record_id(src, spec.id)
     for c in spec.numeric:
         if not NUMERIC_TYPES.match(src.type_of(c)):
             raise RWNError(f"column {c!r} has type {src.type_of(c)}, not a numeric type; list it in "

@@ -204,8 +204,9 @@ def _write_release(con, release_sql, path, meta, overwrite, trials, tmp) -> int:
         if meta.enforced:
             con.execute(f"CREATE TABLE {quote_ident(alias)}.{TRIALS_TABLE} AS SELECT * FROM "
                         f"{rp_sql.trials_values(trials or {})}").fetchall()
-        one_way = [c for c in meta.public
-                   if con.execute(f"SELECT count(DISTINCT {quote_ident(c)}) FROM {target}").fetchall()[0][0] <= ONE_WAY_MAX]
+        distinct = (con.execute("SELECT " + ", ".join(f"count(DISTINCT {quote_ident(c)})" for c in meta.public)
+                                + f" FROM {target}").fetchall()[0] if meta.public else ())
+        one_way = [c for c, values in zip(meta.public, distinct) if values <= ONE_WAY_MAX]
         previous = con.execute("SELECT current_database(), current_schema()").fetchall()[0]
         con.execute(f"USE {quote_ident(alias)}").fetchall()
         try:   # views are bound in the release database itself, so they name its tables only

@@ -110,17 +110,10 @@ def _prepare(con, source, sensitive, p, public, domain, nulls, id_column=None):
     return src, spec, resolve_domain(con, src, sensitive, domain, nulls)
 
 
-ID_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
-            "UBIGINT", "UHUGEINT", "VARCHAR")
-
-
 def check_record_ids(con, src, id_column: str, spec) -> None:
     """The id column names each record once: present, of an integer or text type (whose text
     form, hashed by every draw, is the same on every engine), no NULL, no duplicate."""
-    engine.require_columns(src, [id_column], "id")
-    if src.type_of(id_column).upper() not in ID_TYPES:
-        raise RWNError(f"id column {id_column!r} has type {src.type_of(id_column)}; a record id must be an "
-                       f"integer or text column")
+    engine.require_record_id(src, id_column)
     column = quote_ident(id_column)
     where = f" WHERE {quote_ident(spec.sensitive)} IS NOT NULL" if spec.nulls == "drop" else ""
     rows, nulls, distinct = engine.run(con, f"SELECT count(*), count(*) - count({column}), count(DISTINCT {column}) "

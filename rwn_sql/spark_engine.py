@@ -144,35 +144,32 @@ def _spark_sql(sql: str) -> str:
     while i < n:
         ch = sql[i]
         if ch == "'":                                   # a string literal: 'it''s' -> 'it\'s'
-            j, text = i + 1, []
-            while j < n:
-                if sql[j] == "'" and j + 1 < n and sql[j + 1] == "'":
-                    text.append("'")
-                    j += 2
-                elif sql[j] == "'":
-                    break
-                else:
-                    text.append(sql[j])
-                    j += 1
-            out.append("'" + "".join(text).replace("\\", "\\\\").replace("'", "\\'") + "'")
-            i = j + 1
-        elif sql.startswith("--", i):                   # a comment: dropped (it may hold quotes)
-            j = sql.find("\n", i)
-            i = n if j < 0 else j
+            text, i = _quoted(sql, i)
+            out.append("'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'")
         elif ch == '"':                                 # a quoted identifier: "a""b" -> `a"b`
-            j, name = i + 1, []
-            while j < n:
-                if sql[j] == '"' and j + 1 < n and sql[j + 1] == '"':
-                    name.append('"')
-                    j += 2
-                elif sql[j] == '"':
-                    break
-                else:
-                    name.append(sql[j])
-                    j += 1
-            out.append("`" + "".join(name).replace("`", "``") + "`")
-            i = j + 1
+            name, i = _quoted(sql, i)
+            out.append("`" + name.replace("`", "``") + "`")
+        elif sql.startswith("--", i):                   # a comment: dropped (it may hold quotes)
+            end = sql.find("\n", i)
+            i = n if end < 0 else end
         else:
             out.append(ch)
             i += 1
     return "".join(out)
+
+
+def _quoted(sql: str, start: int) -> tuple[str, int]:
+    """The text of the quoted token opening at `start` (its quote doubled inside), and the
+    position after its closing quote."""
+    quote, parts, j = sql[start], [], start + 1
+    while j < len(sql):
+        end = sql.find(quote, j)
+        if end < 0:
+            break
+        parts.append(sql[j:end])
+        if sql.startswith(quote * 2, end):
+            parts.append(quote)
+            j = end + 2
+        else:
+            return "".join(parts), end + 1
+    return "".join(parts) + sql[j:], len(sql)
