@@ -417,6 +417,9 @@ def deliver(con: duckdb.DuckDBPyConnection, sql: str, into: str | None = None, r
 PRIVATE_PREFIX = ".rwn-sql-"
 _PRIVATE_NAME = re.compile(r"^\.rwn-sql-(new-)?(\d+)-[0-9a-f]{8}$")
 _live: dict[str, tuple[str, object]] = {}      # real folder -> (private dir, open lock file)
+# Directories being made, registered before they exist so that a signal at any bytecode of
+# private_dir finds them: real folder -> (name while made, final name)
+_making: dict[str, tuple[str, str]] = {}
 published: list[str] = []                       # outputs this process has completed
 atexit.register(lambda: remove_private_dirs())
 
@@ -433,6 +436,7 @@ def private_dir(folder: str | None = None) -> str:
     # Made under a name clean_stale does not match and renamed once locked, so another run
     # never sees it unlocked.
     making = os.path.join(folder, f"{PRIVATE_PREFIX}new-{token}")
+    _making[folder] = (making, path)
     try:
         os.mkdir(making, 0o700)
         lock = open(os.path.join(making, "lock"), "w")
@@ -444,8 +448,10 @@ def private_dir(folder: str | None = None) -> str:
         os.rename(making, path)
     except OSError as exc:
         shutil.rmtree(making, ignore_errors=True)
+        _making.pop(folder, None)
         raise RWNError(f"cannot write in folder {folder!r}: {exc.strerror}") from None
     _live[folder] = (path, lock)
+    _making.pop(folder, None)
     return path
 
 
@@ -458,15 +464,18 @@ def scratch_dir(folder: str):
     try:
         yield path
     finally:
-        if not existed:
-            _, lock = _live.pop(os.path.realpath(folder), (None, None))
+        if not existed:      # removed before it is forgotten, so a signal in between finds it
             shutil.rmtree(path, ignore_errors=True)
+            _, lock = _live.pop(os.path.realpath(folder), (None, None))
             if lock is not None:
                 lock.close()
 
 
 def remove_private_dirs() -> None:
     """Remove every private directory this process made (safe to call repeatedly)."""
+    for folder in list(_making):
+        for path in _making.pop(folder, ()):
+            shutil.rmtree(path, ignore_errors=True)
     for folder in list(_live):
         path, lock = _live.pop(folder)
         shutil.rmtree(path, ignore_errors=True)

@@ -521,3 +521,45 @@ def test_stale_private_folders_are_cleaned_live_ones_kept(tmp_path):
         assert sorted(os.listdir(tmp_path)) == [live.name, "o.csv"]
     finally:
         lock.close()
+
+
+class _SignalArrived(Exception):
+    pass
+
+
+def test_signal_at_every_step_of_making_the_private_dir(tmp_path):
+    """A signal handler may run between any two lines of private_dir (the CLI's handler removes
+    the run's private directories and exits). Whatever line it interrupts, nothing is left
+    behind: directories are registered before they exist. (CI once found a directory left by
+    a SIGTERM that came between its rename and its registration.)"""
+    from rwn_sql import engine
+
+    step = 0
+    while True:
+        step += 1
+        seen = 0
+
+        def tracer(frame, event, arg):
+            nonlocal seen
+            if frame.f_code is not engine.private_dir.__code__:
+                return None
+            if event == "line":
+                seen += 1
+                if seen == step:
+                    engine.remove_private_dirs()       # what exit_on_signal does
+                    raise _SignalArrived
+            return tracer
+
+        sys.settrace(tracer)
+        try:
+            engine.private_dir(str(tmp_path))
+            interrupted = False
+        except _SignalArrived:
+            interrupted = True
+        finally:
+            sys.settrace(None)
+        engine.remove_private_dirs()
+        assert leftovers(tmp_path) == [], f"left behind when interrupted at line {step} of private_dir"
+        if not interrupted:
+            break
+    assert step > 5
