@@ -19,9 +19,9 @@ def exit_on_signal(signum, frame) -> None:
     for s in SIGNAL_MESSAGES:
         signal.signal(s, signal.SIG_IGN)
     engine = sys.modules.get("rwn_sql.engine")     # possibly still being imported
-    written = list(getattr(engine, "published", []))
     if hasattr(engine, "remove_private_dirs"):
-        engine.remove_private_dirs()
+        engine.remove_private_dirs(ending=True)
+    written = list(getattr(engine, "published", []))
     done = f"; already written: {', '.join(written)}" if written else "; nothing was written"
     try:
         os.write(2, f"rwn-sql: {SIGNAL_MESSAGES[signum]}{done}\n".encode())

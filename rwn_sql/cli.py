@@ -793,7 +793,7 @@ def _abort(signum: int, finished: threading.Event) -> None:
         except Exception:     # a closed connection: nothing to cancel
             pass
     finished.wait(ABORT_WAIT)
-    engine.remove_private_dirs()
+    engine.remove_private_dirs(ending=True)
     written = engine.published
     done = f"; already written: {', '.join(written)}" if written else "; nothing was written"
     try:

@@ -11,6 +11,7 @@ import re
 import secrets
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 
 import duckdb
@@ -420,6 +421,11 @@ _live: dict[str, tuple[str, object]] = {}      # real folder -> (private dir, op
 # Directories being made, registered before they exist so that a signal at any bytecode of
 # private_dir finds them: real folder -> (name while made, final name)
 _making: dict[str, tuple[str, str]] = {}
+# The CLI works in a thread while the main thread waits for signals: making a directory,
+# publishing an output and removing them at the end exclude each other, and once the run
+# is ending (remove_private_dirs) nothing new is made or published.
+_guard = threading.RLock()
+_ending = False
 published: list[str] = []                       # outputs this process has completed
 atexit.register(lambda: remove_private_dirs())
 
@@ -428,8 +434,13 @@ def private_dir(folder: str | None = None) -> str:
     """This run's private directory in `folder` (default: the system temporary folder),
     created on first use; stale ones of dead runs in that folder are removed first."""
     folder = os.path.realpath(folder or tempfile.gettempdir())
-    if folder in _live:
-        return _live[folder][0]
+    with _guard:
+        if _ending:
+            raise RWNError("the run is ending (interrupted); nothing more is written")
+        return _live[folder][0] if folder in _live else _make_private_dir(folder)
+
+
+def _make_private_dir(folder: str) -> str:
     clean_stale(folder)
     token = f"{os.getpid()}-{secrets.token_hex(4)}"
     path = os.path.join(folder, PRIVATE_PREFIX + token)
@@ -471,8 +482,18 @@ def scratch_dir(folder: str):
                 lock.close()
 
 
-def remove_private_dirs() -> None:
-    """Remove every private directory this process made (safe to call repeatedly)."""
+def remove_private_dirs(ending: bool = False) -> None:
+    """Remove every private directory this process made (safe to call repeatedly). With
+    `ending` (a signal ends the process) nothing is made or published afterwards."""
+    global _ending
+    with contextlib.ExitStack() as held:
+        if _guard.acquire(timeout=5):    # a thread stuck inside a guarded step: remove anyway
+            held.callback(_guard.release)
+        _ending = _ending or ending
+        _remove_private_dirs()
+
+
+def _remove_private_dirs() -> None:
     for folder in list(_making):
         for path in _making.pop(folder, ()):
             shutil.rmtree(path, ignore_errors=True)
@@ -527,6 +548,13 @@ def publish(tmp: str, target: str, overwrite: bool) -> None:
     """Move the complete file `tmp` to `target` in one step. Without `overwrite` a hard link,
     which fails if `target` exists, so of two concurrent runs one wins whole and the other
     is told; with `overwrite` a rename over it."""
+    with _guard:
+        if _ending:
+            raise RWNError("the run is ending (interrupted); the output was not published")
+        _publish(tmp, target, overwrite)
+
+
+def _publish(tmp: str, target: str, overwrite: bool) -> None:
     if overwrite:
         os.replace(tmp, target)
         published.append(target)

@@ -541,12 +541,12 @@ def test_signal_at_every_step_of_making_the_private_dir(tmp_path):
 
         def tracer(frame, event, arg):
             nonlocal seen
-            if frame.f_code is not engine.private_dir.__code__:
+            if frame.f_code not in (engine.private_dir.__code__, engine._make_private_dir.__code__):
                 return None
             if event == "line":
                 seen += 1
                 if seen == step:
-                    engine.remove_private_dirs()       # what exit_on_signal does
+                    engine.remove_private_dirs()       # what exit_on_signal does (but the run goes on)
                     raise _SignalArrived
             return tracer
 
@@ -559,7 +559,25 @@ def test_signal_at_every_step_of_making_the_private_dir(tmp_path):
         finally:
             sys.settrace(None)
         engine.remove_private_dirs()
-        assert leftovers(tmp_path) == [], f"left behind when interrupted at line {step} of private_dir"
+        assert leftovers(tmp_path) == [], f"left behind when interrupted at line {step} of making it"
         if not interrupted:
             break
     assert step > 5
+
+
+def test_nothing_is_made_or_published_once_a_signal_ends_the_run(tmp_path, monkeypatch):
+    """The CLI works in a thread; once the main thread has taken a signal and removed the run's
+    directories, that thread can neither make a new one nor publish an output (CI once found
+    a directory made in that window)."""
+    from rwn_sql import engine
+    from rwn_sql.errors import RWNError
+
+    tmp = os.path.join(engine.private_dir(str(tmp_path)), "out.csv")
+    open(tmp, "w").close()
+    monkeypatch.setattr(engine, "_ending", False)
+    engine.remove_private_dirs(ending=True)
+    with pytest.raises(RWNError, match="ending"):
+        engine.private_dir(str(tmp_path))
+    with pytest.raises(RWNError, match="not published"):
+        engine.publish(tmp, str(tmp_path / "out.csv"), overwrite=False)
+    assert os.listdir(tmp_path) == []
