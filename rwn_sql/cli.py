@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import contextlib
 import os
 import signal
 import sys
@@ -90,6 +91,15 @@ class _HelpFormatter(argparse.HelpFormatter):
         return super()._fill_text(text, width, indent)
 
 
+def _add_engine_options(parser, spark_note: str) -> None:
+    parser.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb",
+                        help=f"duckdb (default) or spark (pip install '.[spark]', Java 17; {spark_note})")
+    parser.add_argument("--spark-master", default="local[*]", metavar="URL",
+                        help="with --engine spark: the Spark master (default local[*])")
+    parser.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="with --engine spark: a Spark configuration setting (repeatable)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rwn-sql",
@@ -135,13 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rp_options(r)
     _add_key_options(r)
     r.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
-    r.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb",
-                   help="duckdb (default) or spark (needs --id and pyspark; OUTPUT a .parquet directory; "
-                        "no --enforce yet): the same release for the same data, parameters, id and key")
-    r.add_argument("--spark-master", default="local[*]", metavar="URL",
-                   help="with --engine spark: the Spark master (default local[*])")
-    r.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
-                   help="with --engine spark: a Spark configuration setting (repeatable)")
+    _add_engine_options(r, "needs --id; OUTPUT a .parquet directory; the same release for the same data, "
+                           "parameters, id and key")
     r.add_argument("--show-sql", action="store_true",
                    help="print the SQL the run executes (the key shown as getvariable('rwn_key'))")
 
@@ -161,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write one row per personal group (size, trials, values present, worst Chernoff bound "
                         "and exact tail, verdict) to a .csv/.parquet file")
     a.add_argument("--overwrite", action="store_true", help="replace --output / --groups-output if they exist")
+    _add_engine_options(a, "outputs .parquet directories; the same verdicts as on DuckDB")
 
     q = sub.add_parser("query", help="answer a COUNT(*) query on a release with reconstruction",
                        description="Rewrite a count query over a release database (made by 'rwn-sql release') into "
@@ -479,41 +485,40 @@ def _rp_opts(args) -> dict:
 
 def cmd_randomize(args) -> int:
     from . import rp
+    from .backends import backend_for
     _check_not_input(args, args.output)
     key = _read_key(args)
-    if args.engine == "spark":
-        return _randomize_on_spark(args, key)
-    con = _open(args)
     opts = dict(_rp_opts(args), key=key, seed=args.seed, enforce=args.enforce, suppress_small=args.suppress_small,
                 id_column=args.id)
-    if args.show_sql:
-        print(rp.randomize_statement(con, args.input, args.sensitive, args.p, show=True, **opts))
-    start = time.perf_counter()
-    plan = rp._plan(con, args.input, args.sensitive, args.p, **opts)
-    rows = engine.write_output(con, plan.sql, args.output, overwrite=args.overwrite)
+    with _session(args) as session:
+        be = backend_for(session)
+        if args.show_sql:
+            print(be.engine_sql(rp.randomize_statement(session, args.input, args.sensitive, args.p, show=True,
+                                                       **opts)))
+        start = time.perf_counter()
+        plan = rp._plan(session, args.input, args.sensitive, args.p, **opts)
+        rows = be.write(plan.sql, args.output, overwrite=args.overwrite)
     _log_suppressed(plan.suppressed_records, plan.suppressed_groups)
-    log(f"rwn-sql randomize: {args.input} -> {args.output}: {rows} rows, sensitive {args.sensitive!r}, "
+    where = f" ({be.name}, {args.spark_master})" if be.name == "spark" else ""
+    log(f"rwn-sql randomize{where}: {args.input} -> {args.output}: {rows} rows, sensitive {args.sensitive!r}, "
         f"p = {args.p}" + (f", enforced (eps, delta) = {args.enforce} ({args.test} test)" if args.enforce else "")
         + f" in {time.perf_counter() - start:.2f} s")
     return 0
 
 
-def _randomize_on_spark(args, key) -> int:
+@contextlib.contextmanager
+def _session(args):
+    """The engine session of a command: a DuckDB connection, or with --engine spark a
+    SparkSession (stopped at the end)."""
+    if getattr(args, "engine", "duckdb") != "spark":
+        yield _open(args) if getattr(args, "output", None) else _connect(args)
+        return
     from . import spark_engine
-    if args.show_sql:
-        raise RWNError("--show-sql is not available with --engine spark yet")
-    start = time.perf_counter()
     spark = spark_engine.session(args.spark_master, args.spark_conf)
     try:
-        frame = spark_engine.randomize(spark, args.input, args.sensitive, args.p, key=key, seed=args.seed,
-                                       enforce=args.enforce, suppress_small=args.suppress_small, id=args.id,
-                                       **_rp_opts(args))
-        rows = spark_engine.write_parquet(frame, args.output, overwrite=args.overwrite)
+        yield spark
     finally:
         spark.stop()
-    log(f"rwn-sql randomize (spark, {args.spark_master}): {args.input} -> {args.output}: {rows} rows, "
-        f"sensitive {args.sensitive!r}, p = {args.p} in {time.perf_counter() - start:.2f} s")
-    return 0
 
 
 def _log_suppressed(records: int, groups: int | None = None) -> None:
@@ -527,36 +532,28 @@ def cmd_audit(args) -> int:
     for out in (args.output, args.groups_output):
         if out:
             _check_not_input(args, out)
-    con = _connect(args)
-    result = rp.audit(con, args.input, args.sensitive, args.p, args.epsilon, args.delta, enforce=args.after_enforcement,
-                      **_rp_opts(args))
-    print(f"rwn-sql audit: {args.input}: sensitive {args.sensitive!r}, p = {args.p}, "
-          f"(eps, delta) = ({args.epsilon}, {args.delta})")
-    print(result.summary())
-    rows = result.rows.sql_query()
-    cols = [d[0] for d in con.execute(f"SELECT * FROM ({rows}) LIMIT 0").description]
-    public = cols[: cols.index("group_size")]
-    tail = "least(exact_upper, exact_lower)" if args.test == "exact" else "least(chernoff_upper, chernoff_lower)"
-    partition = ", ".join(quote_ident(c) for c in public) or "group_size"
-    worst = engine.run(con, f"""SELECT * FROM ({rows}) WHERE NOT group_passes
-        QUALIFY row_number() OVER (PARTITION BY {partition} ORDER BY {tail}) = 1
-        ORDER BY group_size DESC LIMIT 5""")
-    if worst:
-        print("largest failing groups, each with its most exposed value:")
-        for row in worst:
-            d = dict(zip(cols, row))
-            group = ", ".join(f"{c}={d[c]}" for c in public)
-            print(f"  {group}: {d['group_size']} records ({d['trials']} trials); {d['value']!r} f = {d['frequency']:.3f}: "
-                  f"Chernoff U = {d['chernoff_upper']:.3g}, L = {d['chernoff_lower']:.3g}; "
-                  f"exact {d['exact_upper']:.3g}, {d['exact_lower']:.3g}")
-    if args.output:
-        engine.write_output(con, result.rows.sql_query(), args.output, overwrite=args.overwrite)
-        print(f"wrote the audit rows to {args.output}")
-    if args.groups_output:
-        engine.write_output(con, result.groups_detail.sql_query(), args.groups_output, overwrite=args.overwrite)
-        print(f"wrote the per-group verdicts to {args.groups_output}")
-    failing = result.failing_groups
-    result.close()
+    with _session(args) as session:
+        result = rp.audit(session, args.input, args.sensitive, args.p, args.epsilon, args.delta,
+                          enforce=args.after_enforcement, **_rp_opts(args))
+        print(f"rwn-sql audit: {args.input}: sensitive {args.sensitive!r}, p = {args.p}, "
+              f"(eps, delta) = ({args.epsilon}, {args.delta})")
+        print(result.summary())
+        worst = result.worst_failing(5)
+        if worst:
+            print("largest failing groups, each with its most exposed value:")
+            for d in worst:
+                group = ", ".join(f"{c}={d[c]}" for c in result.public)
+                print(f"  {group}: {d['group_size']} records ({d['trials']} trials); {d['value']!r} "
+                      f"f = {d['frequency']:.3f}: Chernoff U = {d['chernoff_upper']:.3g}, "
+                      f"L = {d['chernoff_lower']:.3g}; exact {d['exact_upper']:.3g}, {d['exact_lower']:.3g}")
+        if args.output:
+            result.write_rows(args.output, overwrite=args.overwrite)
+            print(f"wrote the audit rows to {args.output}")
+        if args.groups_output:
+            result.write_groups(args.groups_output, overwrite=args.overwrite)
+            print(f"wrote the per-group verdicts to {args.groups_output}")
+        failing = result.failing_groups
+        result.close()
     return 1 if failing else 0
 
 

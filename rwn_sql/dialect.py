@@ -80,6 +80,17 @@ class Dialect:
         """A 52-bit integer divided by 2^52, in IEEE double arithmetic (exact)."""
         return self._lacks("double arithmetic")
 
+    def unnest(self, list_sql: str) -> str:
+        """One row per element of a list (in a SELECT list)."""
+        return self._lacks("unnesting lists")
+
+    def list_length(self, list_sql: str) -> str:
+        return self._lacks("list length")
+
+    def int_div(self, a_sql: str, b_sql: str) -> str:
+        """Integer division of two non-negative integers."""
+        return self._lacks("integer division")
+
 
 @dataclass(frozen=True)
 class DuckDBDialect(Dialect):
@@ -123,6 +134,15 @@ class DuckDBDialect(Dialect):
 
     def unit_fraction(self, bits_sql: str) -> str:
         return f"{bits_sql} / 4503599627370496.0"           # BIGINT / literal: DOUBLE in DuckDB
+
+    def unnest(self, list_sql: str) -> str:
+        return f"unnest({list_sql})"
+
+    def list_length(self, list_sql: str) -> str:
+        return f"len({list_sql})"
+
+    def int_div(self, a_sql: str, b_sql: str) -> str:
+        return f"{a_sql} // {b_sql}"
 
     def star(self, relation: str, exclude=(), replace=()) -> str:
         out = f"{relation}.*" if relation else "*"
@@ -181,6 +201,15 @@ class SparkDialect(Dialect):
 
     def unit_fraction(self, bits_sql: str) -> str:
         return f"CAST({bits_sql} AS DOUBLE) / 4503599627370496.0D"
+
+    def unnest(self, list_sql: str) -> str:
+        return f"explode({list_sql})"
+
+    def list_length(self, list_sql: str) -> str:
+        return f"size({list_sql})"
+
+    def int_div(self, a_sql: str, b_sql: str) -> str:
+        return f"{a_sql} div {b_sql}"
 
 
 DUCKDB = DuckDBDialect()

@@ -293,8 +293,9 @@ def refuse_reserved(src: Source) -> None:
                            f"{RESERVED_PREFIX!r} are reserved for rwn_sql's internal columns, rename it")
 
 
-# Record ids whose text form (hashed by every draw) is the same on every engine.
-ID_TYPES = re.compile(r"(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|VARCHAR)", re.IGNORECASE)
+# Record ids whose text form (hashed by every draw) is the same on every engine (type names
+# of DuckDB, and of Spark: int, string).
+ID_TYPES = re.compile(r"(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|VARCHAR|STRING)", re.IGNORECASE)
 
 
 def require_record_id(src: Source, name: str) -> None:
@@ -692,3 +693,39 @@ def _explain_errno(code: int | None, detail: str) -> str:
     if code in (errno.EROFS, errno.EACCES, errno.EPERM):
         return f"cannot write there (read-only or no permission): {detail}"
     return detail
+
+
+class DuckDBBackend:
+    """rwn_sql.backends.Backend over a DuckDB connection."""
+    name = "duckdb"
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        from .dialect import DUCKDB
+        self.con, self.dialect = con, DUCKDB
+
+    def source(self, source) -> Source:
+        return resolve_source(self.con, source)
+
+    def rows(self, sql: str) -> list[tuple]:
+        return run(self.con, sql)
+
+    def relation(self, sql: str):
+        return self.con.sql(sql)
+
+    def engine_sql(self, sql: str) -> str:
+        return sql
+
+    def write(self, sql: str, target: str, overwrite: bool = False) -> int:
+        return write_output(self.con, sql, target, overwrite=overwrite)
+
+    def key_sql(self, key: str) -> str:
+        from .randomness import key_variable
+        return key_variable(self.con, key)
+
+    def stage(self, sql: str) -> str:
+        name = "rwn_stage_" + secrets.token_hex(4)
+        run(self.con, f"CREATE TEMP TABLE {name} AS\n{sql}")
+        return name
+
+    def drop(self, name: str) -> None:
+        self.con.execute(f"DROP TABLE IF EXISTS {name}").fetchall()

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 import duckdb
 
 from . import engine, privacy, rp_sql
+from .backends import backend_for
 from .rp_sql import read_domain_file
 from .errors import RWNError
 from .identifiers import float_literal, quote_ident, quote_literal
-from .randomness import KEY_PLACEHOLDER, key_variable, resolve_key
+from .randomness import KEY_PLACEHOLDER, resolve_key
 from .udfs import ensure_functions
 
 __all__ = ["randomize", "audit", "estimates", "release", "query", "AuditResult"]
@@ -37,14 +38,14 @@ def _check_names(src, sensitive, public) -> None:
     engine.require_columns(src, public, "public")
 
 
-def resolve_domain(con, src, sensitive: str, domain, nulls: str) -> list[str]:
+def resolve_domain(be, src, sensitive: str, domain, nulls: str) -> list[str]:
     """The published domain as strings (checked to fit the column's type). Given domains must
     cover every value in the data."""
     type_sql = src.type_of(sensitive)
     s = quote_ident(sensitive)
     # one scan: every distinct value with its count (NULL included)
-    counts = engine.run(con, f"SELECT CAST(v AS VARCHAR), n FROM (SELECT {s} AS v, count(*) AS n "
-                             f"FROM {src.sql} GROUP BY {s})")
+    counts = be.rows(f"SELECT {be.dialect.as_text('v')}, n FROM (SELECT {s} AS v, count(*) AS n "
+                     f"FROM {src.sql} GROUP BY {s}) AS __rwn_counts")
     records = sum(n for _, n in counts)
     nnull = sum(n for v, n in counts if v is None)
     if nulls == "error" and nnull:
@@ -65,27 +66,35 @@ def resolve_domain(con, src, sensitive: str, domain, nulls: str) -> list[str]:
             raise RWNError(f"the domain lists {sorted(dup)[0]!r} more than once")
     if len(values) < 2:
         raise RWNError(f"the domain of {sensitive!r} has {len(values)} value(s); uniform perturbation needs at least 2")
-    literal = _typed_domain(con, values, type_sql, sensitive)
+    literal = _typed_domain(be, values, type_sql, sensitive)
     if domain is not None:
-        missing = engine.run(con, f"SELECT DISTINCT CAST({s} AS VARCHAR) FROM {src.sql} "
-                                  f"WHERE {s} IS NOT NULL AND NOT list_contains({literal}, {s}) ORDER BY 1 LIMIT 6")
+        missing = be.rows(f"SELECT DISTINCT {be.dialect.as_text(s)} FROM {src.sql} WHERE {s} IS NOT NULL "
+                          f"AND NOT {be.dialect.list_contains(literal, s)} ORDER BY 1 LIMIT 6")
         if missing:
             shown = ", ".join(repr(r[0]) for r in missing[:5]) + (", ..." if len(missing) > 5 else "")
             raise RWNError(f"the domain misses values present in the data: {shown}")
     return values
 
 
-def _typed_domain(con, values, type_sql: str, sensitive: str) -> str:
+def _typed_domain(be, values, type_sql: str, sensitive: str) -> str:
     """The domain as a typed SQL list, refused when a value does not fit the column's type or
     two values are equal after the cast ('4' and '4.0' for an INTEGER column): m counts
     distinct values."""
-    literal = rp_sql.domain_literal(values, type_sql)
+    literal = rp_sql.domain_literal(values, type_sql, be.dialect)
     try:
-        typed = engine.run(con, f"SELECT CAST(unnest({literal}) AS VARCHAR)")
-    except duckdb.Error as exc:
-        raise RWNError(f"the domain does not fit the type {type_sql} of column {sensitive!r}: {exc}") from None
+        typed = be.rows("SELECT " + ", ".join(be.dialect.as_text(f"CAST({quote_literal(str(v))} AS {type_sql})")
+                                              for v in values))[0]
+    except (duckdb.Error, RWNError) as exc:
+        raise RWNError(f"the domain does not fit the type {type_sql} of column {sensitive!r}: "
+                       f"{engine.first_line(str(exc))}") from None
+    except Exception as exc:     # the Spark backend's cast errors
+        raise RWNError(f"the domain does not fit the type {type_sql} of column {sensitive!r}: "
+                       f"{engine.first_line(str(exc))}") from None
+    if any(cast is None for cast in typed):
+        bad = next(v for v, cast in zip(values, typed) if cast is None)
+        raise RWNError(f"the domain does not fit the type {type_sql} of column {sensitive!r}: {bad!r}")
     seen: dict[str, str] = {}
-    for given, (cast,) in zip(values, typed):
+    for given, cast in zip(values, typed):
         if cast in seen:
             raise RWNError(f"the domain lists {seen[cast]!r} and {str(given)!r}, the same value as {type_sql} "
                            f"(column {sensitive!r}); list each value once")
@@ -93,12 +102,12 @@ def _typed_domain(con, values, type_sql: str, sensitive: str) -> str:
     return literal
 
 
-def _prepare(con, source, sensitive, p, public, domain, nulls, id_column=None):
+def _prepare(be, source, sensitive, p, public, domain, nulls, id_column=None):
     try:
         privacy.check_p(p)
     except ValueError as exc:
         raise _fail(exc) from None
-    src = engine.resolve_source(con, source)
+    src = be.source(source)
     pub = _public(src, sensitive, public, id_column)
     _check_names(src, sensitive, pub)
     try:
@@ -106,18 +115,18 @@ def _prepare(con, source, sensitive, p, public, domain, nulls, id_column=None):
     except ValueError as exc:
         raise _fail(exc) from None
     if id_column is not None:
-        check_record_ids(con, src, id_column, spec)
-    return src, spec, resolve_domain(con, src, sensitive, domain, nulls)
+        check_record_ids(be, src, id_column, spec)
+    return src, spec, resolve_domain(be, src, sensitive, domain, nulls)
 
 
-def check_record_ids(con, src, id_column: str, spec) -> None:
+def check_record_ids(be, src, id_column: str, spec) -> None:
     """The id column names each record once: present, of an integer or text type (whose text
     form, hashed by every draw, is the same on every engine), no NULL, no duplicate."""
     engine.require_record_id(src, id_column)
     column = quote_ident(id_column)
     where = f" WHERE {quote_ident(spec.sensitive)} IS NOT NULL" if spec.nulls == "drop" else ""
-    rows, nulls, distinct = engine.run(con, f"SELECT count(*), count(*) - count({column}), count(DISTINCT {column}) "
-                                            f"FROM {src.sql}{where}")[0]
+    rows, nulls, distinct = be.rows(f"SELECT count(*), count(*) - count({column}), count(DISTINCT {column}) "
+                                    f"FROM {src.sql}{where}")[0]
     if nulls:
         raise RWNError(f"id column {id_column!r} has {nulls} NULL values; every record needs an id")
     if distinct != rows - nulls:
@@ -132,12 +141,12 @@ def _privacy(p, m, epsilon, delta, test) -> privacy.PrivacyParams:
         raise _fail(exc) from None
 
 
-def _size_counts(con, src, spec, public) -> dict[int, int]:
+def _size_counts(be, src, spec, public) -> dict[int, int]:
     """Personal-group size -> number of groups of that size, groups formed by `public`."""
     pub = ", ".join(quote_ident(c) for c in public)
     where = f" WHERE {quote_ident(spec.sensitive)} IS NOT NULL" if spec.nulls == "drop" else ""
-    return dict(engine.run(con, f"SELECT n, count(*) FROM (SELECT count(*) AS n FROM {src.sql}{where}"
-                                f"{' GROUP BY ' + pub if pub else ''}) GROUP BY n"))
+    return dict(be.rows(f"SELECT n, count(*) FROM (SELECT count(*) AS n FROM {src.sql}{where}"
+                        f"{' GROUP BY ' + pub if pub else ''}) AS __rwn_groups GROUP BY n"))
 
 
 def _trials(sizes, pp: privacy.PrivacyParams) -> dict[int, int]:
@@ -163,7 +172,7 @@ def _params_or_none(p, m, eps, delta, test):
         return None
 
 
-def _way_forward(con, src, spec, pp: privacy.PrivacyParams, impossible, counts) -> list[str]:
+def _way_forward(be, src, spec, pp: privacy.PrivacyParams, impossible, counts) -> list[str]:
     """What would make enforcement possible: a smaller p, or a weaker guarantee with the same
     p (smaller delta or smaller eps), each the nearest on a grid that designs every size
     present, suppression, or removing one public column (the one leaving the fewest records
@@ -193,7 +202,7 @@ def _way_forward(con, src, spec, pp: privacy.PrivacyParams, impossible, counts) 
     coarser = []
     for column in spec.public:
         rest = [c for c in spec.public if c != column]
-        sizes = _size_counts(con, src, spec, rest)
+        sizes = _size_counts(be, src, spec, rest)
         trials = _trials(sizes, pp)
         coarser.append((sum(n * k for n, k in sizes.items() if trials[n] == 0), column))
     if coarser:
@@ -202,18 +211,18 @@ def _way_forward(con, src, spec, pp: privacy.PrivacyParams, impossible, counts) 
     return ways
 
 
-def _design(con, src, spec, pp: privacy.PrivacyParams, suppress_small: bool = False):
+def _design(be, src, spec, pp: privacy.PrivacyParams, suppress_small: bool = False):
     """Trial counts for the personal-group sizes present in the data (public quantities), and
     (groups, records) left out: sizes without a design refuse the data, with a way forward
     in the message, unless suppress_small leaves their records out."""
-    counts = _size_counts(con, src, spec, spec.public)
+    counts = _size_counts(be, src, spec, spec.public)
     trials = _trials(counts, pp)
     impossible = sorted(n for n, t in trials.items() if t == 0)
     groups = sum(counts[n] for n in impossible)
     records = sum(n * counts[n] for n in impossible)
     if impossible and not suppress_small:
         shown = ", ".join(map(str, impossible[:10])) + (", ..." if len(impossible) > 10 else "")
-        ways = _way_forward(con, src, spec, pp, impossible, counts)
+        ways = _way_forward(be, src, spec, pp, impossible, counts)
         raise RWNError(f"(eps, delta) = ({pp.eps}, {pp.delta}) cannot be achieved for personal groups of "
                        f"{shown} records ({groups} groups holding {records} of {sum(n * k for n, k in counts.items())}"
                        f" records) with p = {pp.p}, m = {pp.m} and the {pp.test} test, whatever the number of "
@@ -221,9 +230,9 @@ def _design(con, src, spec, pp: privacy.PrivacyParams, suppress_small: bool = Fa
     return trials, groups, records
 
 
-def _blocks(con, src, spec, pp: privacy.PrivacyParams) -> dict[int, int]:
+def _blocks(be, src, spec, pp: privacy.PrivacyParams) -> dict[int, int]:
     """Trial counts for the personal-group sizes present (refusing sizes without a design)."""
-    return _design(con, src, spec, pp)[0]
+    return _design(be, src, spec, pp)[0]
 
 
 def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, public=None, domain=None,
@@ -250,16 +259,16 @@ def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, 
     would make every personal group a single record), so it may not be public.
     Returns a DuckDB relation, or None with `into` (a table created in one statement).
     """
-    from . import spark_engine
-    if spark_engine.is_spark(con):
-        if into is not None or sql:
-            raise RWNError("on Spark, randomize returns a DataFrame: write it with its own writer")
-        return spark_engine.randomize(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed,
-                                      enforce=enforce, test=test, nulls=nulls, id=id, suppress_small=suppress_small)
-    plan = _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
+    be = backend_for(con)
+    if be.name != "duckdb" and into is not None:
+        raise RWNError(f"on {be.name}, randomize returns a DataFrame: write it with its own writer "
+                       f"(the CLI writes Parquet)")
+    plan = _plan(be, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
                  test=test, nulls=nulls, show=sql, suppress_small=suppress_small, id_column=id)
     _warn_suppressed(plan)
-    return plan.sql if sql else engine.deliver(con, plan.sql, into, replace)
+    if sql:
+        return be.engine_sql(plan.sql)
+    return engine.deliver(con, plan.sql, into, replace) if be.name == "duckdb" else be.relation(plan.sql)
 
 
 def _warn_suppressed(plan) -> None:
@@ -283,8 +292,15 @@ class _Plan:
 
 
 def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls, show=False,
-          key_ref=key_variable, suppress_small=False, id_column=None) -> _Plan:
-    src, spec, values = _prepare(con, source, sensitive, p, public, domain, nulls, id_column)
+          key_ref=None, suppress_small=False, id_column=None) -> _Plan:
+    """The one orchestration of a randomization, for every engine, the Python API, the CLI and
+    the SQL macros: checks, domain, design (enforcement) and the SQL in the engine's dialect.
+    key_ref(con, key): SQL reading the key (default: the backend's)."""
+    be = backend_for(con)
+    if id_column is None and be.name != "duckdb":
+        raise RWNError(f"on {be.name}, id= is required: the engine has no input order to number records by, "
+                       f"so the draws need a unique id column")
+    src, spec, values = _prepare(be, source, sensitive, p, public, domain, nulls, id_column)
     blocks, left_out = None, (0, 0)
     if enforce is not None:
         try:
@@ -292,21 +308,21 @@ def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test
         except (TypeError, ValueError):
             raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
         enforce = (eps, delta)
-        blocks, *left_out = _design(con, src, spec, _privacy(p, len(values), eps, delta, test), suppress_small)
+        blocks, *left_out = _design(be, src, spec, _privacy(p, len(values), eps, delta, test), suppress_small)
     try:
         the_key = resolve_key(key, seed)
     except (TypeError, ValueError) as exc:
         raise _fail(exc) from None
     output = [c for c in src.names if c in spec.public or c == sensitive]
-    text = rp_sql.randomize_sql(src.sql, spec, output, values, src.type_of(sensitive),
-                                KEY_PLACEHOLDER if show else key_ref(con, the_key), blocks,
-                                check_domain=domain is not None,
+    key_sql = KEY_PLACEHOLDER if show else key_ref(be.con, the_key) if key_ref else be.key_sql(the_key)
+    text = rp_sql.randomize_sql(src.sql, spec, output, values, src.type_of(sensitive), key_sql, blocks,
+                                check_domain=domain is not None, dialect=be.dialect,
                                 leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0))
     return _Plan(src, spec, values, blocks, enforce, text, *left_out)
 
 
 def randomize_statement(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls,
-                        show: bool = False, key_ref=key_variable, suppress_small: bool = False,
+                        show: bool = False, key_ref=None, suppress_small: bool = False,
                         id_column: str | None = None) -> str:
     """The SQL of a randomize call. show=True puts getvariable('rwn_key') where the key goes;
     else key_ref(con, key) gives the SQL that reads the key (never the key as a literal)."""
@@ -373,30 +389,54 @@ def release_table_name(source) -> str:
 
 @dataclass
 class AuditResult:
-    """The audit: `rows` (a DuckDB relation, one row per personal group and sensitive value
-    present in it, sorted), `groups_detail` (one row per personal group: its public values,
+    """The audit: `rows` (a DuckDB relation, a DataFrame on Spark: one row per personal group
+    and sensitive value present in it, sorted), `groups_detail` (one row per personal group: its public values,
     size, trials, how many values are present, the smallest Chernoff bound and exact tail
     over its values, after enforcement `worst_design_tail`, the smallest exact tail of its
     design over EVERY count 1..n, and `passes` under the chosen test) and the summary counts. Both
     relations read temporary tables of the connection; `close()` (or a `with` block) drops
     them, else they go with the connection."""
-    rows: duckdb.DuckDBPyRelation
-    groups_detail: duckdb.DuckDBPyRelation
+    rows: object
+    groups_detail: object
     groups: int
     failing_groups: int
     records: int
     failing_records: int
     test: str
     enforced: bool
-    _con: duckdb.DuckDBPyConnection | None = None
+    public: tuple[str, ...] = ()
+    _backend: object = None
     _tables: tuple[str, ...] = ()
+    _rows_sql: str = ""
+    _groups_sql: str = ""
+
+    def worst_failing(self, limit: int = 5) -> list[dict]:
+        """The largest failing groups (at most `limit`), each with its most exposed value: the
+        row of the smallest tail under the test, as a dict of the audit's columns."""
+        keys = [quote_ident(c) for c in self.public]
+        tail = ("least(exact_upper, exact_lower)" if self.test == "exact"
+                else "least(chernoff_upper, chernoff_lower)")
+        cols = list(self.public) + list(rp_sql.AUDIT_ROW_STATS) + ["group_passes"]
+        rows = self._backend.rows(
+            f"SELECT {', '.join(quote_ident(c) for c in cols)} FROM (SELECT *, row_number() OVER (PARTITION BY "
+            f"{', '.join(keys) or 'group_size'} ORDER BY {tail}) AS __rwn_rank FROM ({self._rows_sql}) AS r "
+            f"WHERE NOT group_passes) AS w WHERE __rwn_rank = 1 ORDER BY group_size DESC LIMIT {int(limit)}")
+        return [dict(zip(cols, row)) for row in rows]
+
+    def write_rows(self, target: str, overwrite: bool = False) -> int:
+        """Write `rows` to a file (on Spark a .parquet directory), atomically."""
+        return self._backend.write(self._rows_sql, target, overwrite=overwrite)
+
+    def write_groups(self, target: str, overwrite: bool = False) -> int:
+        """Write `groups_detail` to a file (on Spark a .parquet directory), atomically."""
+        return self._backend.write(self._groups_sql, target, overwrite=overwrite)
 
     def close(self) -> None:
         """Drop the temporary tables behind `rows` and `groups_detail` (they cannot be read after)."""
-        if self._con is not None:
+        if self._backend is not None:
             for table in self._tables:
-                self._con.execute(f"DROP TABLE IF EXISTS {table}").fetchall()
-            self._con = None
+                self._backend.drop(table)
+            self._backend = None
 
     def __enter__(self) -> "AuditResult":
         return self
@@ -422,63 +462,94 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
     theta, the full Chernoff bounds and the exact tail probabilities, and whether it passes
     each test; `group_passes` applies the chosen `test` to all values of the group.
     """
-    src, spec, values = _prepare(con, source, sensitive, p, public, domain, nulls)
+    be = backend_for(con)
+    src, spec, values = _prepare(be, source, sensitive, p, public, domain, nulls)
     clash = [c for c in spec.public if c.lower() in rp_sql.AUDIT_COLUMNS]
     if clash:
         raise RWNError(f"public: column {clash[0]!r} has the name of a column of the audit; rename it")
     pp = _privacy(p, len(values), epsilon, delta, test)
-    blocks = _blocks(con, src, spec, pp) if enforce else None
-    ensure_functions(con)
+    blocks = _blocks(be, src, spec, pp) if enforce else None
+    if be.name == "duckdb":
+        ensure_functions(be.con)
+    # after enforcement, every design's worst tail over every count 1..n (see _judged)
+    worst = {(n, t): privacy.design_worst_tail(n, t, pp) for n, t in (blocks or {}).items() if t > 0}
+    failing = sorted(n for (n, _), w in worst.items() if test == "exact" and w < pp.delta)
     if sql:
-        failing = sorted(n for n, t in (blocks or {}).items() if test == "exact"
-                         and privacy.design_worst_tail(n, t, pp) < pp.delta)
-        return rp_sql.audit_sql(src.sql, spec, len(values), pp.eps, pp.delta, test, blocks, failing_designs=failing)
-    # Computed once into two temporary tables: the rows per (group, value), unsorted, and
+        return be.engine_sql(_audit_sql(be, src, spec, len(values), pp, blocks, failing_designs=failing))
+    # Computed once into two temporary relations: the rows per (group, value), unsorted, and
     # per personal group its verdict under `test`; the summary reads the groups. `rows`
     # joins the verdicts back and sorts when read: sorting and joining ~1M rows cost more
     # than any step after the counting, so they are left to whoever reads the rows.
-    token = secrets.token_hex(4)
-    rows_table, groups_table = f"rwn_audit_{token}", f"rwn_audit_groups_{token}"
-    text = rp_sql.audit_sql(src.sql, spec, len(values), pp.eps, pp.delta, test, blocks, ordered=False,
-                            group_verdicts=False)
-    engine.run(con, f"CREATE TEMP TABLE {rows_table} AS\n{text}")
+    rows_table = be.stage(_audit_sql(be, src, spec, len(values), pp, blocks, ordered=False, group_verdicts=False))
     keys = [quote_ident(c) for c in spec.public]
     pub = "".join(k + ", " for k in keys)
-    engine.run(con, f"""CREATE TEMP TABLE {groups_table} AS
-        SELECT {pub}any_value(group_size) AS group_size, any_value(trials) AS trials,
+    groups_sql = f"""SELECT {pub}any_value(group_size) AS group_size, any_value(trials) AS trials,
             any_value(enforced) AS enforced, count(*) AS values_present,
             least(min(chernoff_upper), min(chernoff_lower)) AS worst_chernoff,
             least(min(exact_upper), min(exact_lower)) AS worst_exact,
             bool_and(passes_{test}) AS passes
-        FROM {rows_table}{' GROUP BY ' + ', '.join(keys) if keys else ''}""")
+        FROM {rows_table}{' GROUP BY ' + ', '.join(keys) if keys else ''}"""
     if enforce:
-        _judge_designs(con, groups_table, pp)
+        groups_sql = _judged(groups_sql, keys, worst, pp)
+    groups_table = be.stage(groups_sql)
     on = rp_sql.same_group("r", "g", keys) if keys else "true"
     stats = ", ".join(f"r.{c}" for c in rp_sql.AUDIT_ROW_STATS)
-    rel = con.sql(f"SELECT {''.join('r.' + k + ', ' for k in keys)}{stats}, g.passes AS group_passes "
-                  f"FROM {rows_table} r JOIN {groups_table} g ON {on} ORDER BY {''.join('r.' + k + ', ' for k in keys)}r.value")
-    groups_rel = con.sql(f"SELECT * FROM {groups_table}" + (f" ORDER BY {', '.join(keys)}" if keys else ""))
-    g, fg, r, fr = engine.run(con, f"""SELECT count(*), count(*) FILTER (WHERE NOT passes), sum(group_size),
+    rows_sql = (f"SELECT {''.join('r.' + k + ', ' for k in keys)}{stats}, g.passes AS group_passes FROM "
+                f"{rows_table} r JOIN {groups_table} g ON {on} ORDER BY {''.join('r.' + k + ', ' for k in keys)}r.value")
+    groups_read = f"SELECT * FROM {groups_table}" + (f" ORDER BY {', '.join(keys)}" if keys else "")
+    g, fg, r, fr = be.rows(f"""SELECT count(*), count(*) FILTER (WHERE NOT passes), sum(group_size),
         coalesce(sum(group_size) FILTER (WHERE NOT passes), 0) FROM {groups_table}""")[0]
-    return AuditResult(rows=rel, groups_detail=groups_rel, groups=g, failing_groups=fg, records=int(r or 0),
-                       failing_records=int(fr), test=test, enforced=bool(enforce), _con=con,
-                       _tables=(rows_table, groups_table))
+    return AuditResult(rows=be.relation(rows_sql), groups_detail=be.relation(groups_read), groups=g,
+                       failing_groups=fg, records=int(r or 0), failing_records=int(fr), test=test,
+                       enforced=bool(enforce), public=spec.public, _backend=be, _tables=(rows_table, groups_table),
+                       _rows_sql=rows_sql, _groups_sql=groups_read)
 
 
-def _judge_designs(con, groups_table: str, pp: privacy.PrivacyParams) -> None:
+def _audit_sql(be, src, spec, m: int, pp: privacy.PrivacyParams, blocks, **options) -> str:
+    """The audit's SQL on this backend. DuckDB computes the exact tails inside the statement
+    (the rwn_audit_tails UDF). Other engines get them from a small table computed here: the
+    distinct (enforced, n, count or blocks) cases are read first, their tails computed with
+    rwn_sql.privacy in one vectorised call, and the table joined in; no per-row Python."""
+    if be.name == "duckdb":
+        return rp_sql.audit_sql(src.sql, spec, m, pp.eps, pp.delta, pp.test, blocks, **options)
+    cases = be.rows(rp_sql.audit_sql(src.sql, spec, m, pp.eps, pp.delta, pp.test, blocks, dialect=be.dialect,
+                                     tails_relation="", cases_only=True))
+    table = be.values([(e, n, k, (u, lo)) for (e, n, k), (u, lo) in zip(cases, _case_tails(cases, pp))],
+                      "enforced boolean, group_size bigint, tails_key bigint, exact struct<upper:double,lower:double>")
+    return rp_sql.audit_sql(src.sql, spec, m, pp.eps, pp.delta, pp.test, blocks, dialect=be.dialect,
+                            tails_relation=table, **options)
+
+
+def _case_tails(cases, pp: privacy.PrivacyParams) -> list[tuple[float, float]]:
+    """Exact (upper, lower) tails of audit cases (enforced, n, key): independent trials at
+    count `key`, or a block design with `key` blocks."""
+    import numpy as np
+    out: list[tuple[float, float]] = [(0.0, 0.0)] * len(cases)
+    plain = [i for i, (e, _, _) in enumerate(cases) if not e]
+    if plain:
+        upper, lower = privacy.exact_tails_many(np.array([cases[i][1] for i in plain], dtype=np.int64),
+                                                np.array([cases[i][2] for i in plain], dtype=np.int64),
+                                                pp.p, pp.m, pp.eps)
+        for i, u, lo in zip(plain, upper.tolist(), lower.tolist()):
+            out[i] = (u, lo)
+    for i, (e, n, k) in enumerate(cases):
+        if e:
+            out[i] = tuple(float(x) for x in privacy.block_tails(int(n), int(k), pp.p, pp.m, pp.eps))
+    return out
+
+
+def _judged(groups_sql: str, keys, worst: dict, pp: privacy.PrivacyParams) -> str:
     """After enforcement a group's release depends on its design (n, t), not on the counts
-    present: every count c = 1..n is evaluated exactly (worst_design_tail), and under the
-    exact test a group passes only if that worst tail reaches delta."""
-    designs = engine.run(con, f"SELECT DISTINCT group_size, trials FROM {groups_table}")
-    worst = {(n, t): privacy.design_worst_tail(int(n), int(t), pp) for n, t in designs}
-    engine.run(con, f"ALTER TABLE {groups_table} ADD COLUMN worst_design_tail DOUBLE")
-    if worst:
-        values = ", ".join(f"({n}, {t}, {float_literal(w)})" for (n, t), w in worst.items())
-        engine.run(con, f"""UPDATE {groups_table} SET worst_design_tail = d.w
-            FROM (VALUES {values}) AS d(n, t, w) WHERE group_size = d.n AND trials = d.t""")
-    if pp.test == "exact":
-        engine.run(con, f"UPDATE {groups_table} SET passes = passes AND worst_design_tail >= "
-                        f"{float_literal(pp.delta)}")
+    present: every count c = 1..n is evaluated exactly (`worst`: the smallest tail of each
+    design), and under the exact test a group passes only if that worst tail reaches delta.
+    The groups' SQL with that column added (and the verdict updated)."""
+    passes = f"g.passes AND d.w >= {float_literal(pp.delta)}" if pp.test == "exact" else "g.passes"
+    designs = (f"(VALUES {', '.join(f'({n}, {t}, {float_literal(w)})' for (n, t), w in sorted(worst.items()))})"
+               f" AS d(n, t, w)") if worst else "(SELECT 0 AS n, 0 AS t, 0.0 AS w) AS d"
+    cols = "".join(f"g.{k}, " for k in keys)
+    return (f"SELECT {cols}g.group_size, g.trials, g.enforced, g.values_present, g.worst_chernoff, g.worst_exact, "
+            f"{passes} AS passes, d.w AS worst_design_tail\n"
+            f"FROM ({groups_sql}) AS g LEFT JOIN {designs} ON g.group_size = d.n AND g.trials = d.t")
 
 
 def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float, domain, group_by=(),
@@ -504,7 +575,8 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
     if isinstance(release, str) and engine.QUERY_START.match(release):   # SQL text: one statement only
         from .statements import single_statement
         single_statement(release, "the release query")
-    src = engine.resolve_source(con, release)
+    be = backend_for(con)
+    src = be.source(release)
     group_by = (group_by,) if isinstance(group_by, str) else tuple(group_by)
     _check_names(src, sensitive, group_by)
     if sensitive in group_by:
@@ -520,7 +592,7 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
         raise RWNError("estimates need the published domain (at least 2 values)")
     domain = [str(d) for d in domain]
     type_sql = src.type_of(sensitive)
-    literal = _typed_domain(con, domain, type_sql, sensitive)
+    literal = _typed_domain(be, domain, type_sql, sensitive)
     clash = [c for c in group_by if c.lower() in rp_sql.ESTIMATE_COLUMNS]
     if clash:
         raise RWNError(f"group_by: column {clash[0]!r} has the name of an output column of the estimates; "
@@ -537,8 +609,8 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
         if unknown:
             raise RWNError(f"values {unknown} are not in the domain")
     s = quote_ident(sensitive)
-    outside = engine.run(con, f"SELECT DISTINCT CAST({s} AS VARCHAR) FROM {src.sql} WHERE {s} IS NULL "
-                              f"OR NOT list_contains({literal}, {s}) ORDER BY 1 NULLS FIRST LIMIT 6")
+    outside = be.rows(f"SELECT DISTINCT {be.dialect.as_text(s)} FROM {src.sql} WHERE {s} IS NULL "
+                      f"OR NOT {be.dialect.list_contains(literal, s)} ORDER BY 1 NULLS FIRST LIMIT 6")
     if outside:
         shown = ", ".join("NULL" if v is None else repr(v) for v, in outside[:5])
         shown += ", ..." if len(outside) > 5 else ""
@@ -551,10 +623,11 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
         except (TypeError, ValueError):
             raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
         spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub)
-        trials = _blocks(con, src, spec, _privacy(p, len(domain), eps, delta, test))
+        trials = _blocks(be, src, spec, _privacy(p, len(domain), eps, delta, test))
         design = (rp_sql.trials_values(trials), pub)
-    text = rp_sql.estimates_sql(src.sql, sensitive, float_literal(p), literal, group_by, where_sql, vals, design)
-    return text if sql else con.sql(text)
+    text = rp_sql.estimates_sql(src.sql, sensitive, float_literal(p), literal, group_by, where_sql, vals, design,
+                                dialect=be.dialect)
+    return be.engine_sql(text) if sql else be.relation(text)
 
 
 def query(con: duckdb.DuckDBPyConnection, sql: str, release: str | None = None):

@@ -111,13 +111,16 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
         units, unit = staged, "__rwn_rid"
     else:
         part = f"PARTITION BY {pub}" if pub else ""
-        order = hash_sql(key_sql, BLOCK_PURPOSE, "__rwn_rid", spec.sensitive, dialect)
+        # 62 bits of a keyed hash, then the record: the same order on every engine (the
+        # 128-bit hash itself is a number on DuckDB but hex text on Spark, which sort differently)
+        order = (dialect.uint128_bits(hash_sql(key_sql, BLOCK_PURPOSE, "__rwn_rid", spec.sensitive, dialect), 0, 62)
+                 + ", __rwn_rid")
         unit = "__rwn_unit"
         units = (
             "-- enforcement: a personal group of n records is split at random into t(n) blocks;\n"
             "        -- each block shares one coin and one replacement value (t depends on n only)\n"
             "        SELECT 'g' || __rwn_gid || 'b' || ((__rwn_pos - 1) % __rwn_trials) AS __rwn_unit,\n"
-            f"            {dialect.star('', ('__rwn_gid', '__rwn_pos', '__rwn_gsize', '__rwn_trials'))}\n"
+            f"            __rwn_rid, {', '.join(quote_ident(c) for c in output_columns)}\n"
             f"        FROM (SELECT __rwn_g.*, {_trials_check(dialect)} AS __rwn_trials\n"
             "            FROM (\n"
             f"                SELECT *, min(__rwn_rid) OVER ({part}) AS __rwn_gid,\n"
@@ -156,7 +159,8 @@ AUDIT_ROW_STATS = ("group_size", "trials", "enforced", "value", "value_count", "
 
 def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float, test: str,
               blocks=None, ordered: bool = True, group_verdicts: bool = True,
-              dialect: DuckDBDialect = DUCKDB, failing_designs=()) -> str:
+              dialect: DuckDBDialect = DUCKDB, failing_designs=(), tails_relation: str | None = None,
+              cases_only: bool = False) -> str:
     """Per personal group and value present in it: the reconstruction-privacy statistics and
     verdicts (AUDIT_ROW_STATS after the public columns, then group_passes: the chosen `test`
     over all values of the group), ordered by group and value. `m` is the size of the
@@ -164,13 +168,25 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
     ordered=False leaves the rows unsorted; group_verdicts=False leaves out group_passes (and
     the join that computes it), for callers that aggregate the verdicts themselves.
     failing_designs: group sizes whose design fails at some count (rp.audit evaluates every
-    count); their groups fail whatever the counts present."""
+    count); their groups fail whatever the counts present.
+    tails_relation: a relation of the exact tails (enforced, group_size, tails_key, exact)
+    computed beforehand, for engines without the UDF; cases_only: the SQL listing the distinct
+    cases (enforced, group_size, tails_key) whose tails the audit needs."""
     groups = [quote_ident(c) for c in spec.public] or ["__rwn_all"]   # no public column: one group
     p, b = float_literal(spec.p), float_literal((1 - spec.p) / m)
+    exact = f"rwn_audit_tails(e, CAST(n AS BIGINT[]), CAST(k AS BIGINT[]), {p}, {int(m)}, {float_literal(eps)})"
+    if tails_relation is None:    # all cases in one call of the UDF (lists in, a list of tails out, zipped back)
+        tails = ("SELECT unnest(e) AS enforced, unnest(n) AS group_size, unnest(k) AS tails_key,\n"
+                 f"        unnest({exact}) AS exact\n"
+                 "    FROM (SELECT list(enforced) AS e, list(group_size) AS n, list(tails_key) AS k\n"
+                 "          FROM (SELECT DISTINCT enforced, group_size, tails_key FROM stats))")
+    else:
+        tails = f"SELECT enforced, group_size, tails_key, exact FROM {tails_relation}" if tails_relation else \
+            "SELECT enforced, group_size, tails_key, NULL AS exact FROM stats WHERE false"
     body = _render(
         "rp_audit.sql",
         source=source,
-        all_column="" if spec.public else ", NULL::VARCHAR AS __rwn_all",
+        all_column="" if spec.public else f", {dialect.as_text('NULL')} AS __rwn_all",
         null_filter=f"\n    WHERE {quote_ident(spec.sensitive)} IS NOT NULL" if spec.nulls == "drop" else "",
         public_cols=", ".join(groups),
         sens=quote_ident(spec.sensitive),
@@ -180,10 +196,12 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
         materialized=dialect.materialized(),
         bounds_materialized=dialect.materialized() if group_verdicts else "",
         p=p, b=b, eps=float_literal(eps),
-        exact=f"rwn_audit_tails(e, CAST(n AS BIGINT[]), CAST(k AS BIGINT[]), {p}, {int(m)}, {float_literal(eps)})",
+        tails=tails,
     )
+    if cases_only:
+        return "WITH\n" + body + "\nSELECT DISTINCT enforced, group_size, tails_key FROM stats"
     verdict = verdict_sql(delta)
-    design_ok = (f" AND NOT list_contains([{', '.join(str(int(n)) for n in failing_designs)}], any_value(group_size))"
+    design_ok = (f" AND any_value(group_size) NOT IN ({', '.join(str(int(n)) for n in failing_designs)})"
                  if failing_designs else "")
     pub_out = "".join(f"b.{quote_ident(c)}, " for c in spec.public)
     select = (f"SELECT {pub_out}group_size, trials, enforced, value, value_count, frequency, mu, theta,\n"
@@ -238,7 +256,8 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
         design_cte = (
             "\nblocks AS (\n"
             "    -- every personal group in S, its t blocks: n mod t of size q+1, the rest of size q\n"
-            f"    SELECT {''.join(g + ', ' for g in groups)}n, __rwn_tr.t, n // __rwn_tr.t AS q, n % __rwn_tr.t AS r\n"
+            f"    SELECT {''.join(g + ', ' for g in groups)}n, __rwn_tr.t, {dialect.int_div('n', '__rwn_tr.t')} AS q, "
+            "n % __rwn_tr.t AS r\n"
             f"    FROM (SELECT {''.join(g + ', ' for g in groups)}count(*) AS n FROM released GROUP BY {personal}) pg\n"
             f"    JOIN {trials} ON __rwn_tr.size = pg.n\n"
             "),\n"
@@ -247,20 +266,20 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
             "        sum(r * (q + 1) * (q + 1) + (t - r) * q * q) AS ss,\n"
             "        sum(CASE WHEN n > 1 THEN (r * (q + 1) * (n - q - 1) + (t - r) * q * (n - q)) / (n - 1)\n"
             "                 ELSE 0 END) AS sh\n"
-            f"    FROM blocks GROUP BY {', '.join(groups) if groups else '()'}\n"
+            f"    FROM blocks{' GROUP BY ' + ', '.join(groups) if groups else ''}\n"
             "),")
         design_join = f"\n    JOIN design d ON {on}"
         units = None
     gsel = "".join(g + ", " for g in groups)
-    gby = ", ".join(groups) if groups else "()"
+    gby = f" GROUP BY {', '.join(groups)}" if groups else ""
     if values is None:
         join = " AND ".join([f"c.{g} IS NOT DISTINCT FROM g.{g}" for g in groups] + ["c.value = d.value"])
         counts = (f"SELECT {''.join('g.' + x + ', ' for x in groups)}d.value, 1 AS set_size, g.group_size,{_units(units)}\n"
                   f"        CAST(coalesce(c.n, 0) AS BIGINT) AS released_count\n"
-                  f"    FROM (SELECT {gsel}count(*) AS group_size FROM released GROUP BY {gby}\n"
+                  f"    FROM (SELECT {gsel}count(*) AS group_size FROM released{gby}\n"
                   f"          HAVING count(*) > 0) g\n"
-                  f"    CROSS JOIN (SELECT unnest(__rwn_domain) AS value FROM params) d\n"
-                  f"    LEFT JOIN (SELECT {gsel}{s} AS value, count(*) AS n FROM released GROUP BY ALL) c\n"
+                  f"    CROSS JOIN (SELECT {dialect.unnest('__rwn_domain')} AS value FROM params) d\n"
+                  f"    LEFT JOIN (SELECT {gsel}{s} AS value, count(*) AS n FROM released GROUP BY {gsel}{s}) c\n"
                   f"        ON {join}")
         output = f"{gsel}value,"
         order = ", ".join(groups + ["value"])
@@ -268,7 +287,7 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
         in_list = ", ".join(values)
         counts = (f"SELECT {gsel}{len(values)} AS set_size, count(*) AS group_size,{_units(units, 'count(*)')}\n"
                   f"        count(*) FILTER (WHERE {s} IN ({in_list})) AS released_count\n"
-                  f"    FROM released GROUP BY {gby} HAVING count(*) > 0")
+                  f"    FROM released{gby} HAVING count(*) > 0")
         output = gsel.rstrip()
         order = ", ".join(groups) if groups else "group_size"
     return "WITH\n" + _render(
@@ -277,6 +296,7 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
         where=f"\n    WHERE {where_sql}" if where_sql else "",
         p=p_sql,
         domain=domain_sql,
+        domain_size=dialect.list_length(domain_sql),
         counts=counts,
         design=design_cte,
         design_join=design_join,

@@ -1,30 +1,20 @@
-"""Apache Spark as the engine (issue 11, first method): uniform perturbation of a sensitive
-attribute, planned by the same builder as on DuckDB (rp_sql.randomize_sql) with the Spark
-dialect, so the same data, parameters, id and key give the same release, row for row.
+"""Apache Spark as the engine: SparkBackend (rwn_sql.backends) runs the plans of the same
+builders as on DuckDB, rendered with the Spark dialect, so the same data, parameters, id and
+key give the same release, row for row: randomize (with enforcement), audit and estimates.
 
 The only part of rwn_sql that talks to a SparkSession. Spark needs `id=`: it has no input
 order to number records by. The key never enters SQL text: it sits in a one-row temporary
-view that the plan reads with a scalar subquery. Not yet on Spark: enforcement, the audit,
-estimates and RWN (README, "Engines")."""
+view that the plan reads with a scalar subquery. Not yet on Spark: RWN and the query
+rewriter (README, "Engines")."""
 from __future__ import annotations
 
 import os
 import secrets
 import shutil
 
-from . import engine, rp_sql
-from .dialect import SPARK, UnsupportedByEngine
+from . import engine
+from .dialect import SPARK
 from .errors import RWNError
-from .identifiers import quote_ident
-from .randomness import resolve_key
-from .spec import RESERVED_PREFIX
-
-ID_TYPES = ("tinyint", "smallint", "int", "bigint", "string")
-
-
-def is_spark(obj) -> bool:
-    """Is `obj` a SparkSession? (Checked by class name: pyspark is an optional extra.)"""
-    return any(c.__name__ == "SparkSession" for c in type(obj).__mro__)
 
 
 def session(master: str = "local[*]", conf=()):
@@ -34,7 +24,8 @@ def session(master: str = "local[*]", conf=()):
         from pyspark.sql import SparkSession
     except ImportError:
         raise RWNError("--engine spark needs pyspark: pip install 'rwn_sql[spark]' (and Java 17)") from None
-    builder = SparkSession.builder.master(master).appName("rwn-sql").config("spark.ui.enabled", "false")
+    builder = (SparkSession.builder.master(master).appName("rwn-sql").config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false"))
     for pair in conf:
         key, sep, value = pair.partition("=")
         if not sep or not key:
@@ -78,64 +69,6 @@ def _dataframe(spark, source):
     return spark.table(source)
 
 
-def randomize(spark, source, sensitive: str, p: float, public=None, domain=None, key: str | None = None,
-              seed: int | None = None, enforce=None, test: str = "exact", nulls: str = "error",
-              id: str | None = None, suppress_small: bool = False):
-    """rwn_sql.randomize on Spark: returns a DataFrame (the public columns and the randomized
-    sensitive column, in the keyed order). Same semantics and checks as on DuckDB."""
-    if enforce is not None or suppress_small:
-        raise UnsupportedByEngine("engine spark does not support enforcement yet (issue 11); run it on DuckDB")
-    if id is None:
-        raise RWNError("on Spark, id= is required: Spark has no input order to number records by, so the "
-                       "draws need a unique id column")
-    df = _dataframe(spark, source)
-    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-    for role, names in (("sensitive", [sensitive]), ("id", [id]), ("public", list(public or []))):
-        for name in names:
-            if name not in types:
-                raise RWNError(f"{role}: column {name!r} is not in the source (its columns: {', '.join(types)})")
-    reserved = [c for c in types if c.lower().startswith(RESERVED_PREFIX)]
-    if reserved:
-        raise RWNError(f"column {reserved[0]!r}: names starting with {RESERVED_PREFIX!r} are reserved")
-    if types[id] not in ID_TYPES:
-        raise RWNError(f"id column {id!r} has type {types[id]}; a record id must be an integer or text column")
-    pub = tuple(public) if public is not None else tuple(c for c in types if c not in (sensitive, id))
-    try:
-        spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub, nulls=nulls, id=id)
-        the_key = resolve_key(key, seed)
-    except (TypeError, ValueError) as exc:
-        raise RWNError(str(exc)) from None
-    view = "__rwn_src_" + secrets.token_hex(6)
-    df.createOrReplaceTempView(view)
-    s, i = quote_ident(sensitive), quote_ident(id)
-    rows, null_ids, distinct_ids, null_values = spark.sql(_spark_sql(
-        f"SELECT count(*), count(*) - count({i}), count(DISTINCT {i}), count(*) - count({s}) FROM {view}"
-        + (f" WHERE {s} IS NOT NULL" if nulls == "drop" else ""))).collect()[0]
-    if null_ids:
-        raise RWNError(f"id column {id!r} has {null_ids} NULL values; every record needs an id")
-    if distinct_ids != rows:
-        raise RWNError(f"id column {id!r} has duplicate values ({rows - distinct_ids} records share an id "
-                       f"with another); every record needs its own id")
-    if nulls == "error" and null_values:
-        raise RWNError(f"the sensitive column {sensitive!r} has {null_values} NULL values; clean them or use "
-                       f"nulls='drop' (those records are then left out of the release)")
-    if domain is None:
-        values = sorted(r[0] for r in spark.sql(_spark_sql(f"SELECT DISTINCT CAST({s} AS STRING) FROM {view} "
-                                                           f"WHERE {s} IS NOT NULL")).collect())
-    elif isinstance(domain, (str, os.PathLike)):
-        values = rp_sql.read_domain_file(domain)
-    else:
-        values = [str(v) for v in domain]
-    if len(values) < 2:
-        raise RWNError(f"the domain of {sensitive!r} has {len(values)} value(s); uniform perturbation needs at least 2")
-    key_view = "__rwn_key_" + secrets.token_hex(8)
-    spark.createDataFrame([(the_key,)], "k string").createOrReplaceTempView(key_view)
-    output = [c for c in types if c in pub or c == sensitive]
-    sql = rp_sql.randomize_sql(view, spec, output, values, types[sensitive], f"(SELECT k FROM {key_view})",
-                               check_domain=domain is not None, dialect=SPARK)
-    return spark.sql(_spark_sql(sql))
-
-
 def _spark_sql(sql: str) -> str:
     """rwn_sql's builders quote identifiers with double quotes and strings SQL-style ('it''s');
     Spark reads double quotes as strings and backslashes in strings as escapes. Identifiers are
@@ -173,3 +106,76 @@ def _quoted(sql: str, start: int) -> tuple[str, int]:
         else:
             return "".join(parts), end + 1
     return "".join(parts) + sql[j:], len(sql)
+
+
+class SparkBackend:
+    """rwn_sql.backends.Backend over a SparkSession. Sources become temporary views; SQL from
+    the builders is re-quoted for Spark (_spark_sql) before it runs."""
+    name = "spark"
+
+    def __init__(self, spark):
+        self.spark, self.dialect = spark, SPARK
+
+    def source(self, source) -> engine.Source:
+        if isinstance(source, engine.Source):
+            return source
+        df = _dataframe(self.spark, source)
+        view = "__rwn_src_" + secrets.token_hex(6)
+        df.createOrReplaceTempView(view)
+        label = (f"file {source!r}" if isinstance(source, str) and source.lower().rstrip("/").endswith(
+            (".parquet", ".csv")) else f"table {source!r}" if isinstance(source, str) else "the DataFrame")
+        return engine.Source(sql=view, schema=tuple((f.name, f.dataType.simpleString()) for f in df.schema.fields),
+                             label=label)
+
+    def rows(self, sql: str) -> list[tuple]:
+        try:
+            return [tuple(r) for r in self.spark.sql(_spark_sql(sql)).collect()]
+        except Exception as exc:        # pyspark's errors: an rwn_sql check raised in SQL, or a real failure
+            raise translate(exc) from None
+
+    def engine_sql(self, sql: str) -> str:
+        return _spark_sql(sql)
+
+    def write(self, sql: str, target: str, overwrite: bool = False) -> int:
+        return write_parquet(self.relation(sql), target, overwrite=overwrite)
+
+    def relation(self, sql: str):
+        try:
+            return self.spark.sql(_spark_sql(sql))
+        except Exception as exc:
+            raise translate(exc) from None
+
+    def key_sql(self, key: str) -> str:
+        view = "__rwn_key_" + secrets.token_hex(8)
+        self.spark.createDataFrame([(key,)], "k string").createOrReplaceTempView(view)
+        return f"(SELECT k FROM {view})"
+
+    def stage(self, sql: str) -> str:
+        name = "__rwn_stage_" + secrets.token_hex(4)
+        frame = self.relation(sql).persist()
+        try:
+            frame.count()        # computed now, once: later reads see these rows
+        except Exception as exc:
+            frame.unpersist()
+            raise translate(exc) from None
+        frame.createOrReplaceTempView(name)
+        return name
+
+    def drop(self, name: str) -> None:
+        if self.spark.catalog.tableExists(name):
+            self.spark.table(name).unpersist()
+            self.spark.catalog.dropTempView(name)
+
+    def values(self, rows, schema: str) -> str:
+        """A small table of `rows` (Python values) with the Spark DDL `schema`, as a view name."""
+        view = "__rwn_values_" + secrets.token_hex(6)
+        self.spark.createDataFrame(list(rows), schema).createOrReplaceTempView(view)
+        return view
+
+
+def translate(exc: Exception) -> Exception:
+    """rwn_sql's checks fail a Spark job through raise_error('rwn_sql: ...'): their message, as
+    an RWNError; anything else keeps Spark's own error."""
+    import re
+    match = re.search(r"rwn_sql: (.*?)(?:\s+SQLSTATE: \w+)?\s*$", str(exc).splitlines()[0] if str(exc) else "")
+    return RWNError(match.group(1)) if match else exc

@@ -36,12 +36,8 @@ stats AS (
     FROM cells
 ),
 tails AS (
-    -- exact tails once per distinct case: (n, count) for independent trials, (n, t) for blocks;
-    -- all cases go to one call of rwn_audit_tails (lists in, a list of tails out, zipped back)
-    SELECT unnest(e) AS enforced, unnest(n) AS group_size, unnest(k) AS tails_key,
-        unnest($exact) AS exact
-    FROM (SELECT list(enforced) AS e, list(group_size) AS n, list(tails_key) AS k
-          FROM (SELECT DISTINCT enforced, group_size, tails_key FROM stats))
+    -- exact tails once per distinct case: (n, count) for independent trials, (n, t) for blocks
+    $tails
 ),
 bounds AS $bounds_materialized(
     SELECT s.*,

@@ -13,7 +13,7 @@ released AS (
     SELECT * FROM $release$where
 ),
 params AS (
-    SELECT $p AS __rwn_p, $domain AS __rwn_domain, len($domain) AS __rwn_m
+    SELECT $p AS __rwn_p, $domain AS __rwn_domain, $domain_size AS __rwn_m
 ),
 counts AS (
     $counts

@@ -71,13 +71,84 @@ def test_randomize_on_spark_equals_duckdb(spark, tmp_path):
     assert changed > 0
     with pytest.raises(rwn_sql.RWNError, match="id= is required"):
         rwn_sql.randomize(spark, str(data), "occupation", 0.6, public=["sex"], key="k" * 24)
-    with pytest.raises(rwn_sql.RWNError, match="engine spark does not support enforcement"):
-        rwn_sql.randomize(spark, str(data), "occupation", 0.6, enforce=(0.5, 0.05), **kw)
+    # with enforcement: the blocks (keyed order within each personal group) are the same too
+    enforced = dict(kw, enforce=(0.5, 0.1))
+    on_duckdb = rwn_sql.randomize(con, str(data), "occupation", 0.45, **enforced).fetchall()
+    on_spark = [tuple(r) for r in rwn_sql.randomize(spark, str(data), "occupation", 0.45, **enforced).collect()]
+    assert on_spark == on_duckdb and len(on_spark) == 3000
+
+
+@pytest.fixture(scope="module")
+def people(tmp_path_factory):
+    """3,000 adult records with an id, and a DuckDB release of them (p = 0.45, key fixed)."""
+    import duckdb
+
+    import rwn_sql
+    from conftest import ROOT
+    folder = tmp_path_factory.mktemp("people")
+    data, release = folder / "people.parquet", folder / "release.parquet"
+    con = duckdb.connect()
+    con.execute(f"""COPY (SELECT 7 * row_number() OVER () + 3 AS rid, sex, race, occupation
+                         FROM read_csv('{ROOT / "examples" / "data" / "adult.csv"}') LIMIT 3000)
+                    TO '{data}' (FORMAT parquet)""").fetchall()
+    rwn_sql.randomize(con, str(data), "occupation", 0.45, public=["sex", "race"], key="k" * 24, id="rid",
+                      into="released")
+    con.execute(f"COPY released TO '{release}' (FORMAT parquet)").fetchall()
+    domain = sorted(r[0] for r in con.execute(f"SELECT DISTINCT occupation FROM '{data}'").fetchall())
+    return con, data, release, domain
+
+
+def _same_rows(a, b, rel=1e-12):
+    """Rows equal, floats to within `rel` relative error: exp/ln may differ in the last bit
+    between the engines' math libraries (the Chernoff bounds); everything else is exact."""
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert len(x) == len(y)
+        for u, v in zip(x, y):
+            if isinstance(u, float) and isinstance(v, float):
+                assert u == pytest.approx(v, rel=rel, abs=1e-300), (x, y)
+            else:
+                assert u == v, (x, y)
+
+
+@pytest.mark.parametrize("enforce", [False, True])
+def test_audit_on_spark_equals_duckdb(spark, people, enforce):
+    """The audit's rows, per-group verdicts and summary are the same on both engines, before
+    and after enforcement (the exact tails come from the same rwn_sql.privacy functions:
+    a UDF on DuckDB, a small table of the distinct cases on Spark)."""
+    import rwn_sql
+    con, data, _, _ = people
+    args = (str(data), "occupation", 0.45, 0.5, 0.1)
+    with rwn_sql.audit(con, *args, public=["sex", "race"], enforce=enforce) as a, \
+            rwn_sql.audit(spark, *args, public=["sex", "race"], enforce=enforce) as b:
+        assert a.summary() == b.summary()
+        assert (a.failing_groups > 0) != enforce
+        _same_rows(a.rows.fetchall(), [tuple(r) for r in b.rows.collect()])
+        _same_rows(a.groups_detail.fetchall(), [tuple(r) for r in b.groups_detail.collect()])
+        assert [d["value"] for d in a.worst_failing()] == [d["value"] for d in b.worst_failing()]
+
+
+@pytest.mark.parametrize("options", [dict(group_by=["sex"]),
+                                     dict(group_by=["race"], values=["Sales", "Tech-support"],
+                                          where="sex = 'Female' AND race LIKE '%a%'"),
+                                     dict(public=["sex", "race"], enforce=(0.5, 0.1))])
+def test_estimates_on_spark_equal_duckdb(spark, people, options):
+    """Estimates, standard errors and intervals of a release are the same on both engines."""
+    import rwn_sql
+    con, _, release, domain = people
+    a = rwn_sql.estimates(con, str(release), "occupation", 0.45, domain, **options).fetchall()
+    b = [tuple(r) for r in rwn_sql.estimates(spark, str(release), "occupation", 0.45, domain, **options).collect()]
+    assert a
+    _same_rows(a, b, rel=1e-13)
 
 
 def test_cli_randomize_on_both_engines(tmp_path):
     """rwn-sql randomize IN.parquet OUT.parquet --id rid --engine spark writes the same rows as
-    --engine duckdb (compared as multisets), without the rid column."""
+    --engine duckdb (compared as multisets), without the rid column, here with --enforce (the
+    same command path as without; the API tests cover both), and `rwn-sql audit --engine spark`
+    gives the same report and exit code as on DuckDB. (Each Spark command starts a JVM: one
+    case keeps the suite fast.)"""
+    enforce = ["--enforce", "0.5,0.1"]
     import subprocess
     import sys
 
@@ -85,18 +156,25 @@ def test_cli_randomize_on_both_engines(tmp_path):
     data = tmp_path / "in.parquet"
     duckdb.execute(f"""COPY (SELECT 1000 + i AS rid, ['F', 'M'][1 + i % 2] AS sex, ['a', 'b', 'c', 'd'][1 + (i * 7) % 4]
                      AS job FROM range(500) r(i)) TO '{data}' (FORMAT parquet)""").fetchall()
-    outs = {}
+    outs, audits = {}, {}
     for engine in ("duckdb", "spark"):
         out = tmp_path / f"{engine}.parquet"
         run = subprocess.run([sys.executable, "-m", "rwn_sql", "randomize", str(data), str(out), "--sensitive", "job",
-                              "--p", "0.5", "--public", "sex", "--seed", "7", "--id", "rid", "--engine", engine],
-                             capture_output=True, text=True)
+                              "--p", "0.5", "--public", "sex", "--seed", "7", "--id", "rid", "--engine", engine]
+                             + enforce, capture_output=True, text=True)
         assert run.returncode == 0, run.stderr[-2000:]
+        audit = subprocess.run([sys.executable, "-m", "rwn_sql", "audit", str(data), "--sensitive", "job", "--p", "0.5",
+                                "--public", "sex", "--epsilon", "0.5", "--delta", "0.1", "--engine", engine]
+                               + (["--after-enforcement"] if enforce else []), capture_output=True, text=True)
+        audits[engine] = (audit.returncode, audit.stdout)
+        assert audit.returncode in (0, 1), audit.stderr[-2000:]
         pattern = f"{out}/*.parquet" if out.is_dir() else str(out)
         outs[engine] = duckdb.execute(f"SELECT * FROM read_parquet('{pattern}')").fetchall()
         names = [d[0] for d in duckdb.execute(f"SELECT * FROM read_parquet('{pattern}') LIMIT 0").description]
         assert names == ["sex", "job"]
     assert sorted(outs["duckdb"]) == sorted(outs["spark"]) and len(outs["spark"]) == 500
+    assert audits["duckdb"] == audits["spark"]
+    assert audits["spark"][0] == (0 if enforce else 1), audits["spark"][1]
 
 
 def test_builtins_the_plans_need_exist(spark):

@@ -24,7 +24,7 @@ counts AS (
     FROM (SELECT "sex", count(*) AS group_size FROM released GROUP BY "sex"
           HAVING count(*) > 0) g
     CROSS JOIN (SELECT unnest(__rwn_domain) AS value FROM params) d
-    LEFT JOIN (SELECT "sex", "occupation" AS value, count(*) AS n FROM released GROUP BY ALL) c
+    LEFT JOIN (SELECT "sex", "occupation" AS value, count(*) AS n FROM released GROUP BY "sex", "occupation") c
         ON c."sex" IS NOT DISTINCT FROM g."sex" AND c.value = d.value
 ),
 estimates AS (

@@ -22,10 +22,10 @@ params AS (
 counts AS (
     SELECT d.value, 1 AS set_size, g.group_size, g.group_size AS ss, g.group_size AS sh,
         CAST(coalesce(c.n, 0) AS BIGINT) AS released_count
-    FROM (SELECT count(*) AS group_size FROM released GROUP BY ()
+    FROM (SELECT count(*) AS group_size FROM released
           HAVING count(*) > 0) g
     CROSS JOIN (SELECT unnest(__rwn_domain) AS value FROM params) d
-    LEFT JOIN (SELECT "occupation" AS value, count(*) AS n FROM released GROUP BY ALL) c
+    LEFT JOIN (SELECT "occupation" AS value, count(*) AS n FROM released GROUP BY "occupation") c
         ON c.value = d.value
 ),
 estimates AS (

@@ -22,7 +22,7 @@ params AS (
 counts AS (
     SELECT 1 AS set_size, count(*) AS group_size, count(*) AS ss, count(*) AS sh,
         count(*) FILTER (WHERE "occupation" IN (CAST('Sales' AS VARCHAR))) AS released_count
-    FROM released GROUP BY () HAVING count(*) > 0
+    FROM released HAVING count(*) > 0
 ),
 estimates AS (
     SELECT c.*,

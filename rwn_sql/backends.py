@@ -1,0 +1,59 @@
+"""The seam between the methods and the engines.
+
+A method plans SQL (pure builders: sqlgen, rp_sql, ...) with a Dialect and hands it to a
+Backend, the only object that talks to an engine: it resolves sources, runs statements and
+returns their rows or a lazy result, stages intermediate results, and holds the key where the
+SQL can read it without containing it. DuckDBBackend lives in rwn_sql.engine (with everything
+else that talks to DuckDB), SparkBackend in rwn_sql.spark_engine. One orchestration path per
+method then serves both engines: `backend_for` picks the backend from what the user passed (a
+DuckDB connection or a SparkSession)."""
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class Backend(Protocol):
+    name: str          # "duckdb" or "spark", as messages name the engine
+    dialect: object    # rwn_sql.dialect.Dialect of the engine
+
+    def source(self, source):
+        """A rwn_sql.engine.Source (SQL to read it, schema in the engine's type names, label)."""
+
+    def rows(self, sql: str) -> list[tuple]:
+        """Run `sql` to completion; its rows. Errors raised by rwn_sql's in-SQL checks become
+        RWNError with their message."""
+
+    def relation(self, sql: str):
+        """`sql` as the engine's lazy result (a DuckDB relation, a Spark DataFrame)."""
+
+    def engine_sql(self, sql: str) -> str:
+        """A builder's SQL as this engine reads it (quoting), for users who ask for the SQL."""
+
+    def write(self, sql: str, target: str, overwrite: bool = False) -> int:
+        """Write the result of `sql` to the output `target` atomically; the number of rows."""
+
+    def key_sql(self, key: str) -> str:
+        """SQL that reads `key`, stored where the engine keeps it for this session; the SQL
+        text never contains the key."""
+
+    def stage(self, sql: str) -> str:
+        """Compute `sql` once into a temporary relation; its name (for FROM)."""
+
+    def drop(self, name: str) -> None:
+        """Forget a relation made by stage()."""
+
+
+def is_spark(obj) -> bool:
+    """Is `obj` a SparkSession? (By class name: pyspark is an optional extra.)"""
+    return any(c.__name__ == "SparkSession" for c in type(obj).__mro__)
+
+
+def backend_for(con) -> Backend:
+    """The backend of a DuckDB connection or a SparkSession (a backend is returned as is)."""
+    if hasattr(con, "dialect") and hasattr(con, "stage"):
+        return con
+    if is_spark(con):
+        from .spark_engine import SparkBackend
+        return SparkBackend(con)
+    from .engine import DuckDBBackend
+    return DuckDBBackend(con)
