@@ -29,6 +29,7 @@ import sqlglot
 from sqlglot import exp
 
 from . import rp_sql, statements
+from .dialect import DUCKDB, Dialect
 from .errors import RWNError
 from .identifiers import display_name, float_literal, quote_ident, quote_literal
 from .release_db import TRIALS_TABLE, ReleaseMeta, read_metadata
@@ -483,20 +484,21 @@ def micro_sql(meta: ReleaseMeta, release_sql: str, groups: tuple[str, ...], wher
     where = f" WHERE {where_sql}" if where_sql else ""
     personal = (f"(SELECT {''.join(x + ', ' for x in g)}count(*) AS personal_groups FROM "
                 f"(SELECT DISTINCT {', '.join(quote_ident(c) for c in meta.public)} FROM {release_sql}{where}) "
-                f"AS pg GROUP BY ALL) AS personal")
+                f"AS pg{' GROUP BY ' + ', '.join(g) if g else ''}) AS personal")
     on = " AND ".join(f"estimates.{x} IS NOT DISTINCT FROM personal.{x}" for x in g)
     join = f"\nLEFT JOIN {personal} ON {on}" if g else f"\nCROSS JOIN {personal}"
     return "coalesce(personal.personal_groups = 1, false)", join
 
 
 def reconstruction_sql(meta: ReleaseMeta, release_sql: str, groups: tuple[str, ...], where_sql: str | None,
-                       values: tuple[str, ...] | None, by_value: bool) -> str:
+                       values: tuple[str, ...] | None, by_value: bool, dialect: Dialect = DUCKDB) -> str:
     """rp_sql.estimates_sql, plus the per-row micro_reconstruction flag and, when grouped by
     the SA under an SA condition, only the rows of the asked values."""
     typed = [f"CAST({quote_literal(v)} AS {meta.sensitive_type})" for v in values] if values else None
     design = (meta.trials_sql, meta.public) if meta.enforced and meta.trials_sql else None
-    inner = rp_sql.estimates_sql(release_sql, meta.sensitive, meta.p_sql(), meta.domain_sql(), group_by=groups,
-                                 where_sql=where_sql, values=None if by_value else typed, design=design)
+    inner = rp_sql.estimates_sql(release_sql, meta.sensitive, meta.p_sql(), meta.domain_sql(dialect), group_by=groups,
+                                 where_sql=where_sql, values=None if by_value else typed, design=design,
+                                 dialect=dialect)
     flag, join = micro_sql(meta, release_sql, groups, where_sql)
     keep = f"\nWHERE estimates.value IN ({', '.join(typed)})" if by_value and typed else ""
     order = [f"estimates.{quote_ident(c)}" for c in groups] + (["estimates.value"] if by_value else [])
@@ -538,18 +540,19 @@ def describe(meta: ReleaseMeta, exact: bool, micro: bool | None, by_value: bool,
     return text
 
 
-def rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None = None) -> Rewritten:
+def rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None = None, dialect: Dialect = DUCKDB) -> Rewritten:
     """Rewrite a count query over the release table into its reconstruction (pure: no
     connection). `release_sql` is the SQL naming the released table (default: the table as
     the query names it, e.g. "rel"."adult" for FROM rel.adult). Whether rows are micro
-    reconstructions depends on the data: `micro` is None until run_query runs it."""
+    reconstructions depends on the data: `micro` is None until run_query runs it. `dialect`:
+    the engine the SQL is for."""
     try:
-        return _rewrite(sql, meta, release_sql)
+        return _rewrite(sql, meta, release_sql, dialect)
     except RecursionError:
         raise refuse(TOO_DEEP) from None
 
 
-def _rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None) -> Rewritten:
+def _rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None, dialect: Dialect) -> Rewritten:
     select = parse(sql)
     table = source(select)
     if table.name.lower() not in (meta.table_name.lower(), meta.name.lower()):
@@ -577,7 +580,7 @@ def _rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None) -> Rewritten:
             + quote_ident(meta.table_name)
     exact = not by_value and values is None
     text = (exact_sql(release_sql, groups, where_sql) if exact
-            else reconstruction_sql(meta, release_sql, groups, where_sql, values, by_value))
+            else reconstruction_sql(meta, release_sql, groups, where_sql, values, by_value, dialect))
     text = answer_clauses(select, text, scope, columns, alias, meta)
     micro = False if exact else None
     return Rewritten(sql=text, micro=micro, exact=exact, group_by=columns, values=values,
@@ -653,3 +656,30 @@ def run_query(con: duckdb.DuckDBPyConnection, sql: str, schema: str | None = Non
         rewritten = dataclasses.replace(rewritten, micro=micro, note=describe(
             meta, False, micro, meta.sensitive in rewritten.group_by, alias))
     return con.from_arrow(result), rewritten
+
+
+def run_query_on(be, sql: str, folder: str):
+    """Answer a count query on a release folder with another engine's backend (Spark): the
+    release's table and trials are read as the engine's relations, the rewritten SQL runs in
+    its dialect. Returns (the engine's lazy result, Rewritten)."""
+    from .release_db import read_release_folder
+    try:
+        table = source(parse(sql))
+    except RecursionError:
+        raise refuse(TOO_DEEP) from None
+    if table.text("db"):
+        raise RWNError(f"the query reads from {display_name(table.text('db'))}; with a release folder name the "
+                       "table without a database")
+    meta, data, trials = read_release_folder(folder, table.name)
+    release_sql = be.source(data).sql
+    if trials is not None:
+        meta = dataclasses.replace(meta, trials_sql=f"{be.source(trials).sql} AS __rwn_tr")
+    rewritten = rewrite(sql, meta, release_sql, be.dialect)
+    result = be.relation(rewritten.sql)
+    if not rewritten.exact:
+        micro = any(r[0] for r in be.rows(f"SELECT micro_reconstruction FROM ({rewritten.sql}) AS __rwn_rows"))
+        alias = selected(parse(sql), _Scope(meta.public + (meta.sensitive,), table.alias or table.name,
+                                            f"table {display_name(meta.table_name)}"))[1]
+        rewritten = dataclasses.replace(rewritten, micro=micro, note=describe(
+            meta, False, micro, meta.sensitive in rewritten.group_by, alias))
+    return result, rewritten

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from . import __version__, engine, rp_sql
+from .dialect import DUCKDB, Dialect
 from .errors import RWNError
 from .identifiers import float_literal, quote_ident, quote_literal
 
@@ -99,8 +100,8 @@ class ReleaseMeta:
     def m(self) -> int:
         return len(self.domain)
 
-    def domain_sql(self) -> str:
-        return rp_sql.domain_literal(self.domain, self.sensitive_type)
+    def domain_sql(self, dialect: Dialect = DUCKDB) -> str:
+        return rp_sql.domain_literal(self.domain, self.sensitive_type, dialect)
 
     def p_sql(self) -> str:
         return float_literal(self.p)
@@ -295,3 +296,88 @@ def comment_statements(meta: ReleaseMeta, one_way, rwn: dict) -> list[str]:
         for column, text in ESTIMATE_COMMENTS.items():
             comment("VIEW", view, text, column)
     return out
+
+
+# --- Release folders (engines without DuckDB files, e.g. Spark) ---------------------------
+# A folder holding <table>.parquet (the released microdata, a directory of parts on Spark),
+# rwn_release_metadata.parquet (one row, the columns of METADATA_COLUMNS) and, for an
+# enforced release, rwn_release_trials.parquet. The metadata are written with pyarrow, so
+# any engine (and DuckDB: read_parquet) reads them.
+
+def _metadata_schema():
+    import pyarrow as pa
+    text, real, whole = pa.string(), pa.float64(), pa.int64()
+    return pa.schema([("table_name", text), ("method", text), ("sensitive", text), ("sensitive_type", text),
+                      ("public", pa.list_(text)), ("p", real), ("domain", pa.list_(text)), ("m", whole),
+                      ("enforced", pa.bool_()), ("epsilon", real), ("delta", real), ("test", text),
+                      ("rwn_columns", pa.list_(text)), ("rwn_k", whole), ("rwn_eps", real), ("rwn_q", real),
+                      ("rwn_scale", text), ("rows", whole), ("created_at", pa.timestamp("us")),
+                      ("rwn_sql_version", text), ("suppressed_records", whole), ("release_name", text)])
+
+
+def write_release_folder(be, release_sql: str, path: str, meta: ReleaseMeta, overwrite: bool = False,
+                         trials: dict[int, int] | None = None) -> int:
+    """Write a release folder at `path` atomically (built in the run's private folder beside
+    it, then renamed). Returns the number of released rows."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    if os.path.exists(path) and not overwrite:
+        raise RWNError(f"release folder {path!r} already exists (use --overwrite to replace it)")
+    if os.path.splitext(path)[1].lower() in engine.DB_SUFFIXES:
+        raise RWNError(f"on {be.name} a release is a folder of Parquet files, not a DuckDB database: "
+                       f"give a folder path, not {path!r}")
+    with engine.scratch_dir(engine.output_folder(path)) as scratch:
+        tmp = os.path.join(scratch, "release")
+        os.mkdir(tmp)
+        rows = be.write(release_sql, os.path.join(tmp, f"{meta.table_name}.parquet"))
+        rwn = meta.rwn or {}
+        record = dict(table_name=meta.table_name, method=meta.method, sensitive=meta.sensitive,
+                      sensitive_type=meta.sensitive_type, public=list(meta.public), p=meta.p,
+                      domain=list(meta.domain), m=meta.m, enforced=meta.enforced, epsilon=meta.epsilon,
+                      delta=meta.delta, test=meta.test, rwn_columns=rwn.get("columns"), rwn_k=rwn.get("k"),
+                      rwn_eps=rwn.get("eps"), rwn_q=rwn.get("q"), rwn_scale=rwn.get("scale"), rows=rows,
+                      created_at=_dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None),
+                      rwn_sql_version=__version__, suppressed_records=meta.suppressed_records,
+                      release_name=meta.name)
+        pq.write_table(pa.Table.from_pylist([record], schema=_metadata_schema()),
+                       os.path.join(tmp, f"{METADATA_TABLE}.parquet"))
+        if meta.enforced:
+            sizes = sorted((trials or {}).items())
+            pq.write_table(pa.table({"size": pa.array([n for n, _ in sizes], pa.int64()),
+                                     "t": pa.array([t for _, t in sizes], pa.int64())}),
+                           os.path.join(tmp, f"{TRIALS_TABLE}.parquet"))
+        if os.path.exists(path):
+            old = os.path.join(scratch, "replaced")
+            os.replace(path, old)
+            os.replace(tmp, path)
+            shutil.rmtree(old) if os.path.isdir(old) else os.remove(old)
+        else:
+            os.replace(tmp, path)
+        engine.published.append(path)
+    return rows
+
+
+def read_release_folder(path: str, table: str | None = None) -> tuple[ReleaseMeta, str, str | None]:
+    """The metadata of a release folder, and the paths of its table and trials (or None)."""
+    import pyarrow.parquet as pq
+    meta_path = os.path.join(path, f"{METADATA_TABLE}.parquet")
+    if not os.path.isfile(meta_path):
+        raise RWNError(f"{path!r} is not a release folder: it has no {METADATA_TABLE}.parquet")
+    rows = pq.read_table(meta_path).to_pylist()
+    if table is not None:
+        rows = [r for r in rows if table.lower() in (r["table_name"].lower(), (r["release_name"] or "").lower())]
+        if not rows:
+            raise RWNError(f"the release has no table {table!r}")
+    if len(rows) != 1:
+        raise RWNError(f"the release folder lists {len(rows)} tables in {METADATA_TABLE}; expected one")
+    r = rows[0]
+    if not isinstance(r["sensitive_type"], str) or not TYPE_NAME.fullmatch(r["sensitive_type"]):
+        raise RWNError(f"the release's metadata gives the sensitive type {r['sensitive_type']!r}, not a type name")
+    meta = ReleaseMeta(table_name=r["table_name"], sensitive=r["sensitive"], sensitive_type=r["sensitive_type"],
+                       public=tuple(r["public"]), p=r["p"], domain=tuple(r["domain"]), method=r["method"],
+                       enforced=r["enforced"], epsilon=r["epsilon"], delta=r["delta"], test=r["test"],
+                       release_name=r["release_name"], suppressed_records=r["suppressed_records"] or 0)
+    trials = os.path.join(path, f"{TRIALS_TABLE}.parquet") if meta.enforced else None
+    return meta, os.path.join(path, f"{meta.table_name}.parquet"), trials

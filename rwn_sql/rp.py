@@ -344,10 +344,15 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
     id: as in `randomize` (the randomization's draws; an RWN step still uses input positions).
     Returns the number of released rows."""
     from . import api
-    from .release_db import ReleaseMeta, randomized_table_name, write_release
+    from .release_db import ReleaseMeta, randomized_table_name, write_release, write_release_folder
+    be = backend_for(con)
     name = table or release_table_name(source)
     staged = None
     try:
+        if rwn and be.name != "duckdb":
+            from .dialect import UnsupportedByEngine
+            raise UnsupportedByEngine(f"engine {be.name} does not support the RWN step of a release (rwn=) yet; "
+                                      f"perturb first, then release the perturbed table")
         if rwn:
             try:   # the RWN step runs once, into a temporary table the randomization reads
                 the_key = resolve_key(key, seed)
@@ -371,6 +376,8 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
                            test=test if plan.enforce is not None else None,
                            method="rwn+uniform_perturbation" if rwn else "uniform_perturbation", rwn=rwn or {},
                            suppressed_records=plan.suppressed_records)
+        if be.name != "duckdb":
+            return write_release_folder(be, plan.sql, path, meta, overwrite=overwrite, trials=plan.blocks)
         return write_release(con, plan.sql, path, meta, overwrite=overwrite, trials=plan.blocks)
     finally:
         if staged:
@@ -638,7 +645,13 @@ def query(con: duckdb.DuckDBPyConnection, sql: str, release: str | None = None):
     `con`. Only the rewritten SQL runs, on a separate connection that sees nothing but the
     release (read-only, no file access). Returns (relation of `con` over the computed rows,
     Rewritten)."""
-    from .analyst import run_query
+    from .analyst import run_query, run_query_on
+    be = backend_for(con)
+    if be.name != "duckdb":
+        if release is None or not os.path.isdir(os.fspath(release)):
+            raise RWNError(f"on {be.name}, release= names a release folder (written by rwn_sql.release on "
+                           f"{be.name}); got {release!r}")
+        return run_query_on(be, sql, os.fspath(release))
     if release is not None:
         if not os.path.isfile(os.fspath(release)):
             raise RWNError(f"release database {str(release)!r} does not exist")

@@ -527,17 +527,21 @@ class _SignalArrived(Exception):
     pass
 
 
-def test_signal_at_every_step_of_making_the_private_dir(tmp_path):
+def test_signal_at_every_step_of_making_the_private_dir(tmp_path, monkeypatch):
     """A signal handler may run between any two lines of private_dir (the CLI's handler removes
     the run's private directories and exits). Whatever line it interrupts, nothing is left
     behind: directories are registered before they exist. (CI once found a directory left by
     a SIGTERM that came between its rename and its registration.)"""
     from rwn_sql import engine
 
+    import threading
     step = 0
     while True:
         step += 1
         seen = 0
+        # the exception may leave the lock held (a real handler exits the process): a fresh one
+        # per step, and the module's own lock back after the test
+        monkeypatch.setattr(engine, "_guard", threading.RLock())
 
         def tracer(frame, event, arg):
             nonlocal seen

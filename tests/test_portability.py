@@ -1,14 +1,17 @@
 """Portability (issue 11): the plans that run on Spark, rendered with the Spark dialect, parse as
 Spark SQL with sqlglot (read="spark") and call no function sqlglot does not know for Spark,
 except the Spark built-ins listed here, whose existence tests/test_spark.py checks on a real
-SparkSession. No cluster needed. (So far the randomization: the other methods are not yet
-rendered for Spark; see README, "Engines".)"""
+SparkSession. No cluster needed. Every plan of the reconstruction-privacy methods is covered:
+the randomization (with and without enforcement blocks), the audit (its cases query and its
+rows with the tails table), the audit's per-group verdicts, the estimates and the query
+rewriter's output.""" 
 import pytest
 import sqlglot
 from sqlglot import exp
 
-from rwn_sql import rp_sql
+from rwn_sql import analyst, privacy, rp, rp_sql
 from rwn_sql.dialect import SPARK
+from rwn_sql.release_db import ReleaseMeta
 from rwn_sql.spark_engine import _spark_sql
 
 # Spark SQL built-ins that sqlglot parses as anonymous functions
@@ -19,11 +22,53 @@ SPARK_BUILTINS_SQLGLOT_LACKS = {"conv", "pmod", "raise_error"}
 @pytest.mark.parametrize("nulls", ["error", "drop"])
 def test_randomize_plan_is_spark_sql(check_domain, nulls):
     spec = rp_sql.RandomizeSpec(sensitive="job title", p=0.5, public=("sex", 'we"ird'), nulls=nulls, id="rid")
-    sql = _spark_sql(rp_sql.randomize_sql("src_view", spec, ["sex", 'we"ird', "job title"], ["a", "it's", "b\\c"],
-                                          "string", "(SELECT k FROM key_view)", check_domain=check_domain,
-                                          dialect=SPARK))
-    tree = sqlglot.parse_one(sql, read="spark")
+    for blocks in (None, {3: 1, 10: 4}):
+        sql = rp_sql.randomize_sql("src_view", spec, ["sex", 'we"ird', "job title"], ["a", "it's", "b\\c"], "string",
+                                   "(SELECT k FROM key_view)", blocks, check_domain=check_domain, dialect=SPARK)
+        tree = spark_tree(sql)
+        # the names reach Spark as identifiers (backquoted), not as strings (Spark's reading of "...")
+        assert {"sex", 'we"ird', "job title", "rid"} <= {c.name for c in tree.find_all(exp.Column)}
+
+
+def spark_tree(sql: str) -> exp.Expression:
+    """`sql` as Spark reads it, parsed; asserts no unknown function remains."""
+    tree = sqlglot.parse_one(_spark_sql(sql), read="spark")
     unknown = {node.name.lower() for node in tree.find_all(exp.Anonymous)}
     assert unknown <= SPARK_BUILTINS_SQLGLOT_LACKS, unknown
-    # the names reach Spark as identifiers (backquoted), not as strings (Spark's reading of "...")
-    assert {"sex", 'we"ird', "job title", "rid"} <= {c.name for c in tree.find_all(exp.Column)}
+    return tree
+
+
+@pytest.mark.parametrize("blocks", [None, {3: 1, 12: 5}])
+@pytest.mark.parametrize("public", [("sex", "age band"), ()])
+def test_audit_plans_are_spark_sql(blocks, public):
+    spec = rp_sql.RandomizeSpec(sensitive="job", p=0.5, public=public, nulls="drop")
+    args = ("src_view", spec, 4, 0.5, 0.1, "exact", blocks)
+    spark_tree(rp_sql.audit_sql(*args, dialect=SPARK, tails_relation="", cases_only=True))
+    for options in (dict(), dict(ordered=False, group_verdicts=False), dict(failing_designs=(12,))):
+        spark_tree(rp_sql.audit_sql(*args, dialect=SPARK, tails_relation="tails_view", **options))
+    pp = privacy.PrivacyParams(0.5, 4, 0.5, 0.1, "exact")
+    groups = "SELECT group_size, trials, enforced, 1 AS values_present, 0.5 AS worst_chernoff, 0.5 AS worst_exact, " \
+             "true AS passes FROM rows_view"
+    spark_tree(rp._judged(groups, [], {(3, 1): 0.2, (12, 5): 0.05}, pp))
+
+
+@pytest.mark.parametrize("options", [dict(), dict(group_by=("sex",), where_sql="`sex` LIKE 'F%'"),
+                                     dict(values=["CAST('a' AS string)", "CAST('b' AS string)"]),
+                                     dict(group_by=("sex",), design=(rp_sql.trials_values({3: 1, 9: 2}),
+                                                                     ("sex", "race")))])
+def test_estimates_plan_is_spark_sql(options):
+    domain = rp_sql.domain_literal(["a", "b", "c"], "string", SPARK)
+    spark_tree(rp_sql.estimates_sql("rel_view", "job", "0.5", domain, dialect=SPARK, **options))
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT sex, COUNT(*) FROM people WHERE job = 'a' AND race IN ('x', 'y') GROUP BY sex",
+    "SELECT job, COUNT(*) AS n FROM people WHERE sex = 'F' GROUP BY job ORDER BY n DESC LIMIT 2",
+    "SELECT sex, race, COUNT(*) FROM people WHERE job IN ('a', 'b') GROUP BY sex, race HAVING COUNT(*) > 3",
+    "SELECT race, COUNT(*) FROM people WHERE race NOT LIKE 'W%' GROUP BY race"])
+@pytest.mark.parametrize("enforced", [False, True])
+def test_rewritten_queries_are_spark_sql(query, enforced):
+    meta = ReleaseMeta(table_name="people_randomized", release_name="people", sensitive="job", sensitive_type="string",
+                       public=("sex", "race"), p=0.5, domain=("a", "b", "c"), enforced=enforced, epsilon=0.5,
+                       delta=0.1, test="exact", trials_sql="trials_view AS __rwn_tr" if enforced else None)
+    spark_tree(analyst.rewrite(query, meta, "rel_view", SPARK).sql)

@@ -181,3 +181,40 @@ def test_builtins_the_plans_need_exist(spark):
     """The functions tests/test_portability.py lets through exist in this Spark."""
     from test_portability import SPARK_BUILTINS_SQLGLOT_LACKS
     assert all(spark.catalog.functionExists(name) for name in SPARK_BUILTINS_SQLGLOT_LACKS)
+
+
+@pytest.mark.parametrize("enforce", [None, (0.5, 0.1)])
+def test_release_folder_and_queries_on_spark_equal_duckdb(spark, people, tmp_path, enforce):
+    """rwn_sql.release on Spark writes a release folder (the table as Parquet parts, the
+    metadata and trials as Parquet files) holding the same rows as the DuckDB release
+    database; rwn_sql.query over it answers every query form exactly as on DuckDB, with the
+    same note (micro-reconstruction warnings included)."""
+    import duckdb
+
+    import rwn_sql
+    con, data, _, _ = people
+    kw = dict(public=["sex", "race"], key="k" * 24, id="rid", enforce=enforce, table="people")
+    rwn_sql.release(spark, str(data), str(tmp_path / "rel"), "occupation", 0.45, **kw)
+    rwn_sql.release(con, str(data), str(tmp_path / "rel.duckdb"), "occupation", 0.45, **kw)
+    assert sorted(p.name for p in (tmp_path / "rel").iterdir()) == sorted(
+        ["people_randomized.parquet", "rwn_release_metadata.parquet"]
+        + (["rwn_release_trials.parquet"] if enforce else []))
+    check = duckdb.connect()
+    released = check.execute(f"SELECT * FROM read_parquet('{tmp_path}/rel/people_randomized.parquet/*.parquet')"
+                             ).fetchall()
+    check.execute(f"ATTACH '{tmp_path / 'rel.duckdb'}' AS r (READ_ONLY)").fetchall()
+    assert sorted(released) == sorted(check.execute("SELECT * FROM r.people_randomized").fetchall())
+    assert len(released) == 3000
+    for sql in ["SELECT sex, COUNT(*) FROM people WHERE occupation = 'Sales' AND race IN ('Black', 'Other') "
+                "GROUP BY sex",
+                "SELECT occupation, COUNT(*) AS n FROM people WHERE sex = 'Female' GROUP BY occupation "
+                "ORDER BY n DESC LIMIT 3",
+                "SELECT race, COUNT(*) FROM people WHERE race NOT LIKE 'W%' GROUP BY race",
+                "SELECT sex, race, COUNT(*) FROM people WHERE occupation IN ('Sales', 'Tech-support') "
+                "GROUP BY sex, race HAVING COUNT(*) > 10"]:
+        a, note_a = rwn_sql.query(con, sql, release=str(tmp_path / "rel.duckdb"))
+        b, note_b = rwn_sql.query(spark, sql, release=str(tmp_path / "rel"))
+        assert a.fetchall() == [tuple(r) for r in b.collect()], sql
+        assert (note_a.note, note_a.micro, note_a.exact) == (note_b.note, note_b.micro, note_b.exact)
+    with pytest.raises(rwn_sql.RWNError, match="release folder"):
+        rwn_sql.query(spark, "SELECT COUNT(*) FROM people", release=str(tmp_path / "rel.duckdb"))

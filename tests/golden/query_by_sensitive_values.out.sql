@@ -52,6 +52,6 @@ SELECT value, released_count,
 FROM spread
 ORDER BY value
 ) AS estimates
-CROSS JOIN (SELECT count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult_randomized" WHERE "sex" = 'Female') AS pg GROUP BY ALL) AS personal
+CROSS JOIN (SELECT count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult_randomized" WHERE "sex" = 'Female') AS pg) AS personal
 WHERE estimates.value IN (CAST('Sales' AS VARCHAR), CAST('Tech-support' AS VARCHAR))
 ORDER BY estimates.value

@@ -48,4 +48,4 @@ SELECT  released_count,
 FROM spread
 ORDER BY group_size
 ) AS estimates
-CROSS JOIN (SELECT count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult_randomized" WHERE "sex" = 'Male' AND "race" = 'White' AND "relationship" = 'Husband' AND "education" = 'Bachelors' AND "marital_status" = 'Married-civ-spouse') AS pg GROUP BY ALL) AS personal
+CROSS JOIN (SELECT count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult_randomized" WHERE "sex" = 'Male' AND "race" = 'White' AND "relationship" = 'Husband' AND "education" = 'Bachelors' AND "marital_status" = 'Married-civ-spouse') AS pg) AS personal

@@ -48,5 +48,5 @@ SELECT "sex", "race", released_count,
 FROM spread
 ORDER BY "sex", "race"
 ) AS estimates
-LEFT JOIN (SELECT "sex", "race", count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult_randomized" WHERE "relationship" = 'Wife' AND "education" IN ('Masters') AND "marital_status" = 'Married-civ-spouse') AS pg GROUP BY ALL) AS personal ON estimates."sex" IS NOT DISTINCT FROM personal."sex" AND estimates."race" IS NOT DISTINCT FROM personal."race"
+LEFT JOIN (SELECT "sex", "race", count(*) AS personal_groups FROM (SELECT DISTINCT "sex", "race", "relationship", "education", "marital_status" FROM "adult_randomized" WHERE "relationship" = 'Wife' AND "education" IN ('Masters') AND "marital_status" = 'Married-civ-spouse') AS pg GROUP BY "sex", "race") AS personal ON estimates."sex" IS NOT DISTINCT FROM personal."sex" AND estimates."race" IS NOT DISTINCT FROM personal."race"
 ORDER BY estimates."sex", estimates."race"
