@@ -80,7 +80,7 @@ def test_macros_explain_themselves_and_temp_sources():
     macros = con.execute("SELECT function_name, comment FROM duckdb_functions() "
                          "WHERE function_type = 'table_macro' AND function_name LIKE 'rwn\\_%' ESCAPE '\\'").fetchall()
     assert {m for m, _ in macros} == {"rwn_perturb", "rwn_neighborhoods", "rwn_neighbor_pairs", "rwn_randomize",
-                                     "rwn_audit", "rwn_estimates"}
+                                     "rwn_audit", "rwn_estimates", "rwn_query"}
     assert all(comment and len(comment) > 60 for _, comment in macros)
     con.execute("CREATE TEMP TABLE private_temp AS SELECT 'a' AS s FROM range(5)").fetchall()
     with pytest.raises(duckdb.Error, match="does not see TEMP tables or views"):
