@@ -14,14 +14,14 @@ import secrets
 from . import engine, privacy
 from .analyst import ISOLATED_RELEASE, isolated_connection
 from .errors import RWNError
-from .identifiers import quote_ident
+from .identifiers import quote_ident, quote_literal
 from .release_db import METADATA_TABLE, TRIALS_TABLE, ReleaseMeta, cells_view_name, view_name
 
 __all__ = ["report", "render"]
 
 ESTIMATE_FIELDS = ("group_size", "estimate", "std_error", "ci_low", "ci_high")
 VIEW_COLUMNS = ("value", "released_count") + ESTIMATE_FIELDS      # after the by-column, as release_db makes them
-LABEL_CHARS = 18           # longer labels are shortened in plots (the tooltip and the table keep them whole)
+LABEL_CHARS = 16           # longer labels are shortened in plots (the tooltip and the table keep them whole)
 CSS = """
 body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222;max-width:1400px}
 h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:2em}h3{font-size:1.05em}
@@ -125,7 +125,7 @@ def _parameters(con, meta: ReleaseMeta) -> str:
                                 "AND table_name = ?", [ISOLATED_RELEASE, METADATA_TABLE]).fetchall())
     rows = []
     for name, value in zip(names, values):
-        shown = (", ".join(map(str, value)) if isinstance(value, list)
+        shown = (", ".join(quote_literal(str(v)) for v in value) if isinstance(value, list)   # values may hold ", "
                  else str(value).lower() if isinstance(value, bool) else value)
         rows.append(f"<tr><th class='text'>{_e(name)}</th><td class='text' data-name='{_e(name)}'>{_e(shown)}</td>"
                     f"<td class='text note'>{_e(comments.get(name) or '')}</td></tr>")
@@ -236,7 +236,7 @@ def _figure(panels, figure: int, column: str | None, sa: str) -> str:
     (95% interval) for each label, on the panel's own y scale."""
     labels = max(len(p[1]) for p in panels)
     plot_w = min(max(labels * 18, 120), 480)
-    plot_h, left, top, bottom = 130, 48, 20, 78
+    plot_h, left, top, bottom = 130, 64, 20, 74         # left: room for ticks and the first rotated label
     panel_w, panel_h = left + plot_w + 12, top + plot_h + bottom
     per_row = max(1, 1200 // panel_w)
     rows = math.ceil(len(panels) / per_row)
