@@ -204,6 +204,8 @@ def _rows(con, name: str, by: bool) -> list[tuple]:
 
 def _section(meta: ReleaseMeta, column: str | None, rows: list[tuple], view: str, figure: int) -> str:
     sa = meta.sensitive
+    if not rows:
+        return f"<h3>{_e(view)}</h3><p class='note'>The view has no rows (an empty release).</p>"
     if column is None:
         heading = f"All records, by {_e(sa)}"
         panels = [(None, [str(r[1]) for r in rows], rows)]
