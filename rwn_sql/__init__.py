@@ -8,6 +8,7 @@
                     enforce=(0.5, 0.05), test="exact", key=my_secret)
     rel, info = rwn_sql.query(con, "SELECT sex, COUNT(*) FROM people WHERE diagnosis = 'flu' GROUP BY sex",
                               release="release.duckdb")
+    rwn_sql.report("release.duckdb", "report.html")   # HTML: parameters, audit summary, estimates, plots
 """
 import sys
 import types
@@ -19,11 +20,11 @@ _HOMES = {"neighborhoods": "api", "perturb": "api", "donors": "api", "row_counts
           "RowCounts": "api", "audit": "rp", "estimates": "rp", "query": "rp", "randomize": "rp",
           "release": "rp", "mdav": "baselines", "rank_swap": "baselines", "RWNError": "errors",
           "Evaluation": "evaluate", "evaluate": "evaluate", "new_key": "randomness", "RWNSpec": "spec",
-          "install": "surface"}
+          "install": "surface", "report": "report"}
 
 __all__ = ["install", "neighborhoods", "perturb", "donors", "row_counts", "RowCounts", "randomize",
            "audit", "estimates", "release", "query", "evaluate", "Evaluation", "rank_swap", "mdav", "RWNSpec",
-           "RWNError", "new_key"]
+           "RWNError", "new_key", "report"]
 __version__ = "0.1.0"
 
 

@@ -9,7 +9,7 @@ import duckdb
 from . import engine, rp, sqlgen
 from .api import check_pair_budget
 from .errors import RWNError
-from .identifiers import quote_literal
+from .identifiers import quote_ident, quote_literal
 from .randomness import key_lookup, resolve_key
 from .spec import RWNSpec
 from .udfs import BIGINT, BOOLEAN, DOUBLE, VARCHAR, VARCHAR_LIST, register_function, register_tails
@@ -48,6 +48,30 @@ def _source(con, name, spec):
     engine.check_columns(spec, src)
     check_pair_budget(cursor, src, spec)
     return src.sql
+
+
+def _query_sql(con, sql, database) -> str:
+    """rwn_query's planner: the analyst's count query rewritten into its reconstruction (as
+    rwn_sql.query rewrites it), over the release in the database named in FROM (FROM rel.adult),
+    else the caller's current database. The text that runs is rendered from the checked parts."""
+    from .analyst import TOO_DEEP, parse, refuse, rewrite, source
+    from .release_db import read_metadata
+    if not isinstance(sql, str):
+        raise RWNError("rwn_query: the query must be a string")
+    try:
+        table = source(parse(sql))
+    except RecursionError:
+        raise refuse(TOO_DEEP) from None
+    where = table.text("db") or database
+    try:
+        meta = read_metadata(con.cursor(), table.name, where)
+    except RWNError as exc:
+        if not str(exc).startswith("not a release database"):
+            raise
+        raise RWNError(f"rwn_query: database {where!r} holds no release (no rwn_release_metadata table); ATTACH "
+                       f"the release file and name it in FROM (FROM rel.{table.name}), or open the release "
+                       f"file itself") from None
+    return rewrite(sql, meta, f"{quote_ident(where)}.{quote_ident(meta.table_name)}").sql
 
 
 def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
@@ -98,6 +122,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
                                       VARCHAR, BOOLEAN, VARCHAR]),
         "rwn_estimates_sql": (estimates_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,
                                               VARCHAR_LIST, VARCHAR_LIST, DOUBLE, DOUBLE, VARCHAR]),
+        "rwn_query_sql": (lambda sql, database: _query_sql(con, sql, database), [VARCHAR, VARCHAR]),
         "rwn_perturb_sql": (perturb_sql, [VARCHAR, VARCHAR_LIST, BIGINT, DOUBLE, DOUBLE, VARCHAR,
                                           VARCHAR_LIST, VARCHAR_LIST, DOUBLE, VARCHAR, VARCHAR_LIST,
                                           VARCHAR, BIGINT, VARCHAR]),

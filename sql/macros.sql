@@ -1,41 +1,46 @@
 -- rwn_sql's SQL surface, created by rwn_sql.install(con). Each table macro asks a Python
 -- function for the SQL of the call (the same builder the Python API uses) and runs it with
 -- query(), so SQL and Python give identical results for the same key and parameters.
-CREATE OR REPLACE MACRO rwn_perturb(source, columns, k := 5, eps := 0.0, q := 1.0,
+CREATE OR REPLACE TEMP MACRO rwn_perturb(source, columns, k := 5, eps := 0.0, q := 1.0,
         scale := 'minmax', strata := []::VARCHAR[], categorical := []::VARCHAR[], weight := 1.0,
         on_missing := 'error', "drop" := []::VARCHAR[], key := NULL, seed := NULL, id := NULL) AS TABLE
     SELECT * FROM query(rwn_perturb_sql(source, columns, k, eps, q, scale, strata, categorical,
                                         weight, on_missing, "drop", key, seed, id));
 
-CREATE OR REPLACE MACRO rwn_neighborhoods(source, columns, k := 5, eps := 0.0,
+CREATE OR REPLACE TEMP MACRO rwn_neighborhoods(source, columns, k := 5, eps := 0.0,
         scale := 'minmax', strata := []::VARCHAR[], categorical := []::VARCHAR[], weight := 1.0,
         on_missing := 'error') AS TABLE
     SELECT * FROM query(rwn_neighborhoods_sql(source, columns, k, eps, scale, strata, categorical,
                                               weight, on_missing, false));
 
-CREATE OR REPLACE MACRO rwn_neighbor_pairs(source, columns, k := 5, eps := 0.0,
+CREATE OR REPLACE TEMP MACRO rwn_neighbor_pairs(source, columns, k := 5, eps := 0.0,
         scale := 'minmax', strata := []::VARCHAR[], categorical := []::VARCHAR[], weight := 1.0,
         on_missing := 'error') AS TABLE
     SELECT * FROM query(rwn_neighborhoods_sql(source, columns, k, eps, scale, strata, categorical,
                                               weight, on_missing, true));
 
 -- Uniform perturbation and reconstruction privacy (docs/METHODS.md section 2).
-CREATE OR REPLACE MACRO rwn_randomize(source, sensitive, p, public := NULL, domain := NULL, key := NULL,
+CREATE OR REPLACE TEMP MACRO rwn_randomize(source, sensitive, p, public := NULL, domain := NULL, key := NULL,
         seed := NULL, epsilon := NULL, delta := NULL, test := 'exact', nulls := 'error', id := NULL) AS TABLE
     SELECT * FROM query(rwn_randomize_sql(source, sensitive, p, public, domain, key, seed, epsilon, delta,
                                           test, nulls, id));
 
-CREATE OR REPLACE MACRO rwn_audit(source, sensitive, p, epsilon, delta, public := NULL, domain := NULL,
+CREATE OR REPLACE TEMP MACRO rwn_audit(source, sensitive, p, epsilon, delta, public := NULL, domain := NULL,
         test := 'exact', enforce := false, nulls := 'error') AS TABLE
     SELECT * FROM query(rwn_audit_sql(source, sensitive, p, epsilon, delta, public, domain, test, enforce,
                                       nulls));
 
 -- For a release enforced with (epsilon, delta) and test, pass the same (and public when not every
 -- other column): the standard errors then account for the blocks, as in rwn_sql.estimates.
-CREATE OR REPLACE MACRO rwn_estimates(release, sensitive, p, domain, group_by := []::VARCHAR[], "where" := NULL,
+CREATE OR REPLACE TEMP MACRO rwn_estimates(release, sensitive, p, domain, group_by := []::VARCHAR[], "where" := NULL,
         "values" := NULL, public := NULL, epsilon := NULL, delta := NULL, test := 'exact') AS TABLE
     SELECT * FROM query(rwn_estimates_sql(release, sensitive, p, domain, group_by, "where", "values", public,
                                           epsilon, delta, test));
+
+-- Analysts' count queries, rewritten into the reconstruction as rwn_sql.query rewrites them, over a
+-- release ATTACHed and named in FROM (FROM rel.adult) or in the current database.
+CREATE OR REPLACE TEMP MACRO rwn_query(sql) AS TABLE
+    SELECT * FROM query(rwn_query_sql(sql, current_database()));
 
 -- What duckdb_functions() shows for each macro (its parameters, what it returns).
 COMMENT ON MACRO TABLE rwn_perturb IS 'RWN perturbation (Randomization Within Neighborhoods): every row of source once, each cell of columns replaced with probability q by the same column of a random neighbour (the larger of its k nearest and its eps-ball, grid-bucketed exact search). Parameters: source (table or view name), columns (list), k, eps, q, scale (minmax|zscore|none), strata, categorical, weight (categorical mismatch cost), on_missing (error|drop), drop (columns left out), key (secret; NULL: a fresh random key), seed (experiments only), id (a unique record id column: the identity of every draw, so the release does not depend on the input order). Rows come in a keyed random order.';
@@ -44,3 +49,4 @@ COMMENT ON MACRO TABLE rwn_neighbor_pairs IS 'Exact RWN neighbourhoods as (recor
 COMMENT ON MACRO TABLE rwn_randomize IS 'Uniform perturbation of the sensitive column: each value kept with probability p, else replaced by a uniform draw from the domain (NULL: the values present). public: the public columns (personal groups; default every other column). epsilon, delta: enforce (epsilon, delta)-reconstruction privacy with the test (exact: certified at every count; chernoff: screening only). key (secret) or seed; nulls (error|drop); id (a unique record id column, the identity of every draw, never released; default the input position). Rows come in a keyed random order.';
 COMMENT ON MACRO TABLE rwn_audit IS 'Reconstruction-privacy audit: per personal group and sensitive value the statistics, Chernoff bounds and exact tails, and whether each group passes (epsilon, delta) with the test. enforce := true judges the blocks design that enforcement would use, at every count.';
 COMMENT ON MACRO TABLE rwn_estimates IS 'Unbiased reconstruction of counts from a release: per group_by group and domain value (or for the set values) released_count, group_size, estimate, std_error, 95% interval. Parameters: release (table or view), sensitive, p, domain (as published), group_by, where (a predicate on public columns), values, public, epsilon/delta/test of an enforced release (block-aware standard errors).';
+COMMENT ON MACRO TABLE rwn_query IS 'Answer an analyst''s count query on a release database with the unbiased reconstruction, as rwn_sql.query and rwn-sql query do: SELECT [g, ...,] COUNT(*) FROM <release table> [WHERE public predicate AND <SA> = ''v'' or IN (...)] [GROUP BY ...] [HAVING ...] [ORDER BY ...] [LIMIT n]. Parameter: sql (the query text). The release is the database named in FROM (ATTACH ''release.duckdb'' AS rel (READ_ONLY); FROM rel.adult) or the current database. Per output row released_count, group_size, estimate, std_error, 95% interval, estimate_clipped and micro_reconstruction (true: the row reconstructs a single personal group).';

@@ -47,6 +47,7 @@ def calls(con, tmp_path):
         "new_key": lambda: len(rwn_sql.new_key()),
         "row_counts": lambda: rwn_sql.row_counts(con, "people", "people"),
         "RowCounts": lambda: rwn_sql.RowCounts,
+        "report": lambda: rwn_sql.report(path, tmp_path / "report.html", overwrite=True),
     }
 
 
@@ -66,8 +67,9 @@ def test_no_submodule_shadows_a_public_name():
     """A submodule imported later (lazily, inside a function) must not share a public name."""
     import pkgutil
     modules = {m.name for m in pkgutil.iter_modules(rwn_sql.__path__)}
-    # evaluate.py is imported by rwn_sql/__init__ before the function of that name is bound
-    assert modules & set(rwn_sql.__all__) <= {"evaluate"}
+    # evaluate.py is imported by rwn_sql/__init__ before the function of that name is bound; report.py
+    # is imported lazily, and rwn_sql._Package keeps rwn_sql.report the function (checked above)
+    assert modules & set(rwn_sql.__all__) <= {"evaluate", "report"}
 
 
 def test_macros_explain_themselves_and_temp_sources():
@@ -78,7 +80,7 @@ def test_macros_explain_themselves_and_temp_sources():
     macros = con.execute("SELECT function_name, comment FROM duckdb_functions() "
                          "WHERE function_type = 'table_macro' AND function_name LIKE 'rwn\\_%' ESCAPE '\\'").fetchall()
     assert {m for m, _ in macros} == {"rwn_perturb", "rwn_neighborhoods", "rwn_neighbor_pairs", "rwn_randomize",
-                                     "rwn_audit", "rwn_estimates"}
+                                     "rwn_audit", "rwn_estimates", "rwn_query"}
     assert all(comment and len(comment) > 60 for _, comment in macros)
     con.execute("CREATE TEMP TABLE private_temp AS SELECT 'a' AS s FROM range(5)").fetchall()
     with pytest.raises(duckdb.Error, match="does not see TEMP tables or views"):

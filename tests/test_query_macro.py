@@ -1,0 +1,97 @@
+"""The rwn_query SQL macro (issue 12, point 3): inside DuckDB, after rwn_sql.install(con), an
+analyst's count query gets the same answer as rwn_sql.query, over a release ATTACHed and named
+in FROM or over the release file opened itself (read-only)."""
+import duckdb
+import pytest
+
+import rwn_sql
+from conftest import ROOT
+
+ADULT = ROOT / "examples" / "data" / "adult.csv"
+PUBLIC = ["sex", "race", "relationship"]
+QUERIES = [
+    "SELECT COUNT(*) FROM adult WHERE occupation = 'Sales'",
+    "SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' AND race IN ('Black', 'Other') GROUP BY sex",
+    "SELECT race, occupation, COUNT(*) AS n FROM adult WHERE sex = 'Female' GROUP BY race, occupation",
+    "SELECT relationship, COUNT(*) AS n FROM adult WHERE (relationship LIKE '%band' OR race NOT LIKE 'W%') "
+    "AND occupation IN ('Sales', 'Tech-support') GROUP BY relationship ORDER BY n DESC LIMIT 2",
+    "SELECT occupation, COUNT(*) FROM adult GROUP BY occupation HAVING COUNT(*) > 1000 ORDER BY occupation",
+    "SELECT sex, COUNT(*) FROM adult GROUP BY sex",                                   # exact: no SA
+    "SELECT COUNT(*) FROM adult WHERE sex = 'Female' AND race = 'White' AND relationship = 'Wife' "
+    "AND occupation = 'Sales'",                                                       # micro reconstruction
+]
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    """An enforced release: its rewritten queries also read the trials table."""
+    path = tmp_path_factory.mktemp("macro") / "adult.duckdb"
+    with duckdb.connect() as con:
+        rwn_sql.release(con, str(ADULT), str(path), "occupation", 0.5, public=PUBLIC, enforce=(0.5, 0.05),
+                        test="exact", seed=5)
+    return str(path)
+
+
+def python_answer(sql, path):
+    with duckdb.connect() as con:
+        rel, _ = rwn_sql.query(con, sql, release=path)
+        return [d[0] for d in rel.description], rel.fetchall()
+
+
+def macro_answer(con, sql):
+    cursor = con.execute("SELECT * FROM rwn_query(?)", [sql])
+    return [d[0] for d in cursor.description], cursor.fetchall()
+
+
+def same(a, b):
+    """Same columns and rows: the same SQL over the same rows, so equal up to the rounding of
+    sums that DuckDB's threads may add in another order (1e-12 relative)."""
+    assert a[0] == b[0]
+    assert len(a[1]) == len(b[1])
+    for x, y in zip(a[1], b[1]):
+        assert list(x) == [pytest.approx(v, rel=1e-12, abs=1e-9) if isinstance(v, float) else v for v in y]
+
+
+@pytest.mark.parametrize("sql", QUERIES)
+def test_attached_release_answers_as_python(release, sql):
+    con = duckdb.connect()
+    rwn_sql.install(con)
+    con.execute(f"ATTACH '{release}' AS rel (READ_ONLY)").fetchall()
+    same(macro_answer(con, sql.replace("FROM adult", "FROM rel.adult")), python_answer(sql, release))
+    con.close()
+
+
+def test_release_file_opened_itself(release):
+    """Opened read-only (as a BI tool or the duckdb shell would): install() writes nothing to the
+    file (TEMP macros) and FROM names the release or its randomized table."""
+    con = duckdb.connect(release, read_only=True)
+    rwn_sql.install(con)
+    for sql in QUERIES[1], QUERIES[4]:
+        same(macro_answer(con, sql), python_answer(sql, release))
+        same(macro_answer(con, sql.replace("FROM adult", "FROM adult_randomized")), python_answer(sql, release))
+    micro = macro_answer(con, QUERIES[-1])
+    assert micro[1][0][micro[0].index("micro_reconstruction")] is True
+    con.close()
+
+
+def test_refusals_and_missing_release(release):
+    con = duckdb.connect()
+    rwn_sql.install(con)
+    with pytest.raises(duckdb.Error, match="holds no release.*ATTACH the release file"):
+        con.execute("SELECT * FROM rwn_query('SELECT COUNT(*) FROM adult')").fetchall()
+    con.execute(f"ATTACH '{release}' AS rel (READ_ONLY)").fetchall()
+    with pytest.raises(duckdb.Error, match="unsupported query: subqueries"):
+        con.execute("SELECT * FROM rwn_query('SELECT COUNT(*) FROM rel.adult WHERE sex IN (SELECT 1)')").fetchall()
+    with pytest.raises(duckdb.Error, match="unsupported query: .*occupation LIKE"):
+        con.execute("SELECT * FROM rwn_query('SELECT COUNT(*) FROM rel.adult WHERE occupation LIKE ''S%''')"
+                    ).fetchall()
+    con.close()
+
+
+def test_comment_explains_the_macro():
+    con = duckdb.connect()
+    rwn_sql.install(con)
+    (comment,), = con.execute("SELECT comment FROM duckdb_functions() WHERE function_name = 'rwn_query' "
+                              "AND function_type = 'table_macro'").fetchall()
+    assert "rwn_sql.query" in comment and "ATTACH" in comment and "micro_reconstruction" in comment
+    con.close()
