@@ -67,6 +67,16 @@ def _add_rwn_options(p: argparse.ArgumentParser, with_q: bool) -> None:
     p.add_argument("--memory-limit", default=None, metavar="SIZE", help=MEMORY_HELP)
 
 
+def _add_engine_options(p: argparse.ArgumentParser, lacks: str) -> None:
+    p.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb",
+                   help=f"duckdb (default) or spark (needs --id and pyspark; OUTPUT a .parquet directory; "
+                        f"{lacks}): the same release for the same data, parameters, id and key")
+    p.add_argument("--spark-master", default="local[*]", metavar="URL",
+                   help="with --engine spark: the Spark master (default local[*])")
+    p.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="with --engine spark: a Spark configuration setting (repeatable)")
+
+
 MEMORY_HELP = ("DuckDB memory limit such as 2GB. Beyond it DuckDB spills intermediate results to this run's "
                "private temporary folder (beside the output, else in the system temporary folder; removed at "
                "exit); what cannot spill ends with an out-of-memory error (exit 2)")
@@ -114,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "through the row order)")
     _add_id_option(p, "it passes through")
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    _add_engine_options(p, "no --scale zscore yet")
     p.add_argument("--show-sql", action="store_true",
                    help="print the SQL the run executes (the key shown as getvariable('rwn_key'))")
 
@@ -135,13 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rp_options(r)
     _add_key_options(r)
     r.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
-    r.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb",
-                   help="duckdb (default) or spark (needs --id and pyspark; OUTPUT a .parquet directory; "
-                        "no --enforce yet): the same release for the same data, parameters, id and key")
-    r.add_argument("--spark-master", default="local[*]", metavar="URL",
-                   help="with --engine spark: the Spark master (default local[*])")
-    r.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
-                   help="with --engine spark: a Spark configuration setting (repeatable)")
+    _add_engine_options(r, "no --enforce yet")
     r.add_argument("--show-sql", action="store_true",
                    help="print the SQL the run executes (the key shown as getvariable('rwn_key'))")
 
@@ -421,6 +426,8 @@ def _dropped_rows(con, args, written: int) -> None:
 def cmd_perturb(args) -> int:
     _check_not_input(args, args.output)
     key = _read_key(args)
+    if args.engine == "spark":
+        return _perturb_on_spark(args, key)
     con = _open(args)
     opts = dict(_common(args), q=args.q, drop=args.drop, key=key, seed=args.seed,
                 order="input" if args.keep_order else "keyed", id=args.id)
@@ -438,6 +445,25 @@ def cmd_perturb(args) -> int:
     rows = engine.write_output(con, sql, args.output, overwrite=args.overwrite)
     log(f"  wrote {rows} rows in {time.perf_counter() - start:.2f} s")
     _dropped_rows(con, args, rows)
+    return 0
+
+
+def _perturb_on_spark(args, key) -> int:
+    from . import spark_engine
+    if args.show_sql:
+        raise RWNError("--show-sql is not available with --engine spark yet")
+    start = time.perf_counter()
+    spark = spark_engine.session(args.spark_master, args.spark_conf)
+    try:
+        frame = spark_engine.perturb(spark, args.input, args.columns, q=args.q, drop=args.drop, key=key,
+                                     seed=args.seed, order="input" if args.keep_order else "keyed", id=args.id,
+                                     **_common(args))
+        rows = spark_engine.write_parquet(frame, args.output, overwrite=args.overwrite)
+    finally:
+        spark.stop()
+    log(f"rwn-sql perturb (spark, {args.spark_master}): {args.input} -> {args.output}: {rows} rows, columns "
+        f"{', '.join(args.columns)}; k = {args.k}, eps = {args.eps}, q = {args.q} in "
+        f"{time.perf_counter() - start:.2f} s")
     return 0
 
 

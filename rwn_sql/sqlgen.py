@@ -77,14 +77,15 @@ CTE_HEAD = re.compile(r"^(\w+)(?:\([^)]*\))? AS ", re.M)
 
 def neighborhood_steps(source: str, spec: RWNSpec, dialect: Dialect = DUCKDB) -> dict[str, str]:
     """The steps of neighborhood_ctes for an engine that drives the search levels itself: every
-    CTE by name ("name AS (...)", in order), and "level": the recursive member, one level of the
-    search (CTEs then a SELECT) reading the previous level's rows from `search`."""
+    CTE by name ("name AS (...)", in order), "seed": the SELECT of the search's level -1, and
+    "level": the recursive member, one level of the search (CTEs then a SELECT) reading the
+    previous level's rows from `search`."""
     values = _neighborhood_values(source, spec, dialect)
     text = _render("rwn_neighborhoods.sql", **values)
     heads = list(CTE_HEAD.finditer(text))
     steps = {m.group(1): text[m.start():(heads[i + 1].start() if i + 1 < len(heads) else len(text))].rstrip().rstrip(",")
              for i, m in enumerate(heads)}
-    steps["level"] = values["level_step"]
+    steps["seed"], steps["level"] = values["search_seed"], values["level_step"]
     return steps
 
 
@@ -246,8 +247,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
         scales="".join(f", sc_{i}" for i in range(1, D + 1)),
         probe_keys=_join(probe_keys, sep=",\n            ", lead=",\n            "),
         build_keys=_join(build_keys, sep=",\n            ", lead=",\n            "),
-        grid_margin=grid_margin,
-        category_margin=category_margin,
+        margin=f"least({grid_margin}{category_margin})" if C else grid_margin,
         distance2="\n                + ".join(terms),
         join_condition=" AND ".join(joins) if joins else "true",
         k_search=k_search,

@@ -12,7 +12,7 @@ probe AS (
     -- margin: every record within this distance of i is in i's block of cells
     SELECT a.*$probe_keys,
         CASE WHEN s >= 2 * diameter THEN 'Infinity'::DOUBLE
-             ELSE pow(greatest(least($grid_margin$category_margin), 0.0), 2)
+             ELSE pow(greatest($margin, 0.0), 2)
         END AS margin2
     FROM active a
 ),

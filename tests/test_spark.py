@@ -21,16 +21,6 @@ if _MISSING:
     pytest.skip(_MISSING, allow_module_level=True)
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-    session = (SparkSession.builder.master("local[2]").appName("rwn_sql-tests")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
 @pytest.mark.parametrize("record_type", ["BIGINT", "STRING"])
 def test_keyed_draws_equal_the_python_mirror(spark, record_type):
     key, purpose, column = "a secret key of the steward", "rwn.perturb", "age"
