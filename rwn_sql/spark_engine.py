@@ -203,9 +203,13 @@ class _Run:
         except Exception as exc:
             raise _translate(exc) from None
 
-    def drop(self) -> None:
+    def result(self, text: str):
+        """The DataFrame of the run's last statement. Its plan holds the steps it reads (checkpointed
+        data), so the run's temporary views are dropped."""
+        frame = self.sql(text)
         for name in self.views:
             self.spark.catalog.dropTempView(name)
+        return frame
 
 
 def _translate(exc: Exception) -> Exception:
@@ -219,10 +223,9 @@ def _hoods(run: _Run, df, spec: RWNSpec, trace=None):
     `trace`: a list that gets one dict per level (records searching, candidate pairs, done)."""
     plan = spark_rwn.RWNPlan(run.view(df), spec)
     staged = run.step(plan.staged())
-    params = run.step(plan.params(staged))
-    settings = run.step(plan.settings(params))
-    points = run.step(plan.points(staged, params, settings))
-    previous, levels = run.step(plan.seed(points)), []
+    settings = run.step(plan.settings(staged))
+    points = run.step(plan.points(staged, settings))
+    previous, levels = run.view(run.sql(plan.seed(points))), []
     for _ in range(MAX_LEVELS):
         figures = run.rows(plan.level_candidates(points, settings, previous))[0] if trace is not None else None
         previous = run.step(plan.level(points, settings, previous))
@@ -235,7 +238,7 @@ def _hoods(run: _Run, df, spec: RWNSpec, trace=None):
     else:
         raise RWNError(f"the neighbourhood search did not end within {MAX_LEVELS} levels (a bug: please report it)")
     finished = run.view(run.sql(" UNION ALL ".join(f"SELECT * FROM {v} WHERE done" for v in levels)))
-    return plan, staged, run.step(plan.hood(settings, finished))
+    return plan, staged, run.view(run.sql(plan.hood(settings, finished)))
 
 
 def _key_view(run: _Run, key, seed) -> str:
@@ -261,7 +264,7 @@ def perturb(spark, source, columns, k: int = 5, eps: float = 0.0, q: float = 1.0
     run = _Run(spark)
     key_sql = _key_view(run, key, seed)
     plan, staged, hood = _hoods(run, df, spec, trace)
-    return run.sql(plan.perturb(staged, hood, key_sql, df.columns, order))
+    return run.result(plan.perturb(staged, hood, key_sql, df.columns, order))
 
 
 def donors(spark, source, columns, k: int = 5, eps: float = 0.0, q: float = 1.0, scale: str = "minmax",
@@ -275,7 +278,7 @@ def donors(spark, source, columns, k: int = 5, eps: float = 0.0, q: float = 1.0,
     run = _Run(spark)
     key_sql = _key_view(run, key, seed)
     plan, staged, hood = _hoods(run, df, spec)
-    return run.sql(plan.donors(staged, hood, key_sql))
+    return run.result(plan.donors(staged, hood, key_sql))
 
 
 def neighborhoods(spark, source, columns, k: int = 5, eps: float = 0.0, scale: str = "minmax", strata=(),
@@ -286,7 +289,7 @@ def neighborhoods(spark, source, columns, k: int = 5, eps: float = 0.0, scale: s
     spec, df = _rwn_spec(spark, source, columns, k, eps, scale, strata, categorical, weight, on_missing, id)
     run = _Run(spark)
     plan, _, hood = _hoods(run, df, spec)
-    return run.sql(plan.neighborhoods(hood, pairs))
+    return run.result(plan.neighborhoods(hood, pairs))
 
 
 def _spark_sql(sql: str) -> str:

@@ -40,17 +40,16 @@ class RWNPlan:
         """The source with its record numbers (__rwn_rid: the rank of the id)."""
         return _with({}, [self.steps["src"], self.steps["staged"]], "SELECT * FROM staged")
 
-    def params(self, staged: str) -> str:
-        """One row: the counts, ranges and scales, and the first problem found in the data."""
-        return _with({"staged": staged}, [self.steps[n] for n in ("stats", "strata_sizes", "params")],
-                     "SELECT * FROM params")
+    def settings(self, staged: str) -> str:
+        """One row: `settings` (the starting cell side s0, the scales) and the offsets of `params`;
+        fails the statement with the first problem found in the data."""
+        offsets = "".join(f", params.off_{i}" for i in range(1, len(self.spec.numeric) + 1))
+        return _with({"staged": staged}, [self.steps[n] for n in ("stats", "strata_sizes", "params", "settings")],
+                     f"SELECT settings.*{offsets} FROM params, settings")
 
-    def settings(self, params: str) -> str:
-        """One row: the starting cell side s0 (fails the statement with the data's problem)."""
-        return _with({"params": params}, [self.steps["settings"]], "SELECT * FROM settings")
-
-    def points(self, staged: str, params: str, settings: str) -> str:
-        return _with({"staged": staged, "params": params, "settings": settings},
+    def points(self, staged: str, settings: str) -> str:
+        """The records' grid coordinates and start levels (`settings` serves as `params` too)."""
+        return _with({"staged": staged, "params": settings, "settings": settings},
                      [self.steps["scaled"], self.steps["points"]], "SELECT * FROM points")
 
     def seed(self, points: str) -> str:
