@@ -91,5 +91,7 @@ def test_cli_randomize_on_both_engines(tmp_path):
 
 def test_builtins_the_plans_need_exist(spark):
     """The functions tests/test_portability.py lets through exist in this Spark."""
-    from test_portability import SPARK_BUILTINS_SQLGLOT_LACKS
-    assert all(spark.catalog.functionExists(name) for name in SPARK_BUILTINS_SQLGLOT_LACKS)
+    from test_portability import SPARK_BUILTINS_SQLGLOT_LACKS, SPARK_RWN_BUILTINS, SPARK_TABLE_FUNCTIONS
+    assert all(spark.catalog.functionExists(name) for name in SPARK_BUILTINS_SQLGLOT_LACKS | SPARK_RWN_BUILTINS)
+    for name in SPARK_TABLE_FUNCTIONS:
+        assert spark.sql(f"SELECT count(*) FROM {name}(-1, 2)").collect()[0][0] == 3
