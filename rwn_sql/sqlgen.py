@@ -218,14 +218,14 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
     category_margin = (f", CASE WHEN s < {w} THEN {w} * (1 - {SLACK}) ELSE 'Infinity'::DOUBLE END"
                        if C else "")
     exact_keys = [f"k_{i}" for i in range(1, len(strata) + 1)] + [f"ck_{i}" for i in range(1, C + 1)]
-    joins = [f"b.cell_{d} = a.cell_{d} + o.o_{d}" for d in range(1, G + 1)]
+    joins = [f"b.cell_{d} = a.nb_{d}" for d in range(1, G + 1)]
     if G and exact_keys:
         # Strata and categorical keys ride in one struct with the first cell key (struct
         # equality matches NULL fields, like IS NOT DISTINCT FROM): a separate condition
         # between a and b alone let the optimizer join a stratum with itself before applying
         # the offsets, which is quadratic within a stratum.
         joins[0] = (f"{dialect.struct_pack([('c', 'b.cell_1')] + [(e, f'b.{e}') for e in exact_keys])} = "
-                    f"{dialect.struct_pack([('c', 'a.cell_1 + o.o_1')] + [(e, f'a.{e}') for e in exact_keys])}")
+                    f"{dialect.struct_pack([('c', 'a.nb_1')] + [(e, f'a.{e}') for e in exact_keys])}")
     else:
         joins += [f"b.{e} IS NOT DISTINCT FROM a.{e}" for e in exact_keys]
     terms = [f"((a.v_{i} - b.v_{i}) / a.sc_{i}) * ((a.v_{i} - b.v_{i}) / a.sc_{i})" for i in range(1, D + 1)]
@@ -250,6 +250,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
         margin=f"least({grid_margin}{category_margin})" if C else grid_margin,
         distance2="\n                + ".join(terms),
         join_condition=" AND ".join(joins) if joins else "true",
+        neighbour_cells="".join(f", p.cell_{d} + o.o_{d} AS nb_{d}" for d in range(1, G + 1)),
         k_search=k_search,
         eps2=eps2,
         tie_factor=tie_factor,

@@ -21,10 +21,12 @@ build AS (
     FROM points p, level l
 ),
 pairs AS (
-    -- candidates within the margin; i itself (distance 0) is always among them
+    -- candidates within the margin; i itself (distance 0) is always among them. The neighbour
+    -- cells nb_* are columns of one relation, so no optimizer can join probe with build before
+    -- the offsets (Spark's did: a cartesian product)
     SELECT a.lvl, a.rid AS i, a.start_lvl, b.rid AS j, a.margin2,
         $distance2 AS d2
-    FROM probe a CROSS JOIN offsets o
+    FROM (SELECT p.*$neighbour_cells FROM probe p CROSS JOIN offsets o) a
     JOIN build b ON $join_condition
 ),
 found AS (
