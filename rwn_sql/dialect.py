@@ -284,7 +284,7 @@ class SparkDialect(Dialect):
         return f"GROUP BY {columns_sql}" if columns_sql else ""     # Spark has no GROUP BY ()
 
     def struct_pack(self, fields) -> str:
-        return "named_struct(" + ", ".join(f"'{name}', {value}" for name, value in fields) + ")"
+        return "named_struct(" + ", ".join(f"{_field_literal(name)}, {value}" for name, value in fields) + ")"
 
     def null_struct_list(self, fields) -> str:
         return f"CAST(NULL AS ARRAY<STRUCT<{', '.join(f'{name}: {kind}' for name, kind in fields)}>>)"
@@ -307,6 +307,13 @@ class SparkDialect(Dialect):
     def unnest_columns(self, names_sql, values_sql, aliases) -> str:
         pairs = ", ".join(f"named_struct('{aliases[0]}', {n}, '{aliases[1]}', {v})" for n, v in zip(names_sql, values_sql))
         return f"\n    LATERAL VIEW inline(array({pairs})) u AS {aliases[0]}, {aliases[1]}"
+
+
+def _field_literal(name: str) -> str:
+    """A struct field name (a plain or a double-quoted identifier) as a string literal."""
+    if name.startswith('"'):
+        name = name[1:-1].replace('""', '"')
+    return "'" + name.replace("'", "''") + "'"
 
 
 DUCKDB = DuckDBDialect()

@@ -36,7 +36,7 @@ SPARK_TABLE_FUNCTIONS = {"range"}
 @pytest.mark.parametrize("options", [
     dict(columns=("x y", 'we"ird', "it's")),                                    # the grid: all three columns
     dict(columns=("x y", 'we"ird'), eps=0.1, k=0, on_missing="drop", drop=("d",)),
-    dict(columns=("x y", 'we"ird', "it's", "w", "c"), categorical=("c",), strata=("s",)),   # grid_order
+    dict(columns=("x y", 'we"ird', "it's", "w", "c"), categorical=("c",), strata=("wo'man",)),  # grid_order
 ])
 def test_rwn_plan_is_spark_sql(options):
     """Every statement the Spark driver runs for RWN (the setup steps, one search level, the
