@@ -47,15 +47,16 @@ def test_neighbourhoods_on_spark_equal_brute_force(spark, tmp_path):
     ids = 5 * np.arange(n) + 1000            # id order = the order the brute force numbers records in
     path = write_parquet(tmp_path / "tied.parquet", {"rid": ids, **data}, np.random.default_rng(3).permutation(n))
     d2 = squared_distances([scaled(data[c], "minmax") for c in "abc"], [])
-    for k, eps in ((4, 0.0), (7, 0.2)):
-        want, radius2, _ = brute_neighborhoods(d2, k, eps)
-        rows = spark_engine.neighborhoods(spark, path, ["a", "b", "c"], k=k, eps=eps, pairs=True, id="rid").collect()
-        got = {r: set() for r in range(1, n + 1)}
-        for r in rows:
-            got[r["record"]].add(r["neighbor"])
-        assert got == want, (k, eps)
-    # the per-record summary: |S_i| and the radius max(eps, r_k), both computed with sqrt in IEEE
-    # double (correctly rounded on both sides), so they compare exactly
+    want, _, _ = brute_neighborhoods(d2, 4, 0.0)
+    rows = spark_engine.neighborhoods(spark, path, ["a", "b", "c"], k=4, pairs=True, id="rid").collect()
+    got = {r: set() for r in range(1, n + 1)}
+    for r in rows:
+        got[r["record"]].add(r["neighbor"])
+    assert got == want
+    # eps = 0.2 is exactly the scaled step of column a (ties at eps) and k = 7 reaches past it:
+    # the per-record summary, |S_i| and the radius max(eps, r_k) (sqrt is correctly rounded on
+    # both sides, so it compares exactly)
+    want, radius2, _ = brute_neighborhoods(d2, 7, 0.2)
     sizes = {r["record"]: (r["size"], r["radius"]) for r in spark_engine.neighborhoods(
         spark, path, ["a", "b", "c"], k=7, eps=0.2, id="rid").collect()}
     assert sizes == {i: (len(want[i]), float(np.sqrt(radius2[i]))) for i in want}
