@@ -452,6 +452,9 @@ def _perturb_on_spark(args, key) -> int:
     from . import spark_engine
     if args.show_sql:
         raise RWNError("--show-sql is not available with --engine spark yet")
+    for option, value in (("--threads", args.threads), ("--memory-limit", args.memory_limit)):
+        if value is not None:
+            raise RWNError(f"{option} sets DuckDB; with --engine spark use --spark-conf (e.g. spark.executor.memory=8g)")
     start = time.perf_counter()
     spark = spark_engine.session(args.spark_master, args.spark_conf)
     try:

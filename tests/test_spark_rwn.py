@@ -134,3 +134,11 @@ def test_cli_perturb_on_both_engines(tmp_path):
         pattern = f"{out}/*.parquet" if out.is_dir() else str(out)
         outs[engine] = duckdb.execute(f"SELECT * FROM read_parquet('{pattern}')").fetchall()
     assert sorted(outs["duckdb"]) == sorted(outs["spark"]) and len(outs["spark"]) == 241
+
+
+def test_cli_refuses_duckdb_settings_on_spark(tmp_path):
+    """DuckDB's --threads/--memory-limit would be silently meaningless on Spark: refused, naming the option."""
+    run = subprocess.run([sys.executable, "-m", "rwn_sql", "perturb", str(tmp_path / "in.parquet"),
+                          str(tmp_path / "out.parquet"), "--columns", "a", "--id", "rid", "--engine", "spark",
+                          "--memory-limit", "2GB"], capture_output=True, text=True)
+    assert run.returncode == 2 and "--memory-limit sets DuckDB" in run.stderr, run.stderr
