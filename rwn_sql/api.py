@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import duckdb
 
 from . import engine, sqlgen
+from .backends import is_spark
 from .errors import RWNError
 from .identifiers import quote_ident
 from .randomness import KEY_PLACEHOLDER, key_variable, resolve_key
@@ -145,7 +146,16 @@ def perturb(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: fl
     statement, so an error or interrupt leaves no table, and data problems raise RWNError.
     With sql=True returns the SQL text, with the key shown as getvariable('rwn_key').
     How many rows on_missing='drop' left out: row_counts(con, source, <table or relation>).
+    On a SparkSession (with a table name, DataFrame or .csv/.parquet path, and id= required):
+    a DataFrame, the same rows (rwn_sql.spark_engine.perturb).
     """
+    if is_spark(con):
+        from . import spark_engine
+        if into is not None or sql:
+            raise RWNError("on Spark, perturb returns a DataFrame: write it with its own writer")
+        return spark_engine.perturb(con, source, columns, k=k, eps=eps, q=q, scale=scale, strata=strata,
+                                    categorical=categorical, weight=weight, on_missing=on_missing, drop=drop,
+                                    key=key, seed=seed, order=order, id=id)
     text = perturb_statement(con, source, columns, k=k, eps=eps, q=q, scale=scale, strata=strata,
                              categorical=categorical, weight=weight, on_missing=on_missing, drop=drop,
                              key=key, seed=seed, show=sql, order=order, id=id)
@@ -171,12 +181,20 @@ def perturb_statement(con, source, columns, *, k, eps, q, scale, strata, categor
 
 def donors(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: float = 0.0,
            q: float = 1.0, scale: str = "minmax", strata=(), categorical=(), weight: float = 1.0,
-           on_missing: str = "error", key: str | None = None, seed: int | None = None):
+           on_missing: str = "error", key: str | None = None, seed: int | None = None,
+           id: str | None = None):
     """Diagnostics for the data steward (never publish): per record and perturbed column,
-    the donor record (the record itself when the cell was kept) and |S_i|. Same key and
-    parameters as `perturb` give the donors that `perturb` used."""
+    the donor record (the record itself when the cell was kept) and |S_i|. Same key,
+    parameters and id as `perturb` give the donors that `perturb` used (records numbered by
+    the rank of the id, else the input position). On a SparkSession: a DataFrame
+    (rwn_sql.spark_engine.donors)."""
+    if is_spark(con):
+        from . import spark_engine
+        return spark_engine.donors(con, source, columns, k=k, eps=eps, q=q, scale=scale, strata=strata,
+                                   categorical=categorical, weight=weight, on_missing=on_missing, key=key,
+                                   seed=seed, id=id)
     spec = _spec(columns, k=k, eps=eps, q=q, scale=scale, strata=strata, categorical=categorical,
-                 weight=weight, on_missing=on_missing)
+                 weight=weight, on_missing=on_missing, id=id)
     if key is None and seed is None:
         raise RWNError("donors() needs the key or seed of the release it explains")
     the_key = resolve_key(key, seed)

@@ -125,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "through the row order)")
     _add_id_option(p, "it passes through")
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    _add_engine_options(p, "needs --id; OUTPUT a .parquet directory; no --scale zscore yet; the same release for "
+                           "the same data, parameters, id and key")
     p.add_argument("--show-sql", action="store_true",
                    help="print the SQL the run executes (the key shown as getvariable('rwn_key'))")
 
@@ -439,6 +441,8 @@ def _dropped_rows(con, args, written: int) -> None:
 def cmd_perturb(args) -> int:
     _check_not_input(args, args.output)
     key = _read_key(args)
+    if args.engine == "spark":
+        return _perturb_on_spark(args, key)
     con = _open(args)
     opts = dict(_common(args), q=args.q, drop=args.drop, key=key, seed=args.seed,
                 order="input" if args.keep_order else "keyed", id=args.id)
@@ -456,6 +460,28 @@ def cmd_perturb(args) -> int:
     rows = engine.write_output(con, sql, args.output, overwrite=args.overwrite)
     log(f"  wrote {rows} rows in {time.perf_counter() - start:.2f} s")
     _dropped_rows(con, args, rows)
+    return 0
+
+
+def _perturb_on_spark(args, key) -> int:
+    from . import spark_engine
+    if args.show_sql:
+        raise RWNError("--show-sql is not available with --engine spark yet")
+    for option, value in (("--threads", args.threads), ("--memory-limit", args.memory_limit)):
+        if value is not None:
+            raise RWNError(f"{option} sets DuckDB; with --engine spark use --spark-conf (e.g. spark.executor.memory=8g)")
+    start = time.perf_counter()
+    spark = spark_engine.session(args.spark_master, args.spark_conf)
+    try:
+        frame = spark_engine.perturb(spark, args.input, args.columns, q=args.q, drop=args.drop, key=key,
+                                     seed=args.seed, order="input" if args.keep_order else "keyed", id=args.id,
+                                     **_common(args))
+        rows = spark_engine.write_parquet(frame, args.output, overwrite=args.overwrite)
+    finally:
+        spark.stop()
+    log(f"rwn-sql perturb (spark, {args.spark_master}): {args.input} -> {args.output}: {rows} rows, columns "
+        f"{', '.join(args.columns)}; k = {args.k}, eps = {args.eps}, q = {args.q} in "
+        f"{time.perf_counter() - start:.2f} s")
     return 0
 
 

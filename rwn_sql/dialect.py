@@ -4,7 +4,7 @@ The builders emit engine-neutral SQL except for the fragments below. `Dialect` n
 fragment; an engine's subclass implements what it has, and anything it lacks raises
 UnsupportedByEngine, a clear "engine X does not support Y" error, rather than producing wrong
 SQL (the model is Splink's dialects.py). DuckDBDialect implements everything; SparkDialect
-(issue 11, in progress) implements the fragments Spark SQL has and says which it lacks.
+implements the fragments Spark SQL has and says which it lacks.
 """
 from __future__ import annotations
 
@@ -84,12 +84,57 @@ class Dialect:
         """One row per element of a list (in a SELECT list)."""
         return self._lacks("unnesting lists")
 
-    def list_length(self, list_sql: str) -> str:
-        return self._lacks("list length")
-
     def int_div(self, a_sql: str, b_sql: str) -> str:
         """Integer division of two non-negative integers."""
         return self._lacks("integer division")
+
+    def is_finite(self, value_sql: str) -> str:
+        """TRUE for a finite DOUBLE, FALSE for NaN or +-inf, NULL for NULL."""
+        return self._lacks("finiteness tests")
+
+    def floor(self, value_sql: str) -> str:
+        """floor() of a DOUBLE as a DOUBLE (for every finite value, however large)."""
+        return self._lacks("floor() of doubles")
+
+    def arg_min(self, value_sql: str, by_sql: str) -> str:
+        return self._lacks("arg_min()")
+
+    def group_by(self, columns_sql: str) -> str:
+        """A GROUP BY clause; empty `columns_sql`: one group of every row."""
+        return self._lacks("GROUP BY")
+
+    def struct_pack(self, fields) -> str:
+        """A struct of (name, expression SQL) pairs (names are plain identifiers)."""
+        return self._lacks("structs")
+
+    def null_struct_list(self, fields) -> str:
+        """A typed NULL list of structs of (name, SQL type) pairs."""
+        return self._lacks("typed NULL lists of structs")
+
+    def list_length(self, list_sql: str) -> str:
+        return self._lacks("list lengths")
+
+    def sorted_struct_list_agg(self, fields, where_sql: str) -> str:
+        """Aggregate: the structs of (name, expression SQL) pairs of the rows where `where_sql`
+        holds, as a list sorted by the fields in order (an empty list when no row qualifies)."""
+        return self._lacks("sorted list aggregates")
+
+    def list_filter(self, list_sql: str, var: str, condition_sql: str) -> str:
+        return self._lacks("list filters")
+
+    def descending_field(self, structs_sql, field: str) -> str:
+        """The `field` of the structs (a list of struct SQL), sorted in descending order."""
+        return self._lacks("sorted lists")
+
+    def unnest_struct_list(self, relation: str, key_sql: str, list_sql: str, names) -> str:
+        """A subquery: (key, then the fields of each list element) per element, with the
+        column names `names` (the key's first)."""
+        return self._lacks("unnesting lists")
+
+    def unnest_columns(self, names_sql, values_sql, aliases) -> str:
+        """What follows a FROM clause to give each of its rows once per (name, value) pair,
+        as the columns `aliases` (name, value) of a relation u."""
+        return self._lacks("unnesting lists")
 
 
 @dataclass(frozen=True)
@@ -138,11 +183,46 @@ class DuckDBDialect(Dialect):
     def unnest(self, list_sql: str) -> str:
         return f"unnest({list_sql})"
 
+    def is_finite(self, value_sql: str) -> str:
+        return f"isfinite({value_sql})"
+
+    def floor(self, value_sql: str) -> str:
+        return f"floor({value_sql})"
+
+    def arg_min(self, value_sql: str, by_sql: str) -> str:
+        return f"arg_min({value_sql}, {by_sql})"
+
+    def group_by(self, columns_sql: str) -> str:
+        return f"GROUP BY {columns_sql or '()'}"
+
+    def struct_pack(self, fields) -> str:
+        return f"struct_pack({', '.join(f'{name} := {value}' for name, value in fields)})"
+
+    def null_struct_list(self, fields) -> str:
+        return f"NULL::STRUCT({', '.join(f'{name} {kind}' for name, kind in fields)})[]"
+
     def list_length(self, list_sql: str) -> str:
         return f"len({list_sql})"
 
     def int_div(self, a_sql: str, b_sql: str) -> str:
         return f"{a_sql} // {b_sql}"
+
+    def sorted_struct_list_agg(self, fields, where_sql: str) -> str:
+        return f"list_sort(coalesce(list({self.struct_pack(fields)}) FILTER (WHERE {where_sql}), []))"
+
+    def list_filter(self, list_sql: str, var: str, condition_sql: str) -> str:
+        return f"list_filter({list_sql}, {self.lambda_(var, condition_sql)})"
+
+    def descending_field(self, structs_sql, field: str) -> str:
+        return f"list_transform(list_reverse_sort([{', '.join(structs_sql)}]), {self.lambda_('e', 'e.' + field)})"
+
+    def unnest_struct_list(self, relation: str, key_sql: str, list_sql: str, names) -> str:
+        return (f"(SELECT {key_sql}, unnest({list_sql}, recursive := true) FROM {relation})\n"
+                f"    AS u({', '.join(names)})")
+
+    def unnest_columns(self, names_sql, values_sql, aliases) -> str:
+        return (f",\n    LATERAL (SELECT unnest([{', '.join(names_sql)}]) AS {aliases[0]}, "
+                f"unnest([{', '.join(values_sql)}]) AS {aliases[1]}) u")
 
     def star(self, relation: str, exclude=(), replace=()) -> str:
         out = f"{relation}.*" if relation else "*"
@@ -155,7 +235,7 @@ class DuckDBDialect(Dialect):
 
 @dataclass(frozen=True)
 class SparkDialect(Dialect):
-    """Spark SQL's fragments. Not yet wired to a backend (issue 11). Spark has no 128-bit
+    """Spark SQL's fragments (rwn_sql.spark_engine runs them). Spark has no 128-bit
     integers: the digest stays the hex string md5() gives, and its bits are read from the
     hex digits, so every keyed draw equals DuckDB's (tests/test_spark.py). SELECT *
     EXCLUDE/REPLACE needs an explicit column list there."""
@@ -205,11 +285,55 @@ class SparkDialect(Dialect):
     def unnest(self, list_sql: str) -> str:
         return f"explode({list_sql})"
 
+    def is_finite(self, value_sql: str) -> str:
+        return f"(NOT isnan({value_sql}) AND abs({value_sql}) < 'Infinity'::DOUBLE)"
+
+    def floor(self, value_sql: str) -> str:
+        # Spark's floor() returns a BIGINT, which overflows beyond 2^63: x - x % 1 is the exact
+        # integer part of x (a DOUBLE), one less for negative non-integers
+        v = f"({value_sql})"
+        return f"(CASE WHEN {v} % 1.0D < 0 THEN {v} - {v} % 1.0D - 1.0D ELSE {v} - {v} % 1.0D END)"
+
+    def arg_min(self, value_sql: str, by_sql: str) -> str:
+        return f"min_by({value_sql}, {by_sql})"
+
+    def group_by(self, columns_sql: str) -> str:
+        return f"GROUP BY {columns_sql}" if columns_sql else ""     # Spark has no GROUP BY ()
+
+    def struct_pack(self, fields) -> str:
+        return "named_struct(" + ", ".join(f"{_field_literal(name)}, {value}" for name, value in fields) + ")"
+
+    def null_struct_list(self, fields) -> str:
+        return f"CAST(NULL AS ARRAY<STRUCT<{', '.join(f'{name}: {kind}' for name, kind in fields)}>>)"
+
     def list_length(self, list_sql: str) -> str:
         return f"size({list_sql})"
 
     def int_div(self, a_sql: str, b_sql: str) -> str:
         return f"{a_sql} div {b_sql}"
+
+    def sorted_struct_list_agg(self, fields, where_sql: str) -> str:
+        return f"array_sort(collect_list({self.struct_pack(fields)}) FILTER (WHERE {where_sql}))"
+
+    def list_filter(self, list_sql: str, var: str, condition_sql: str) -> str:
+        return f"filter({list_sql}, {self.lambda_(var, condition_sql)})"
+
+    def descending_field(self, structs_sql, field: str) -> str:
+        return f"transform(reverse(array_sort(array({', '.join(structs_sql)}))), {self.lambda_('e', 'e.' + field)})"
+
+    def unnest_struct_list(self, relation: str, key_sql: str, list_sql: str, names) -> str:
+        return f"(SELECT {key_sql}, inline({list_sql}) FROM {relation})\n    AS u({', '.join(names)})"
+
+    def unnest_columns(self, names_sql, values_sql, aliases) -> str:
+        pairs = ", ".join(f"named_struct('{aliases[0]}', {n}, '{aliases[1]}', {v})" for n, v in zip(names_sql, values_sql))
+        return f"\n    LATERAL VIEW inline(array({pairs})) u AS {aliases[0]}, {aliases[1]}"
+
+
+def _field_literal(name: str) -> str:
+    """A struct field name (a plain or a double-quoted identifier) as a string literal."""
+    if name.startswith('"'):
+        name = name[1:-1].replace('""', '"')
+    return "'" + name.replace("'", "''") + "'"
 
 
 DUCKDB = DuckDBDialect()

@@ -8,12 +8,13 @@ readable whatever the user's column names are.
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from string import Template
 
-from .dialect import DUCKDB, DuckDBDialect
+from .dialect import DUCKDB, Dialect
 from .identifiers import float_literal, quote_ident, quote_literal
 from .randomness import KEY_PLACEHOLDER, TWO_52, bits_sql, hash_sql, order_key_sql
 from .spec import RWNSpec
@@ -22,6 +23,7 @@ MAX_GRID_DIMS = 3          # 3^3 = 27 neighbour cells per record; more dims cost
 UNIT_BALL = {1: 2.0, 2: math.pi, 3: 4.0 * math.pi / 3.0}
 SLACK = "1e-9"             # relative safety margin against floating-point rounding at cell edges
 UNIT_ROUNDOFF = 2.0 ** -53
+PAIR_FIELDS = [("d2", "d2"), ("j", "j")]      # a neighbour in a list: sorted by (distance, record)
 PERTURB_PURPOSE = "rwn.perturb"
 ORDER_PURPOSE = "rwn.order"
 
@@ -60,23 +62,43 @@ def _join(pieces, sep=",\n        ", lead=",\n        ") -> str:
     return (lead + sep.join(pieces)) if pieces else ""
 
 
-def source_from_table(name: str, dialect: DuckDBDialect = DUCKDB) -> str:
+def source_from_table(name: str, dialect: Dialect = DUCKDB) -> str:
     """A source fragment for a table or view named by `name` (resolved by the engine)."""
     return dialect.table_by_name(quote_literal(name))
 
 
-def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKDB) -> str:
+def neighborhood_ctes(source: str, spec: RWNSpec, dialect: Dialect = DUCKDB) -> str:
     """The CTEs (without WITH) that end in `hood(rid, members, radius2, dcr2)`."""
+    return _render("rwn_neighborhoods.sql", **_neighborhood_values(source, spec, dialect))
+
+
+CTE_HEAD = re.compile(r"^(\w+)(?:\([^)]*\))? AS ", re.M)
+
+
+def neighborhood_steps(source: str, spec: RWNSpec, dialect: Dialect = DUCKDB) -> dict[str, str]:
+    """The steps of neighborhood_ctes for an engine that drives the search levels itself: every
+    CTE by name ("name AS (...)", in order), "seed": the SELECT of the search's level -1, and
+    "level": the recursive member, one level of the search (CTEs then a SELECT) reading the
+    previous level's rows from `search`."""
+    values = _neighborhood_values(source, spec, dialect)
+    text = _render("rwn_neighborhoods.sql", **values)
+    heads = list(CTE_HEAD.finditer(text))
+    steps = {m.group(1): text[m.start():(heads[i + 1].start() if i + 1 < len(heads) else len(text))].rstrip().rstrip(",")
+             for i, m in enumerate(heads)}
+    steps["seed"], steps["level"] = values["search_seed"], values["level_step"]
+    return steps
+
+
+def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
     num, cat, strata = spec.numeric, spec.categorical, spec.strata
     D, C = len(num), len(cat)
     G = min(D, MAX_GRID_DIMS)
     col = {name: quote_ident(name) for name in spec.columns + strata}
-    lam = dialect.lambda_
 
     # --- validation, scaling -------------------------------------------------------
     missing_filter = ""
     if spec.on_missing == "drop":
-        conds = [f"{col[c]} IS NOT NULL AND isfinite(CAST({col[c]} AS DOUBLE))" for c in num]
+        conds = [f"{col[c]} IS NOT NULL AND {dialect.is_finite(f'CAST({col[c]} AS DOUBLE)')}" for c in num]
         conds += [f"{col[c]} IS NOT NULL" for c in cat]
         missing_filter = "\n    WHERE " + "\n      AND ".join(conds)
     stats = []
@@ -84,10 +106,10 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
         v = f"CAST({col[c]} AS DOUBLE)"
         # Over finite values only: before DuckDB 2.0 an infinite value makes these raise instead
         # of reaching the check below that names the column.
-        finite = f"FILTER (WHERE isfinite({v}))"
+        finite = f"FILTER (WHERE {dialect.is_finite(v)})"
         stats += [f"min({v}) AS lo_{i}", f"max({v}) AS hi_{i}", f"stddev_samp({v}) {finite} AS sd_{i}",
                   f"var_pop({v}) {finite} AS var_{i}",
-                  f"count(*) FILTER (WHERE {col[c]} IS NULL OR NOT isfinite({v})) AS bad_{i}"]
+                  f"count(*) FILTER (WHERE {col[c]} IS NULL OR NOT {dialect.is_finite(v)}) AS bad_{i}"]
     for i, c in enumerate(cat, 1):
         stats.append(f"count(*) FILTER (WHERE {col[c]} IS NULL) AS badc_{i}")
 
@@ -99,7 +121,7 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
         elif spec.scale == "zscore":
             # Distances ignore the centre; the sd is rounded to 10 significant digits so that
             # parallel summation order cannot change the scaled values.
-            off, sc = "0.0", (f"CASE WHEN isfinite(sd_{i}) AND sd_{i} > 0 THEN "
+            off, sc = "0.0", (f"CASE WHEN {dialect.is_finite(f'sd_{i}')} AND sd_{i} > 0 THEN "
                              f"round(sd_{i}, 9 - CAST(floor(log10(sd_{i})) AS INTEGER)) END")
         else:
             off, sc = "0.0", "1.0"
@@ -115,8 +137,8 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
         # A range or scale beyond the double range would turn distances into inf or NaN, and
         # records would silently fail every comparison.
         spread = f"(hi_{i} - lo_{i}) / ({sc})"
-        checks.append(f"WHEN NOT coalesce(isfinite(hi_{i} - lo_{i}) AND isfinite({sc}) "
-                      f"AND isfinite({spread} * {spread} * {D + C}), false) "
+        checks.append(f"WHEN NOT coalesce({dialect.is_finite(f'hi_{i} - lo_{i}')} AND {dialect.is_finite(sc)} "
+                      f"AND {dialect.is_finite(f'{spread} * {spread} * {D + C}')}, false) "
                       f"THEN {name} || ' spans ' || lo_{i} || ' to ' || hi_{i} || ', too wide for "
                       f"double-precision distances; rescale it "
                       f"(e.g. divide it by a power of ten)'")
@@ -141,10 +163,10 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
     checks_sql = "".join("\n            " + c for c in checks)
 
     if strata:
-        label = "CAST(struct_pack(" + ", ".join(f"{col[s]} := {col[s]}" for s in strata) + ") AS VARCHAR)"
+        label = dialect.as_text(dialect.struct_pack([(col[s], col[s]) for s in strata]))
         group = ", ".join(col[s] for s in strata)
     else:
-        label, group = "'all records'", "()"
+        label, group = "'all records'", ""
 
     # --- grid ------------------------------------------------------------------------
     w = float_literal(spec.weight)
@@ -161,8 +183,8 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
         s_estimate = f"0.5 * {w}"
     grid_order = ""
     if D > G:
-        entries = ", ".join(f"struct_pack(v := var_{i} / pow(sc_{i}, 2), i := {i})" for i in range(1, D + 1))
-        grid_order = f",\n        list_transform(list_reverse_sort([{entries}]), {lam('e', 'e.i')}) AS grid_order"
+        entries = [dialect.struct_pack([("v", f"var_{i} / pow(sc_{i}, 2)"), ("i", str(i))]) for i in range(1, D + 1)]
+        grid_order = f",\n        {dialect.descending_field(entries, 'i')} AS grid_order"
 
     point_columns = [f"s.{col[s]} AS k_{i}" for i, s in enumerate(strata, 1)]
     x = {i: f"(CAST(s.{col[c]} AS DOUBLE) - p.off_{i}) / p.sc_{i}" for i, c in enumerate(num, 1)}
@@ -175,19 +197,19 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
             point_columns.append(f"{x[d]} AS g_{d}")
         else:
             cases = " ".join(f"WHEN {i} THEN {x[i]}" for i in x)
-            point_columns.append(f"CASE st.grid_order[{d}] {cases} END AS g_{d}")
+            point_columns.append(f"CASE {dialect.list_element('st.grid_order', str(d))} {cases} END AS g_{d}")
 
     if G:
         offset_columns = ", ".join(f"t{d}.o AS o_{d}" for d in range(1, G + 1)) + "\n    FROM " + \
             ", ".join(f"range(-1, 2) t{d}(o)" for d in range(1, G + 1))
     else:
         offset_columns = "0 AS o_0"
-    probe_keys = [f"floor(g_{d} / s) AS cell_{d}" for d in range(1, G + 1)]
-    build_keys = [f"floor(p.g_{d} / l.s) AS cell_{d}" for d in range(1, G + 1)]
+    probe_keys = [f"{dialect.floor(f'g_{d} / s')} AS cell_{d}" for d in range(1, G + 1)]
+    build_keys = [f"{dialect.floor(f'p.g_{d} / l.s')} AS cell_{d}" for d in range(1, G + 1)]
     probe_keys += [f"CASE WHEN s < {w} THEN c_{i} END AS ck_{i}" for i in range(1, C + 1)]
     build_keys += [f"CASE WHEN l.s < {w} THEN p.c_{i} END AS ck_{i}" for i in range(1, C + 1)]
     if G:
-        fracs = [f"g_{d} / s - floor(g_{d} / s)" for d in range(1, G + 1)]
+        fracs = [f"g_{d} / s - {dialect.floor(f'g_{d} / s')}" for d in range(1, G + 1)]
         edges = ", ".join(f"{f}, 1 - ({f})" for f in fracs)
         far = ", ".join(f"abs(g_{d} / s)" for d in range(1, G + 1))
         grid_margin = f"s * (1 + least({edges}) - {SLACK} * (1 + greatest({far})))"
@@ -196,32 +218,49 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
     category_margin = (f", CASE WHEN s < {w} THEN {w} * (1 - {SLACK}) ELSE 'Infinity'::DOUBLE END"
                        if C else "")
     exact_keys = [f"k_{i}" for i in range(1, len(strata) + 1)] + [f"ck_{i}" for i in range(1, C + 1)]
-    joins = [f"b.cell_{d} = a.cell_{d} + o.o_{d}" for d in range(1, G + 1)]
+    joins = [f"b.cell_{d} = a.nb_{d}" for d in range(1, G + 1)]
     if G and exact_keys:
         # Strata and categorical keys ride in one struct with the first cell key (struct
         # equality matches NULL fields, like IS NOT DISTINCT FROM): a separate condition
         # between a and b alone let the optimizer join a stratum with itself before applying
         # the offsets, which is quadratic within a stratum.
-        joins[0] = (f"struct_pack(c := b.cell_1, {', '.join(f'{e} := b.{e}' for e in exact_keys)}) = "
-                    f"struct_pack(c := a.cell_1 + o.o_1, {', '.join(f'{e} := a.{e}' for e in exact_keys)})")
+        joins[0] = (f"{dialect.struct_pack([('c', 'b.cell_1')] + [(e, f'b.{e}') for e in exact_keys])} = "
+                    f"{dialect.struct_pack([('c', 'a.nb_1')] + [(e, f'a.{e}') for e in exact_keys])}")
     else:
         joins += [f"b.{e} IS NOT DISTINCT FROM a.{e}" for e in exact_keys]
     terms = [f"((a.v_{i} - b.v_{i}) / a.sc_{i}) * ((a.v_{i} - b.v_{i}) / a.sc_{i})" for i in range(1, D + 1)]
     terms += [f"CASE WHEN a.c_{i} = b.c_{i} THEN 0.0 ELSE {w2} END" for i in range(1, C + 1)]
     eps2 = float_literal(spec.eps * spec.eps)
-    radius2 = eps2 if spec.k == 0 else f"greatest({eps2}, found[{spec.k}].d2)"
+    radius2 = eps2 if spec.k == 0 else f"greatest({eps2}, {dialect.list_element('found', str(spec.k))}.d2)"
     tie_factor = float_literal(1.0 + tie_tolerance(D + C))
 
     if G:
         cells = ", ".join([f"k_{i}" for i in range(1, len(strata) + 1)]
-                          + [f"floor(g_{d} / st.s0)" for d in range(1, G + 1)])
+                          + [dialect.floor(f"g_{d} / st.s0") for d in range(1, G + 1)])
         # expected count per cell at s0 for evenly spread data: 2 (k + 1) / V_G (see s_estimate)
         start_level = (f"-CAST(round(log2(greatest(count(*) OVER (PARTITION BY {cells}) * "
                        f"{UNIT_BALL[G]!r} / {2 * (k_search + 1)}, 1)) / {G}) AS INTEGER)")
     else:
         start_level = "0"
-    return _render(
-        "rwn_neighborhoods.sql",
+    level_step = _render(
+        "rwn_level.sql",
+        scales="".join(f", sc_{i}" for i in range(1, D + 1)),
+        probe_keys=_join(probe_keys, sep=",\n            ", lead=",\n            "),
+        build_keys=_join(build_keys, sep=",\n            ", lead=",\n            "),
+        margin=f"least({grid_margin}{category_margin})" if C else grid_margin,
+        distance2="\n                + ".join(terms),
+        join_condition=" AND ".join(joins) if joins else "true",
+        neighbour_cells="".join(f", p.cell_{d} + o.o_{d} AS nb_{d}" for d in range(1, G + 1)),
+        k_search=k_search,
+        eps2=eps2,
+        tie_factor=tie_factor,
+        found_list=dialect.sorted_struct_list_agg(PAIR_FIELDS, "j <> i"),
+        members=dialect.list_filter("found", "e", f"e.d2 <= ({radius2}) * {tie_factor}"),
+        radius2=radius2,
+        closest=f"{dialect.list_element('found', '1')}.d2",
+    )
+    no_members = dialect.null_struct_list([("d2", "DOUBLE"), ("j", "BIGINT")])
+    return dict(
         start_level=start_level,
         source=source,
         materialized=dialect.materialized(),
@@ -229,7 +268,8 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
         rid_order=f"ORDER BY {quote_ident(spec.id)}" if spec.id else "",
         stats=_join(stats, lead=",\n        "),
         stratum_label=label,
-        stratum_group=group,
+        stratum_group_by=dialect.group_by(group),
+        smallest_label=dialect.arg_min("label", "size"),
         scaling=_join(scaling),
         checks=checks_sql,
         raise_problem=dialect.raise_error("'rwn_sql: ' || problem"),
@@ -239,17 +279,12 @@ def neighborhood_ctes(source: str, spec: RWNSpec, dialect: DuckDBDialect = DUCKD
         grid_order=grid_order,
         point_columns=_join(point_columns),
         offset_columns=offset_columns,
-        probe_keys=_join(probe_keys, sep=",\n            ", lead=",\n            "),
-        build_keys=_join(build_keys, sep=",\n            ", lead=",\n            "),
-        grid_margin=grid_margin,
-        category_margin=category_margin,
-        distance2="\n                + ".join(terms),
-        join_condition=" AND ".join(joins) if joins else "true",
-        k_search=k_search,
-        eps2=eps2,
-        radius2=radius2,
-        tie_factor=tie_factor,
         scales="".join(f", sc_{i}" for i in range(1, D + 1)),
+        search_seed=(f"SELECT (SELECT min(start_lvl) FROM points) - 1 AS lvl, rid, start_lvl, false AS done,\n"
+                     f"        {no_members} AS members, NULL::DOUBLE AS radius2, NULL::DOUBLE AS dcr2\n"
+                     f"    FROM points"),
+        tie_factor=tie_factor,
+        level_step=level_step,
     )
 
 
@@ -291,20 +326,21 @@ def pair_estimate_sql(source: str, spec: RWNSpec) -> str:
 
 
 def neighborhoods_sql(source: str, spec: RWNSpec, pairs: bool = False,
-                      dialect: DuckDBDialect = DUCKDB) -> str:
+                      dialect: Dialect = DUCKDB) -> str:
     """Per record: `record` (1-based input position), neighbourhood `size`, `radius`
     = max(eps, r_k) and `dcr` (distance to the closest other record). With pairs=True:
     one row per (record, neighbor, distance) instead."""
-    ctes = neighborhood_ctes(source, spec, dialect)
+    return "WITH RECURSIVE\n" + neighborhood_ctes(source, spec, dialect) + "\n" + neighborhoods_final(pairs, dialect)
+
+
+def neighborhoods_final(pairs: bool, dialect: Dialect = DUCKDB) -> str:
+    """The SELECT of neighborhoods_sql, over `hood`."""
     if pairs:
-        final = ("SELECT record, neighbor, sqrt(d2) AS distance\n"
-                 "FROM (SELECT rid AS record, unnest(members, recursive := true) FROM hood)\n"
-                 "    AS u(record, d2, neighbor)\n"
-                 "ORDER BY record, distance, neighbor")
-    else:
-        final = ("SELECT rid AS record, len(members) AS size, sqrt(radius2) AS radius, "
-                 "sqrt(dcr2) AS dcr\nFROM hood\nORDER BY record")
-    return "WITH RECURSIVE\n" + ctes + "\n" + final
+        return ("SELECT record, neighbor, sqrt(d2) AS distance\n"
+                f"FROM {dialect.unnest_struct_list('hood', 'rid AS record', 'members', ['record', 'd2', 'neighbor'])}\n"
+                "ORDER BY record, distance, neighbor")
+    return (f"SELECT rid AS record, {dialect.list_length('members')} AS size, sqrt(radius2) AS radius, "
+            "sqrt(dcr2) AS dcr\nFROM hood\nORDER BY record")
 
 
 def replicate_key(key: str, rep: int) -> str:
@@ -312,15 +348,20 @@ def replicate_key(key: str, rep: int) -> str:
     return f"{key}#{rep}"
 
 
-def perturb_ctes(source: str, spec: RWNSpec, key_sql: str, dialect: DuckDBDialect = DUCKDB,
+def perturb_ctes(source: str, spec: RWNSpec, key_sql: str, dialect: Dialect = DUCKDB,
                  reps: int | None = None) -> str:
     """Neighbourhood CTEs plus `draws`, `picks(rid, donor_1, ...)`: the donor record of
     every perturbed cell (the record itself when the cell is kept, NULL when S_i is empty), and
     `lookup`: the staged rows, to read the donors' values from once every draw is made.
     With `reps`, `reps` independent releases over the same neighbourhoods, replicate r drawn
     with the key `key#r` (see replicate_key), and a `rep` column."""
+    return neighborhood_ctes(source, spec, dialect) + ",\n" + perturb_tail_ctes(spec, key_sql, dialect, reps)
+
+
+def perturb_tail_ctes(spec: RWNSpec, key_sql: str, dialect: Dialect = DUCKDB, reps: int | None = None) -> str:
+    """The CTEs of perturb_ctes after the neighbourhoods: they read only `hood` and `staged`."""
     if reps is not None:
-        key_sql = f"({key_sql} || '#' || CAST(rep AS VARCHAR))"
+        key_sql = f"({key_sql} || '#' || {dialect.as_text('rep')})"
     hashes, donors = [], []
     threshold = float_literal(spec.q * TWO_52)   # exact: q * 2^52 is a power-of-two scaling
     record, record_ids = "rid", ""
@@ -328,55 +369,70 @@ def perturb_ctes(source: str, spec: RWNSpec, key_sql: str, dialect: DuckDBDialec
         record = "__rwn_ids.__rwn_record"
         record_ids = (f"\n    JOIN (SELECT __rwn_rid, {dialect.as_text(quote_ident(spec.id))} AS __rwn_record "
                       f"FROM staged) AS __rwn_ids ON __rwn_ids.__rwn_rid = hood.rid")
+    size = dialect.list_length("members")
     for i, c in enumerate(spec.columns, 1):
         hashes.append(f"{hash_sql(key_sql, PERTURB_PURPOSE, record, c, dialect)} AS h_{i}")
         keep_bits, pick_bits = bits_sql(f"h_{i}", 0, dialect), bits_sql(f"h_{i}", 1, dialect)
-        index = (f"least(len(members), 1 + CAST(floor({pick_bits} / {float(TWO_52)!r} * len(members)) "
-                 f"AS BIGINT))")
-        donors.append(f"CASE WHEN {keep_bits} < {threshold} THEN members[{index}].j ELSE rid END "
-                      f"AS donor_{i}")
-    tail = _render("rwn_perturb.sql", hashes=_join(hashes), donors=_join(donors),
+        index = f"least({size}, 1 + CAST(floor({dialect.unit_fraction(pick_bits)} * {size}) AS BIGINT))"
+        donors.append(f"CASE WHEN {keep_bits} < {threshold} THEN {dialect.list_element('members', index)}.j "
+                      f"ELSE rid END AS donor_{i}")
+    return _render("rwn_perturb.sql", hashes=_join(hashes), donors=_join(donors),
                    materialized=dialect.materialized(),
                    rep=", rep" if reps is not None else "",
                    record_ids=record_ids,
                    replicates=f", range({int(reps)}) AS r(rep)" if reps is not None else "")
-    return neighborhood_ctes(source, spec, dialect) + ",\n" + tail
 
 
 ORDERS = ("keyed", "input")
 
 
 def perturb_sql(source: str, spec: RWNSpec, key_sql: str = KEY_PLACEHOLDER,
-                dialect: DuckDBDialect = DUCKDB, reps: int | None = None, order: str = "keyed") -> str:
+                dialect: Dialect = DUCKDB, reps: int | None = None, order: str = "keyed") -> str:
     """The release: every input row once, the spec's columns perturbed, other columns unchanged
     (minus `spec.drop`), column types preserved. order='keyed' writes the rows in an order drawn
     by the keyed hash, so row order carries nothing about the input order; order='input' keeps
     the input order (experiments). With `reps`: that many releases, in a leading column
     `replicate` (0-based), each in input order."""
+    final = perturb_final(spec, key_sql, dialect, reps, order)
+    return "WITH RECURSIVE\n" + perturb_ctes(source, spec, key_sql, dialect, reps) + "\n" + final
+
+
+def perturb_final(spec: RWNSpec, key_sql: str, dialect: Dialect = DUCKDB, reps: int | None = None,
+                  order: str = "keyed", columns=None) -> str:
+    """The SELECT of perturb_sql, over `picks` and `lookup`. `columns`: the source's column
+    names, for an engine without SELECT * EXCLUDE/REPLACE (then listed one by one)."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
     replace = [(f"d_{i}.{quote_ident(c)}", quote_ident(c)) for i, c in enumerate(spec.columns, 1)]
     exclude = ["__rwn_rid"] + [quote_ident(c) for c in spec.drop]
+    if columns is None:
+        select = dialect.star("s", exclude, replace)
+    else:
+        perturbed = {c: f"d_{i}" for i, c in enumerate(spec.columns, 1)}
+        select = ", ".join(f"{perturbed.get(c, 's')}.{quote_ident(c)}" + (f" AS {quote_ident(c)}" if c in perturbed else "")
+                           for c in columns if c not in spec.drop)
     joins = "\n".join(f"LEFT JOIN lookup d_{i} ON d_{i}.__rwn_rid = p.donor_{i}"
                       for i in range(1, len(spec.columns) + 1))
     lead, by = ("p.rep AS replicate, ", "p.rep, ") if reps is not None else ("", "")
     if order == "keyed" and reps is None:
         record = f"s.{quote_ident(spec.id)}" if spec.id else "s.__rwn_rid"
         by = order_key_sql(key_sql, ORDER_PURPOSE, record, dialect) + ", "
-    final = (f"SELECT {lead}{dialect.star('s', exclude, replace)}\n"
-             f"FROM picks p\nJOIN lookup s ON s.__rwn_rid = p.rid\n{joins}\n"
-             f"ORDER BY {by}s.__rwn_rid")
-    return "WITH RECURSIVE\n" + perturb_ctes(source, spec, key_sql, dialect, reps) + "\n" + final
+    return (f"SELECT {lead}{select}\n"
+            f"FROM picks p\nJOIN lookup s ON s.__rwn_rid = p.rid\n{joins}\n"
+            f"ORDER BY {by}s.__rwn_rid")
 
 
 def donors_sql(source: str, spec: RWNSpec, key_sql: str = KEY_PLACEHOLDER,
-               dialect: DuckDBDialect = DUCKDB) -> str:
+               dialect: Dialect = DUCKDB) -> str:
     """Diagnostics (never publish): per record and perturbed column, the donor record and
     the neighbourhood size. `donor` equals `record` when the cell was kept."""
-    names = ", ".join(quote_literal(c) for c in spec.columns)
-    donors = ", ".join(f"p.donor_{i}" for i in range(1, len(spec.columns) + 1))
-    final = ("SELECT p.rid AS record, u.column_name, u.donor, len(h.members) AS size\n"
-             "FROM picks p JOIN hood h ON h.rid = p.rid,\n"
-             f"    LATERAL (SELECT unnest([{names}]) AS column_name, unnest([{donors}]) AS donor) u\n"
-             "ORDER BY record, column_name")
-    return "WITH RECURSIVE\n" + perturb_ctes(source, spec, key_sql, dialect) + "\n" + final
+    return "WITH RECURSIVE\n" + perturb_ctes(source, spec, key_sql, dialect) + "\n" + donors_final(spec, dialect)
+
+
+def donors_final(spec: RWNSpec, dialect: Dialect = DUCKDB) -> str:
+    """The SELECT of donors_sql, over `picks` and `hood`."""
+    names = [quote_literal(c) for c in spec.columns]
+    donors = [f"p.donor_{i}" for i in range(1, len(spec.columns) + 1)]
+    return (f"SELECT p.rid AS record, u.column_name, u.donor, {dialect.list_length('h.members')} AS size\n"
+            f"FROM picks p JOIN hood h ON h.rid = p.rid{dialect.unnest_columns(names, donors, ['column_name', 'donor'])}\n"
+            "ORDER BY record, column_name")

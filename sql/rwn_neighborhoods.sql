@@ -19,8 +19,8 @@ stats AS (
     FROM staged
 ),
 strata_sizes AS (
-    SELECT coalesce(min(size), 0) AS smallest, arg_min(label, size) AS smallest_label
-    FROM (SELECT $stratum_label AS label, count(*) AS size FROM staged GROUP BY $stratum_group)
+    SELECT coalesce(min(size), 0) AS smallest, $smallest_label AS smallest_label
+    FROM (SELECT $stratum_label AS label, count(*) AS size FROM staged $stratum_group_by)
 ),
 params AS (
     SELECT *$scaling,
@@ -56,57 +56,10 @@ offsets AS (
     SELECT $offset_columns
 ),
 search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
-    SELECT (SELECT min(start_lvl) FROM points) - 1, rid, start_lvl, false,
-        NULL::STRUCT(d2 DOUBLE, j BIGINT)[], NULL::DOUBLE, NULL::DOUBLE
-    FROM points
+    $search_seed
     UNION ALL
     (WITH
-    active AS (
-        -- records still searching whose start level is reached; cell side s = s0 * 2^lvl
-        SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0, w.lvl + 1) AS s, st.diameter$scales, p.*
-        FROM search w JOIN points p ON p.rid = w.rid, settings st
-        WHERE NOT w.done AND w.start_lvl <= w.lvl + 1
-    ),
-    level AS (SELECT DISTINCT s FROM active),
-    probe AS (
-        -- margin: every record within this distance of i is in i's block of cells
-        SELECT a.*$probe_keys,
-            CASE WHEN s >= 2 * diameter THEN 'Infinity'::DOUBLE
-                 ELSE pow(greatest(least($grid_margin$category_margin), 0.0), 2)
-            END AS margin2
-        FROM active a
-    ),
-    build AS (
-        SELECT p.*$build_keys
-        FROM points p, level l
-    ),
-    pairs AS (
-        -- candidates within the margin; i itself (distance 0) is always among them
-        SELECT a.lvl, a.rid AS i, a.start_lvl, b.rid AS j, a.margin2,
-            $distance2 AS d2
-        FROM probe a CROSS JOIN offsets o
-        JOIN build b ON $join_condition
-    ),
-    found AS (
-        SELECT lvl, i, any_value(start_lvl) AS start_lvl,
-            -- done once the radius, widened for ties, lies within the margin
-            count(*) FILTER (WHERE d2 * $tie_factor <= margin2) - 1 >= $k_search
-                AND $eps2 * $tie_factor <= min(margin2)
-                OR min(margin2) = 'Infinity'::DOUBLE AS done,
-            list_sort(coalesce(list(struct_pack(d2 := d2, j := j)) FILTER (WHERE j <> i), [])) AS found
-        FROM pairs
-        WHERE d2 <= margin2
-        GROUP BY lvl, i
-    )
-    SELECT lvl, i, start_lvl, done,
-        CASE WHEN done THEN list_filter(found, lambda e: e.d2 <= ($radius2) * $tie_factor) END,
-        CASE WHEN done THEN $radius2 END,
-        CASE WHEN done THEN found[1].d2 END
-    FROM found
-    UNION ALL
-    SELECT w.lvl + 1, w.rid, w.start_lvl, false, NULL, NULL, NULL   -- not yet at their start level
-    FROM search w
-    WHERE NOT w.done AND w.start_lvl > w.lvl + 1)
+$level_step)
 ),
 hood AS (
     -- the exact neighbourhoods: members sorted by (distance, record)

@@ -21,6 +21,19 @@ def con():
     c.close()
 
 
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session for every Spark test module (starting one takes seconds); the
+    modules skip themselves first when pyspark or Java is missing."""
+    from pyspark.sql import SparkSession
+    session = (SparkSession.builder.master("local[2]").appName("rwn_sql-tests")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
 @pytest.fixture
 def bodyfat(con):
     con.execute(f"CREATE TABLE bodyfat AS SELECT * FROM read_csv('{BODYFAT}')").fetchall()

@@ -1,7 +1,7 @@
 """Portability (issue 11): the plans that run on Spark, rendered with the Spark dialect, parse as
 Spark SQL with sqlglot (read="spark") and call no function sqlglot does not know for Spark,
 except the Spark built-ins listed here, whose existence tests/test_spark.py checks on a real
-SparkSession. No cluster needed. Every plan of the reconstruction-privacy methods is covered:
+SparkSession. No cluster needed. Every plan is covered: RWN (every level statement) and
 the randomization (with and without enforcement blocks), the audit (its cases query and its
 rows with the tails table), the audit's per-group verdicts, the estimates and the query
 rewriter's output.""" 
@@ -72,3 +72,36 @@ def test_rewritten_queries_are_spark_sql(query, enforced):
                        public=("sex", "race"), p=0.5, domain=("a", "b", "c"), enforced=enforced, epsilon=0.5,
                        delta=0.1, test="exact", trials_sql="trials_view AS __rwn_tr" if enforced else None)
     spark_tree(analyst.rewrite(query, meta, "rel_view", SPARK).sql)
+
+# Spark built-ins of the RWN plans that sqlglot parses as anonymous functions, and the table function
+SPARK_RWN_BUILTINS = {"inline", "min_by", "named_struct", "count_if"}
+SPARK_TABLE_FUNCTIONS = {"range"}
+
+
+@pytest.mark.parametrize("options", [
+    dict(columns=("x y", 'we"ird', "it's")),                                    # the grid: all three columns
+    dict(columns=("x y", 'we"ird'), eps=0.1, k=0, on_missing="drop", drop=("d",)),
+    dict(columns=("x y", 'we"ird', "it's", "w", "c"), categorical=("c",), strata=("wo'man",)),  # grid_order
+])
+def test_rwn_plan_is_spark_sql(options):
+    """Every statement the Spark driver runs for RWN (the setup steps, one search level, the
+    level figures, the neighbourhoods, the release and the donors), rendered with the Spark
+    dialect, parses as Spark SQL and calls only functions sqlglot knows for Spark or the
+    Spark built-ins listed (checked to exist in tests/test_spark.py)."""
+    from rwn_sql.spark_rwn import RWNPlan
+    from rwn_sql.spec import RWNSpec
+    spec = RWNSpec(id="rid", **options)
+    plan = RWNPlan("src_view", spec)
+    key = "(SELECT k FROM key_view)"
+    statements = [plan.staged(), plan.settings("v1"), plan.points("v1", "v2"), plan.seed("v3"),
+                  plan.level("v3", "v2", "v4"), plan.level_candidates("v3", "v2", "v4"), plan.hood("v2", "v5"),
+                  plan.neighborhoods("v6"), plan.neighborhoods("v6", pairs=True),
+                  plan.perturb("v1", "v6", key, ["rid", *spec.columns, *spec.strata, *spec.drop]),
+                  plan.donors("v1", "v6", key)]
+    names = set()
+    for sql in statements:
+        tree = sqlglot.parse_one(_spark_sql(sql), read="spark")
+        unknown = {node.name.lower() for node in tree.find_all(exp.Anonymous)}
+        assert unknown <= SPARK_BUILTINS_SQLGLOT_LACKS | SPARK_RWN_BUILTINS | SPARK_TABLE_FUNCTIONS, unknown
+        names |= {c.name for c in tree.find_all(exp.Column)}
+    assert {"x y", 'we"ird', "rid"} <= names       # identifiers (backquoted), not strings

@@ -21,16 +21,6 @@ if _MISSING:
     pytest.skip(_MISSING, allow_module_level=True)
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-    session = (SparkSession.builder.master("local[2]").appName("rwn_sql-tests")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
 @pytest.mark.parametrize("record_type", ["BIGINT", "STRING"])
 def test_keyed_draws_equal_the_python_mirror(spark, record_type):
     key, purpose, column = "a secret key of the steward", "rwn.perturb", "age"
@@ -179,8 +169,11 @@ def test_cli_randomize_on_both_engines(tmp_path):
 
 def test_builtins_the_plans_need_exist(spark):
     """The functions tests/test_portability.py lets through exist in this Spark."""
-    from test_portability import SPARK_BUILTINS_SQLGLOT_LACKS
-    assert all(spark.catalog.functionExists(name) for name in SPARK_BUILTINS_SQLGLOT_LACKS)
+    from test_portability import SPARK_BUILTINS_SQLGLOT_LACKS, SPARK_RWN_BUILTINS, SPARK_TABLE_FUNCTIONS
+    assert all(spark.catalog.functionExists(name) for name in SPARK_BUILTINS_SQLGLOT_LACKS | SPARK_RWN_BUILTINS)
+    for name in SPARK_TABLE_FUNCTIONS:
+        assert spark.sql(f"SELECT count(*) FROM {name}(-1, 2)").collect()[0][0] == 3
+
 
 
 @pytest.mark.parametrize("enforce", [None, (0.5, 0.1)])

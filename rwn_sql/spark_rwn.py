@@ -1,0 +1,83 @@
+"""The RWN plan for an engine without recursive CTEs (Spark): the statements of
+sqlgen.perturb_sql / donors_sql / neighborhoods_sql cut into steps that a backend
+materialises one by one, the neighbourhood search as one statement per level.
+
+Every step is rendered by the same builders as on DuckDB (sqlgen.neighborhood_steps,
+perturb_tail_ctes, perturb_final, ...) with the engine's dialect; a step reads the steps
+before it through CTEs bound to the tables the backend made of them. Pure text: nothing here
+touches a session (rwn_sql.spark_engine runs the plan).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import sqlgen
+from .dialect import SPARK, Dialect
+from .spec import RWNSpec
+
+LEVEL_SELECT = "\nSELECT lvl, i AS rid,"        # where the level's CTEs end and its result begins
+
+
+def _with(bound: dict, ctes, final: str) -> str:
+    """WITH the `bound` steps (name -> table of the backend), then `ctes`, then `final`."""
+    heads = [f"{name} AS (SELECT * FROM {table})" for name, table in bound.items()] + list(ctes)
+    return "WITH\n" + ",\n".join(heads) + "\n" + final
+
+
+@dataclass
+class RWNPlan:
+    """The steps of an RWN run over the source table `source` (an SQL name)."""
+    source: str
+    spec: RWNSpec
+    dialect: Dialect = SPARK
+    steps: dict = field(init=False)
+
+    def __post_init__(self):
+        self.steps = sqlgen.neighborhood_steps(self.source, self.spec, self.dialect)
+        self.level_ctes = self.steps["level"][:self.steps["level"].index(LEVEL_SELECT)]
+
+    def staged(self) -> str:
+        """The source with its record numbers (__rwn_rid: the rank of the id)."""
+        return _with({}, [self.steps["src"], self.steps["staged"]], "SELECT * FROM staged")
+
+    def settings(self, staged: str) -> str:
+        """One row: `settings` (the starting cell side s0, the scales) and the offsets of `params`;
+        fails the statement with the first problem found in the data."""
+        offsets = "".join(f", params.off_{i}" for i in range(1, len(self.spec.numeric) + 1))
+        return _with({"staged": staged}, [self.steps[n] for n in ("stats", "strata_sizes", "params", "settings")],
+                     f"SELECT settings.*{offsets} FROM params, settings")
+
+    def points(self, staged: str, settings: str) -> str:
+        """The records' grid coordinates and start levels (`settings` serves as `params` too)."""
+        return _with({"staged": staged, "params": settings, "settings": settings},
+                     [self.steps["scaled"], self.steps["points"]], "SELECT * FROM points")
+
+    def seed(self, points: str) -> str:
+        """Level -1 of the search: every record, none done."""
+        return _with({"points": points}, [], self.steps["seed"])
+
+    def level(self, points: str, settings: str, previous: str) -> str:
+        """The next level of the search: the records of `previous` not done try cells twice as wide."""
+        return _with({"points": points, "settings": settings, "search": previous},
+                     [self.steps["offsets"], self.steps["level"]], "")
+
+    def level_candidates(self, points: str, settings: str, previous: str) -> str:
+        """Figures of the next level (for benchmarks): records searching, candidate pairs."""
+        return _with({"points": points, "settings": settings, "search": previous},
+                     [self.steps["offsets"], self.level_ctes.rstrip()],
+                     "SELECT count(DISTINCT i) AS records, count(*) AS candidates FROM pairs")
+
+    def hood(self, settings: str, done: str) -> str:
+        """The neighbourhoods from the rows of `done` (the done records of every level)."""
+        return _with({"settings": settings, "search": done}, [self.steps["hood"]], "SELECT * FROM hood")
+
+    def perturb(self, staged: str, hood: str, key_sql: str, columns, order: str = "keyed") -> str:
+        return _with({"staged": staged, "hood": hood}, [sqlgen.perturb_tail_ctes(self.spec, key_sql, self.dialect)],
+                     sqlgen.perturb_final(self.spec, key_sql, self.dialect, order=order, columns=columns))
+
+    def donors(self, staged: str, hood: str, key_sql: str) -> str:
+        return _with({"staged": staged, "hood": hood}, [sqlgen.perturb_tail_ctes(self.spec, key_sql, self.dialect)],
+                     sqlgen.donors_final(self.spec, self.dialect))
+
+    def neighborhoods(self, hood: str, pairs: bool = False) -> str:
+        return _with({"hood": hood}, [], sqlgen.neighborhoods_final(pairs, self.dialect))

@@ -1,0 +1,51 @@
+-- rwn_sql: one level of the neighbourhood search (sql/rwn_neighborhoods.sql): the records of
+-- `search` still searching try cells of side s = s0 * 2^lvl; DuckDB runs it as the recursive member,
+-- Spark once per level (rwn_sql/spark_engine.py).
+active AS (
+    -- records still searching whose start level is reached; cell side s = s0 * 2^lvl
+    SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0, w.lvl + 1) AS s, st.diameter$scales, p.*
+    FROM search w JOIN points p ON p.rid = w.rid, settings st
+    WHERE NOT w.done AND w.start_lvl <= w.lvl + 1
+),
+level AS (SELECT DISTINCT s FROM active),
+probe AS (
+    -- margin: every record within this distance of i is in i's block of cells
+    SELECT a.*$probe_keys,
+        CASE WHEN s >= 2 * diameter THEN 'Infinity'::DOUBLE
+             ELSE pow(greatest($margin, 0.0), 2)
+        END AS margin2
+    FROM active a
+),
+build AS (
+    SELECT p.*$build_keys
+    FROM points p, level l
+),
+pairs AS (
+    -- candidates within the margin; i itself (distance 0) is always among them. The neighbour
+    -- cells nb_* are columns of one relation, so no optimizer can join probe with build before
+    -- the offsets (Spark's did: a cartesian product)
+    SELECT a.lvl, a.rid AS i, a.start_lvl, b.rid AS j, a.margin2,
+        $distance2 AS d2
+    FROM (SELECT p.*$neighbour_cells FROM probe p CROSS JOIN offsets o) a
+    JOIN build b ON $join_condition
+),
+found AS (
+    SELECT lvl, i, any_value(start_lvl) AS start_lvl,
+        -- done once the radius, widened for ties, lies within the margin
+        count(*) FILTER (WHERE d2 * $tie_factor <= margin2) - 1 >= $k_search
+            AND $eps2 * $tie_factor <= min(margin2)
+            OR min(margin2) = 'Infinity'::DOUBLE AS done,
+        $found_list AS found
+    FROM pairs
+    WHERE d2 <= margin2
+    GROUP BY lvl, i
+)
+SELECT lvl, i AS rid, start_lvl, done,
+    CASE WHEN done THEN $members END AS members,
+    CASE WHEN done THEN $radius2 END AS radius2,
+    CASE WHEN done THEN $closest END AS dcr2
+FROM found
+UNION ALL
+SELECT w.lvl + 1, w.rid, w.start_lvl, false, NULL, NULL, NULL   -- not yet at their start level
+FROM search w
+WHERE NOT w.done AND w.start_lvl > w.lvl + 1

@@ -1,0 +1,144 @@
+"""RWN on Apache Spark (issue 11): the neighbourhood search driven one statement per level
+(rwn_sql.spark_rwn), the same plan as DuckDB's recursive CTE. Exact neighbourhoods against the
+brute force, and the same release and donors as DuckDB for the same data, parameters, id and
+key, row for row. Skipped with the reason when pyspark or Java is missing (RWN_REQUIRE_SPARK=1
+turns that into a failure)."""
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+
+import duckdb
+import numpy as np
+import pytest
+
+import rwn_sql
+from bruteforce import neighborhoods as brute_neighborhoods
+from bruteforce import scaled, squared_distances
+from conftest import BODYFAT, tied_data
+from rwn_sql import spark_engine
+from rwn_sql.dialect import UnsupportedByEngine
+
+_MISSING = ("pyspark is not installed (pip install '.[spark]')" if importlib.util.find_spec("pyspark") is None
+            else "Java is not installed (Spark needs it)" if shutil.which("java") is None else None)
+if _MISSING:
+    if os.environ.get("RWN_REQUIRE_SPARK") == "1":
+        raise RuntimeError(f"RWN_REQUIRE_SPARK=1 but {_MISSING}")
+    pytest.skip(_MISSING, allow_module_level=True)
+
+KEY = "a steward's key: k" * 2
+
+
+def write_parquet(path, arrays: dict, order) -> str:
+    """`arrays` as a Parquet file whose rows are in `order` (so the input order differs from
+    the id order)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    pq.write_table(pa.table({c: np.asarray(v)[order] for c, v in arrays.items()}), str(path))
+    return str(path)
+
+
+def test_neighbourhoods_on_spark_equal_brute_force(spark, tmp_path):
+    """Integer data with many exact ties and duplicate rows, rows shuffled: record r is the
+    record with the r-th smallest id, and S_r is exactly the brute force's, ties included."""
+    n = 160
+    data = tied_data(n, seed=11)
+    ids = 5 * np.arange(n) + 1000            # id order = the order the brute force numbers records in
+    path = write_parquet(tmp_path / "tied.parquet", {"rid": ids, **data}, np.random.default_rng(3).permutation(n))
+    d2 = squared_distances([scaled(data[c], "minmax") for c in "abc"], [])
+    want, _, _ = brute_neighborhoods(d2, 4, 0.0)
+    rows = spark_engine.neighborhoods(spark, path, ["a", "b", "c"], k=4, pairs=True, id="rid").collect()
+    got = {r: set() for r in range(1, n + 1)}
+    for r in rows:
+        got[r["record"]].add(r["neighbor"])
+    assert got == want
+    # eps = 0.2 is exactly the scaled step of column a (ties at eps) and k = 7 reaches past it:
+    # the per-record summary, |S_i| and the radius max(eps, r_k) (sqrt is correctly rounded on
+    # both sides, so it compares exactly)
+    want, radius2, _ = brute_neighborhoods(d2, 7, 0.2)
+    sizes = {r["record"]: (r["size"], r["radius"]) for r in spark_engine.neighborhoods(
+        spark, path, ["a", "b", "c"], k=7, eps=0.2, id="rid").collect()}
+    assert sizes == {i: (len(want[i]), float(np.sqrt(radius2[i]))) for i in want}
+
+
+def _bodyfat(tmp_path) -> str:
+    """bodyfat with an id column, rows in an order unrelated to the ids."""
+    path = tmp_path / "bodyfat.parquet"
+    duckdb.execute(f"""COPY (SELECT (row_number() OVER () * 7919) % 1009 AS rid, * FROM read_csv('{BODYFAT}')
+                       ORDER BY hash(Age, Weight)) TO '{path}' (FORMAT parquet)""").fetchall()
+    return str(path)
+
+
+def test_bodyfat_release_and_donors_equal_duckdb(spark, tmp_path):
+    """Four distance columns (the grid then uses the three of widest spread), eps > 0, q < 1
+    and a dropped column: the Spark release equals DuckDB's row for row, in the keyed order,
+    and so do the donors."""
+    path = _bodyfat(tmp_path)
+    con = duckdb.connect()
+    kw = dict(columns=["Age", "Weight", "Height", "Neck"], k=5, eps=0.05, q=0.7, key=KEY, id="rid")
+    frame = rwn_sql.perturb(spark, path, drop=["Wrist"], **kw)
+    on_spark = [tuple(r) for r in frame.collect()]
+    on_duckdb = rwn_sql.perturb(con, path, drop=["Wrist"], **kw).fetchall()
+    assert frame.columns == [d[0] for d in rwn_sql.perturb(con, path, drop=["Wrist"], **kw).description]
+    assert on_spark == on_duckdb and len(on_spark) == 241
+    original = con.execute(f"SELECT rid, Age FROM '{path}'").fetchall()
+    assert sum(a != b for a, b in zip(sorted(original), sorted((r[0], r[1]) for r in on_spark))) > 100
+    donors_spark = sorted(tuple(r) for r in rwn_sql.donors(spark, path, **kw).collect())
+    assert donors_spark == sorted(rwn_sql.donors(con, path, **kw).fetchall())
+
+
+def test_ties_clusters_strata_and_categories_equal_duckdb(spark, tmp_path):
+    """Clusters of identical records of sizes 1 to 8 (k = 5 is at least most of them, so
+    neighbourhoods reach into other clusters and tie there), a categorical column and strata:
+    the same release and donors on both engines, with text ids."""
+    sizes = [1, 2, 3, 4, 5, 6, 7, 8] * 3
+    x = np.repeat(np.arange(len(sizes)) % 9, sizes).astype(np.int64)
+    n = len(x)
+    data = {"rid": np.array([f"p{i:04d}" for i in range(n)]), "x": x, "y": (x * 3) % 5,
+            "colour": np.array(["red", "green", "blue"])[np.arange(n) % 3], "region": np.arange(n) % 2}
+    path = write_parquet(tmp_path / "clusters.parquet", data, np.random.default_rng(8).permutation(n))
+    con = duckdb.connect()
+    kw = dict(columns=["x", "y", "colour"], categorical=["colour"], strata=["region"], k=5, weight=0.5,
+              key=KEY, id="rid")
+    assert [tuple(r) for r in rwn_sql.perturb(spark, path, **kw).collect()] == rwn_sql.perturb(con, path, **kw).fetchall()
+    assert sorted(tuple(r) for r in rwn_sql.donors(spark, path, **kw).collect()) == \
+        sorted(rwn_sql.donors(con, path, **kw).fetchall())
+
+
+def test_spark_refuses_what_it_cannot_do(spark, tmp_path):
+    path = write_parquet(tmp_path / "dup.parquet", {"rid": np.array([1, 2, 2, 3, 4, 5, 6, 7]),
+                                                     "x": np.arange(8.0)}, np.arange(8))
+    with pytest.raises(rwn_sql.RWNError, match="id= is required"):
+        rwn_sql.perturb(spark, path, ["x"], k=2, key=KEY)
+    with pytest.raises(UnsupportedByEngine, match="engine spark does not support scale='zscore'"):
+        rwn_sql.perturb(spark, path, ["x"], k=2, key=KEY, id="rid", scale="zscore")
+    with pytest.raises(rwn_sql.RWNError, match="duplicate values"):
+        rwn_sql.perturb(spark, path, ["x"], k=2, key=KEY, id="rid")
+    with pytest.raises(rwn_sql.RWNError, match="on Spark, perturb returns a DataFrame"):
+        rwn_sql.perturb(spark, path, ["x"], k=2, key=KEY, id="rid", into="t")
+
+
+def test_cli_perturb_on_both_engines(tmp_path):
+    """rwn-sql perturb IN.parquet OUT.parquet --columns ... --id rid --seed 7 --engine spark writes the
+    same rows as --engine duckdb (compared as multisets)."""
+    data = _bodyfat(tmp_path)
+    outs = {}
+    for engine in ("duckdb", "spark"):
+        out = tmp_path / f"{engine}.parquet"
+        run = subprocess.run([sys.executable, "-m", "rwn_sql", "perturb", data, str(out), "--columns",
+                              "Age,Weight,Height", "--id", "rid", "--seed", "7", "--engine", engine,
+                              "--spark-master", "local[2]", "--spark-conf", "spark.sql.shuffle.partitions=2"],
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-2000:]
+        pattern = f"{out}/*.parquet" if out.is_dir() else str(out)
+        outs[engine] = duckdb.execute(f"SELECT * FROM read_parquet('{pattern}')").fetchall()
+    assert sorted(outs["duckdb"]) == sorted(outs["spark"]) and len(outs["spark"]) == 241
+
+
+def test_cli_refuses_duckdb_settings_on_spark(tmp_path):
+    """DuckDB's --threads/--memory-limit would be silently meaningless on Spark: refused, naming the option."""
+    run = subprocess.run([sys.executable, "-m", "rwn_sql", "perturb", str(tmp_path / "in.parquet"),
+                          str(tmp_path / "out.parquet"), "--columns", "a", "--id", "rid", "--engine", "spark",
+                          "--memory-limit", "2GB"], capture_output=True, text=True)
+    assert run.returncode == 2 and "--memory-limit sets DuckDB" in run.stderr, run.stderr
