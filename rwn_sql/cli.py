@@ -199,6 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
     rl.add_argument("--rwn-eps", type=float, default=0.0, help="eps of the RWN step (default 0)")
     rl.add_argument("--rwn-q", type=float, default=1.0, help="q of the RWN step (default 1)")
     rl.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    _add_engine_options(rl, "needs --id; OUTPUT a release FOLDER of Parquet files (table, metadata, trials); "
+                            "no --rwn-columns yet")
     rr = sub.add_parser("report", help="write a self-contained HTML report of a release database",
                         description="Write one HTML page describing a release database (made by 'rwn-sql release') "
                                     "for the data steward and the analysts: the published parameters, an audit "
@@ -622,8 +624,10 @@ def cmd_release(args) -> int:
     from . import rp
     from .release_db import METADATA_TABLE, TRIALS_TABLE
     _check_not_input(args, args.output, whole_file=True)
+    spark = args.engine == "spark"
     if engine.split_db_target(args.output) or engine.file_format(args.output):
-        raise RWNError(f"OUTPUT {args.output!r}: a release is a whole database file such as release.duckdb")
+        raise RWNError(f"OUTPUT {args.output!r}: a release is a whole database file such as release.duckdb"
+                       + (" (with --engine spark a folder such as release/)" if spark else ""))
     if args.table and args.table.lower() in (METADATA_TABLE, TRIALS_TABLE):
         raise RWNError(f"--table {args.table!r} is reserved for the release's metadata; choose another name")
     if args.rwn_columns:
@@ -633,15 +637,22 @@ def cmd_release(args) -> int:
             raise RWNError(f"--rwn-columns {', '.join(outside)} must be among the released public columns "
                            f"(--public); otherwise they would be perturbed and then dropped")
     key = _read_key(args)
-    con = _connect(args)
     rwn = None
     if args.rwn_columns:
         rwn = dict(columns=args.rwn_columns, k=args.rwn_k, eps=args.rwn_eps, q=args.rwn_q, scale="minmax")
     start = time.perf_counter()
     table = args.table or rp.release_table_name(args.input)
-    rows = rp.release(con, args.input, args.output, args.sensitive, args.p, key=key, seed=args.seed,
-                      enforce=args.enforce, table=table, overwrite=args.overwrite, rwn=rwn,
-                      suppress_small=args.suppress_small, id=args.id, **_rp_opts(args))
+    with _session(args) as session:
+        rows = rp.release(session, args.input, args.output, args.sensitive, args.p, key=key, seed=args.seed,
+                          enforce=args.enforce, table=table, overwrite=args.overwrite, rwn=rwn,
+                          suppress_small=args.suppress_small, id=args.id, **_rp_opts(args))
+    if spark:
+        from .release_db import read_release_folder
+        _log_suppressed(read_release_folder(args.output)[0].suppressed_records)
+        log(f"rwn-sql release (spark, {args.spark_master}): {args.input} -> {args.output}/: table "
+            f"{table + '_randomized'!r} ({rows} rows) and its metadata as Parquet in "
+            f"{time.perf_counter() - start:.2f} s")
+        return 0
     with duckdb.connect(args.output, read_only=True) as written:     # the count the metadata records
         _log_suppressed(written.execute("SELECT suppressed_records FROM rwn_release_metadata").fetchall()[0][0])
     log(f"rwn-sql release: {args.input} -> {args.output}: table {table + '_randomized'!r} ({rows} rows), "

@@ -164,6 +164,17 @@ def test_cli_randomize_on_both_engines(tmp_path):
         assert names == ["sex", "job"]
     assert sorted(outs["duckdb"]) == sorted(outs["spark"]) and len(outs["spark"]) == 500
     assert audits["duckdb"] == audits["spark"]
+    # rwn-sql release --engine spark: a release folder whose table holds the DuckDB release's rows
+    released = {}
+    for engine, out in (("duckdb", tmp_path / "rel.duckdb"), ("spark", tmp_path / "rel")):
+        run = subprocess.run([sys.executable, "-m", "rwn_sql", "release", str(data), str(out), "--sensitive", "job",
+                              "--p", "0.5", "--public", "sex", "--seed", "7", "--id", "rid", "--table", "people",
+                              "--engine", engine] + enforce, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-2000:]
+        released[engine] = duckdb.execute(
+            f"SELECT * FROM read_parquet('{out}/people_randomized.parquet/*.parquet')" if engine == "spark" else
+            f"ATTACH '{out}' AS r (READ_ONLY); SELECT * FROM r.people_randomized").fetchall()
+    assert sorted(released["duckdb"]) == sorted(released["spark"]) == sorted(outs["spark"])
     assert audits["spark"][0] == (0 if enforce else 1), audits["spark"][1]
 
 
