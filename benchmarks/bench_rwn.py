@@ -183,8 +183,11 @@ def main(argv=None) -> None:
     size_values, counts = np.unique(sizes, return_counts=True)
     ref_values, ref_counts = np.unique(ref_sizes, return_counts=True)
     fmt = lambda v, c: ", ".join(f"{a}: {b:,}" for a, b in list(zip(v, c))[:6]) + (" ..." if len(v) > 6 else "")  # noqa: E731
+    # the timed release is in keyed order (it says nothing about input positions); the same
+    # release in input order pairs each row with its record for the checks
+    rwn_sql.perturb(con, "data", COLUMNS, **params, order="input", into="released_in_order")
     released = np.column_stack([np.asarray(v) for v in
-                                con.table("released").select(*COLUMNS).fetchnumpy().values()])
+                                con.table("released_in_order").select(*COLUMNS).fetchnumpy().values()])
     print("\nsanity checks (untimed)")
     print(f"  sum of |S_i|        package {sizes.sum():,}   reference {ref_sizes.sum():,}")
     print(f"  |S_i| distribution  package {{{fmt(size_values, counts)}}}")
