@@ -177,11 +177,14 @@ def build_parser() -> argparse.ArgumentParser:
                                    "its standard error and a 95% interval. Supported: SELECT [group columns,] "
                                    "COUNT(*) FROM <table> [WHERE ...] [GROUP BY ...] with AND/OR/NOT/IN/comparisons "
                                    "on public columns and = or IN on the sensitive column.")
-    q.add_argument("release", metavar="RELEASE", help="a release database file (.duckdb)")
+    q.add_argument("release", metavar="RELEASE", help="a release database file (.duckdb); with --engine spark a "
+                   "release folder")
     q.add_argument("sql", metavar="SQL", help="the count query")
     q.add_argument("--output", default=None, metavar="FILE", help="also write the answer to a .csv/.parquet file")
     q.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
     q.add_argument("--show-sql", action="store_true", help="print the rewritten SQL")
+    _add_engine_options(q, "RELEASE a release folder written by release --engine spark; --output a .parquet "
+                           "directory")
 
     rl = sub.add_parser("release", help="write a standalone release database for analysts and BI tools",
                         description="Randomize the --sensitive column (optionally after RWN on --rwn-columns) and "
@@ -599,6 +602,8 @@ def cmd_audit(args) -> int:
 
 def cmd_query(args) -> int:
     from . import rp
+    if args.engine == "spark":
+        return _query_on_spark(args)
     if engine.file_format(args.release) is not None or engine.split_db_target(args.release):
         raise RWNError(f"RELEASE {args.release!r} is not a release database: give the .duckdb file made by "
                        f"'rwn-sql release'")
@@ -617,6 +622,25 @@ def cmd_query(args) -> int:
     print_table([d[0] for d in rel.description], rel.fetchall())
     if args.output:
         engine.write_output(con, rel.sql_query(), args.output, overwrite=args.overwrite)
+    return 0
+
+
+def _query_on_spark(args) -> int:
+    """rwn-sql query --engine spark over a release folder: the same rewriter and answer."""
+    from . import rp
+    from .backends import backend_for
+    if args.output:
+        _check_not_input(args, args.output)
+    with _session(args) as spark:
+        frame, rewritten = rp.query(spark, args.sql, release=args.release)
+        be = backend_for(spark)
+        if args.show_sql:
+            print(be.engine_sql(rewritten.sql))
+        if rewritten.note:
+            print(rewritten.note, file=sys.stderr)
+        print_table(frame.columns, [tuple(r) for r in frame.collect()])
+        if args.output:
+            be.write(rewritten.sql, args.output, overwrite=args.overwrite)
     return 0
 
 

@@ -175,6 +175,13 @@ def test_cli_randomize_on_both_engines(tmp_path):
             f"SELECT * FROM read_parquet('{out}/people_randomized.parquet/*.parquet')" if engine == "spark" else
             f"ATTACH '{out}' AS r (READ_ONLY); SELECT * FROM r.people_randomized").fetchall()
     assert sorted(released["duckdb"]) == sorted(released["spark"]) == sorted(outs["spark"])
+    # rwn-sql query --engine spark over the folder prints what rwn-sql query prints over the database
+    query = "SELECT sex, COUNT(*) FROM people WHERE job IN ('a', 'b') GROUP BY sex"
+    answers = [subprocess.run([sys.executable, "-m", "rwn_sql", "query", str(release), query] + extra,
+                              capture_output=True, text=True)
+               for release, extra in ((tmp_path / "rel.duckdb", []), (tmp_path / "rel", ["--engine", "spark"]))]
+    assert [a.returncode for a in answers] == [0, 0], answers[1].stderr[-2000:]
+    assert answers[0].stdout == answers[1].stdout and "estimate" in answers[0].stdout
     assert audits["spark"][0] == (0 if enforce else 1), audits["spark"][1]
 
 
