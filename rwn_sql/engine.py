@@ -576,6 +576,18 @@ def _publish(tmp: str, target: str, overwrite: bool) -> None:
     published.append(target)
 
 
+def publish_folder(tmp: str, path: str, scratch: str) -> None:
+    """Move the complete folder (or file) `tmp` to `path`, replacing what is there: the old one
+    is moved into `scratch` first and removed after, so `path` is never half-written."""
+    if os.path.exists(path):
+        old = os.path.join(scratch, "replaced")
+        os.replace(path, old)
+        os.replace(tmp, path)
+        shutil.rmtree(old) if os.path.isdir(old) else os.remove(old)
+    else:
+        os.replace(tmp, path)
+
+
 def output_folder(target: str) -> str:
     """The folder an output file or database goes to; RWNError if it does not exist."""
     db = split_db_target(target)

@@ -319,8 +319,6 @@ def write_release_folder(be, release_sql: str, path: str, meta: ReleaseMeta, ove
                          trials: dict[int, int] | None = None) -> int:
     """Write a release folder at `path` atomically (built in the run's private folder beside
     it, then renamed). Returns the number of released rows."""
-    import shutil
-
     import pyarrow as pa
     import pyarrow.parquet as pq
     if os.path.exists(path) and not overwrite:
@@ -348,13 +346,7 @@ def write_release_folder(be, release_sql: str, path: str, meta: ReleaseMeta, ove
             pq.write_table(pa.table({"size": pa.array([n for n, _ in sizes], pa.int64()),
                                      "t": pa.array([t for _, t in sizes], pa.int64())}),
                            os.path.join(tmp, f"{TRIALS_TABLE}.parquet"))
-        if os.path.exists(path):
-            old = os.path.join(scratch, "replaced")
-            os.replace(path, old)
-            os.replace(tmp, path)
-            shutil.rmtree(old) if os.path.isdir(old) else os.remove(old)
-        else:
-            os.replace(tmp, path)
+        engine.publish_folder(tmp, path, scratch)
         engine.published.append(path)
     return rows
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import shutil
 
 from . import engine, spark_rwn
 from .dialect import SPARK, UnsupportedByEngine
@@ -55,13 +54,7 @@ def write_parquet(frame, path: str, overwrite: bool = False) -> int:
         tmp = os.path.join(scratch, "release.parquet")
         frame.write.parquet(tmp)
         rows = frame.sparkSession.read.parquet(tmp).count()
-        if os.path.exists(path):
-            old = os.path.join(scratch, "replaced")
-            os.replace(path, old)
-            os.replace(tmp, path)
-            shutil.rmtree(old) if os.path.isdir(old) else os.remove(old)
-        else:
-            os.replace(tmp, path)
+        engine.publish_folder(tmp, path, scratch)
     return rows
 
 

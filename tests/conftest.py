@@ -14,6 +14,20 @@ BODYFAT_COLUMNS = ["BodyFat", "Age", "Weight", "Height", "Neck", "Chest", "Abdom
                    "Thigh", "Knee", "Ankle", "Biceps", "Forearm", "Wrist"]
 
 
+def skip_without_spark() -> None:
+    """Skip the calling test module when pyspark or Java is missing; .ci/run sets
+    RWN_REQUIRE_SPARK=1, and there a missing one fails instead."""
+    import importlib.util
+    import os
+    import shutil
+    missing = ("pyspark is not installed (pip install '.[spark]')" if importlib.util.find_spec("pyspark") is None
+               else "Java is not installed (Spark needs it)" if shutil.which("java") is None else None)
+    if missing:
+        if os.environ.get("RWN_REQUIRE_SPARK") == "1":
+            raise RuntimeError(f"RWN_REQUIRE_SPARK=1 but {missing}")
+        pytest.skip(missing, allow_module_level=True)
+
+
 @pytest.fixture
 def con():
     c = duckdb.connect()

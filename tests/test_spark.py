@@ -2,23 +2,14 @@
 rwn_sql.dialect.SparkDialect, the same 52-bit draws and 62-bit order keys as DuckDB (whose
 draws equal the Python mirror in rwn_sql.randomness, tests/test_perturb.py and
 tests/test_order_attack.py). Skipped with the reason when pyspark or Java is missing."""
-import importlib.util
-import os
-import shutil
-
 import pytest
 
+from conftest import skip_without_spark
 from rwn_sql.dialect import SPARK
 from rwn_sql.identifiers import quote_literal
 from rwn_sql.randomness import bits_sql, hash_sql, keyed_bits, keyed_hash, order_key_sql
 
-# .ci/run sets RWN_REQUIRE_SPARK=1: there a missing pyspark or Java fails instead of skipping
-_MISSING = ("pyspark is not installed (pip install '.[spark]')" if importlib.util.find_spec("pyspark") is None
-            else "Java is not installed (Spark needs it)" if shutil.which("java") is None else None)
-if _MISSING:
-    if os.environ.get("RWN_REQUIRE_SPARK") == "1":
-        raise RuntimeError(f"RWN_REQUIRE_SPARK=1 but {_MISSING}")
-    pytest.skip(_MISSING, allow_module_level=True)
+skip_without_spark()
 
 
 @pytest.mark.parametrize("record_type", ["BIGINT", "STRING"])

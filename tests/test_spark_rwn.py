@@ -3,9 +3,6 @@
 brute force, and the same release and donors as DuckDB for the same data, parameters, id and
 key, row for row. Skipped with the reason when pyspark or Java is missing (RWN_REQUIRE_SPARK=1
 turns that into a failure)."""
-import importlib.util
-import os
-import shutil
 import subprocess
 import sys
 
@@ -16,16 +13,11 @@ import pytest
 import rwn_sql
 from bruteforce import neighborhoods as brute_neighborhoods
 from bruteforce import scaled, squared_distances
-from conftest import BODYFAT, tied_data
+from conftest import BODYFAT, skip_without_spark, tied_data
 from rwn_sql import spark_engine
 from rwn_sql.dialect import UnsupportedByEngine
 
-_MISSING = ("pyspark is not installed (pip install '.[spark]')" if importlib.util.find_spec("pyspark") is None
-            else "Java is not installed (Spark needs it)" if shutil.which("java") is None else None)
-if _MISSING:
-    if os.environ.get("RWN_REQUIRE_SPARK") == "1":
-        raise RuntimeError(f"RWN_REQUIRE_SPARK=1 but {_MISSING}")
-    pytest.skip(_MISSING, allow_module_level=True)
+skip_without_spark()
 
 KEY = "a steward's key: k" * 2
 
