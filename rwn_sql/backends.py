@@ -42,6 +42,31 @@ class Backend(Protocol):
     def drop(self, name: str) -> None:
         """Forget a relation made by stage()."""
 
+    has_input_order: bool   # can records be numbered by their input position (else id= is required)?
+
+    def try_rows(self, sql: str) -> list[tuple] | None:
+        """rows(), or None when the engine fails the statement (rwn_sql's own checks still raise)."""
+
+    def memory_limit(self) -> int | None:
+        """Bytes the engine may use for one statement, if it has one such limit."""
+
+    def deliver(self, sql: str, into=None, replace: bool = False):
+        """The lazy result of `sql` (into=None), or written to `into` at once, atomically."""
+
+    def check_into(self, into) -> None:
+        """Refuse a deliver() target the engine cannot write, before any work."""
+
+    def write_relation(self, relation, target: str, overwrite: bool = False) -> int:
+        """write() for a lazy result this backend returned."""
+
+    def fetch(self, relation) -> tuple[list[str], list[tuple]]:
+        """Column names and rows of a lazy result."""
+
+    def passthrough_source(self, source, output: str, typed):
+        """The source as a command reads it for `output`: DuckDB reads the columns other than
+        `typed` of a CSV as text when the output is CSV too, so they are written back byte for
+        byte."""
+
 
 def is_spark(obj) -> bool:
     """Is `obj` a SparkSession? (By class name: pyspark is an optional extra.)"""

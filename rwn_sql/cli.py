@@ -138,6 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--output", default=None, metavar="FILE",
                    help="also write per-record (record, size, radius, dcr) to a .csv/.parquet file")
     n.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
+    _add_id_option(n, "records are numbered by its rank")
+    _add_engine_options(n, "needs --id; --output a .parquet directory; the same neighbourhoods as on DuckDB")
 
     r = sub.add_parser("randomize", help="uniform perturbation of a sensitive attribute",
                        description="Write a release of INPUT where the --sensitive column keeps its value with "
@@ -405,7 +407,8 @@ def _open(args) -> duckdb.DuckDBPyConnection:
     """The run's connection. An output table in the input's database needs that file attached
     once, read-write, since DuckDB refuses two handles on one file."""
     con = _connect(args)
-    out_db, in_db = engine.split_db_target(args.output), engine.split_db_target(args.input)
+    source = getattr(args, "input", None)
+    out_db, in_db = engine.split_db_target(args.output), source and engine.split_db_target(source)
     if out_db and in_db and _file_of(args.output) == _file_of(args.input):
         engine.attach(con, in_db[0], read_only=False)
     return con
@@ -426,94 +429,83 @@ def _read_key(args) -> str | None:
     return key
 
 
-def _passthrough_source(con, args, typed):
-    """CSV to CSV/TSV: columns other than `typed` are read as text, so they are written back
-    byte for byte. Into Parquet or DuckDB, numeric-looking columns keep a number type."""
-    out = args.output.lower()
-    if out.endswith((".csv", ".tsv", ".csv.gz", ".tsv.gz")):
-        return engine.text_passthrough(con, args.input, typed)
-    return args.input
-
-
-def _dropped_rows(con, args, written: int) -> None:
+def _dropped_rows(be, args, written: int) -> None:
     """--on-missing drop: say how many records were left out."""
     if getattr(args, "on_missing", "error") == "drop":
-        total = engine.run(con, f"SELECT count(*) FROM {engine.resolve_source(con, args.input).sql}")[0][0]
+        total = be.rows(f"SELECT count(*) FROM {be.source(args.input).sql}")[0][0]
         log(f"  dropped {total - written} of {total} rows with a missing value (NULL, NaN or inf) in "
             f"{', '.join(args.columns)}")
 
 
+def _rwn_run(be, args, source, what: str, spec_params=None):
+    """The checked source and spec of an RWN command (rwn_sql.rwn, as the Python API uses it)."""
+    from . import rwn
+    spec = rwn.spec(args.columns, **_common(args), **(spec_params or {}), id=args.id)
+    return rwn.check_source(be, source, spec, guard=not getattr(args, "show_sql", False)), spec
+
+
 def cmd_perturb(args) -> int:
+    from . import rwn
+    from .backends import backend_for
     _check_not_input(args, args.output)
     key = _read_key(args)
-    if args.engine == "spark":
-        return _perturb_on_spark(args, key)
-    con = _open(args)
-    opts = dict(_common(args), q=args.q, drop=args.drop, key=key, seed=args.seed,
-                order="input" if args.keep_order else "keyed", id=args.id)
-    source = _passthrough_source(con, args, [c for c in args.columns if c not in args.categorical])
-    if args.show_sql:
-        print(api.perturb_statement(con, source, args.columns, show=True, **opts))
-    log(f"rwn-sql perturb: {args.input} -> {args.output}")
-    log(f"  columns {', '.join(args.columns)}; k = {args.k}, eps = {args.eps}, q = {args.q}, "
-        f"scale = {args.scale}" + (f", strata {', '.join(args.strata)}" if args.strata else ""))
-    log("  key: " + ("from " + args.key_file if args.key_file else
-                     f"seed {args.seed} (experiments only)" if args.seed is not None else
-                     "fresh random key (not stored; the release cannot be reproduced)"))
-    start = time.perf_counter()
-    sql = api.perturb_statement(con, source, args.columns, **opts)
-    rows = engine.write_output(con, sql, args.output, overwrite=args.overwrite)
-    log(f"  wrote {rows} rows in {time.perf_counter() - start:.2f} s")
-    _dropped_rows(con, args, rows)
+    order = "input" if args.keep_order else "keyed"
+    with _session(args) as session:
+        be = backend_for(session)
+        the_key = rwn.the_key(key, args.seed)
+        source = be.passthrough_source(args.input, args.output, [c for c in args.columns if c not in args.categorical])
+        if args.show_sql:
+            src, spec = _rwn_run(be, args, source, "perturb", dict(q=args.q, drop=args.drop))
+            print(rwn.script(be, src, spec, "perturb", order=order))
+        log(f"rwn-sql perturb{_on(be, args)}: {args.input} -> {args.output}")
+        log(f"  columns {', '.join(args.columns)}; k = {args.k}, eps = {args.eps}, q = {args.q}, "
+            f"scale = {args.scale}" + (f", strata {', '.join(args.strata)}" if args.strata else ""))
+        log("  key: " + ("from " + args.key_file if args.key_file else
+                         f"seed {args.seed} (experiments only)" if args.seed is not None else
+                         "fresh random key (not stored; the release cannot be reproduced)"))
+        start = time.perf_counter()
+        args.show_sql = False
+        src, spec = _rwn_run(be, args, source, "perturb", dict(q=args.q, drop=args.drop))
+        prepared = rwn.prepare(be, src, spec, "perturb", be.key_sql(the_key), order=order)
+        rows = rwn.write(be, prepared, args.output, overwrite=args.overwrite)
+        log(f"  wrote {rows} rows in {time.perf_counter() - start:.2f} s")
+        _dropped_rows(be, args, rows)
     return 0
 
 
-def _perturb_on_spark(args, key) -> int:
-    from . import spark_engine
-    if args.show_sql:
-        raise RWNError("--show-sql is not available with --engine spark yet")
-    for option, value in (("--threads", args.threads), ("--memory-limit", args.memory_limit)):
-        if value is not None:
-            raise RWNError(f"{option} sets DuckDB; with --engine spark use --spark-conf (e.g. spark.executor.memory=8g)")
-    start = time.perf_counter()
-    spark = spark_engine.session(args.spark_master, args.spark_conf)
-    try:
-        frame = spark_engine.perturb(spark, args.input, args.columns, q=args.q, drop=args.drop, key=key,
-                                     seed=args.seed, order="input" if args.keep_order else "keyed", id=args.id,
-                                     **_common(args))
-        rows = spark_engine.write_parquet(frame, args.output, overwrite=args.overwrite)
-    finally:
-        spark.stop()
-    log(f"rwn-sql perturb (spark, {args.spark_master}): {args.input} -> {args.output}: {rows} rows, columns "
-        f"{', '.join(args.columns)}; k = {args.k}, eps = {args.eps}, q = {args.q} in "
-        f"{time.perf_counter() - start:.2f} s")
-    return 0
+def _on(be, args) -> str:
+    """How log lines name a run on an engine other than DuckDB."""
+    return f" ({be.name}, {args.spark_master})" if be.name != "duckdb" else ""
 
 
 def cmd_neighborhoods(args) -> int:
+    from . import rwn
+    from .backends import backend_for
     if args.output:
         _check_not_input(args, args.output)
-    con = _connect(args)
-    start = time.perf_counter()
-    rel = api.neighborhoods(con, args.input, args.columns, **_common(args))
-    con.execute(f"CREATE TEMP TABLE hoods AS {rel.sql_query()}").fetchall()
-    elapsed = time.perf_counter() - start
-    n, k = engine.run(con, "SELECT count(*) FROM hoods")[0][0], args.k
-    print(f"rwn-sql neighborhoods: {args.input}: {n} records, columns {', '.join(args.columns)}; "
-          f"k = {k}, eps = {args.eps}, scale = {args.scale} ({elapsed:.2f} s)")
-    q = "SELECT min({c}), quantile_cont({c}, 0.25), median({c}), avg({c}), quantile_cont({c}, 0.75), max({c}) FROM hoods"
-    print(f"{'':24s}{'min':>10s}{'q25':>10s}{'median':>10s}{'mean':>10s}{'q75':>10s}{'max':>10s}")
-    for label, c in [("neighbourhood size", "size"), ("radius max(eps, r_k)", "radius"),
-                     ("closest record (DCR)", "dcr")]:
-        vals = engine.run(con, q.format(c=c))[0]
-        print(f"{label:24s}" + "".join(f"{v:10.4g}" if v is not None else f"{'-':>10s}" for v in vals))
-    at_k = engine.run(con, f"SELECT avg((size = {k})::INT), avg((size = 0)::INT) FROM hoods")[0]
-    print(f"share of records with exactly k = {k} neighbours: {at_k[0]:.3f}")
-    if at_k[1]:
-        print(f"share with an empty neighbourhood (cells become NULL): {at_k[1]:.3f}")
-    if args.output:
-        engine.write_output(con, "SELECT * FROM hoods ORDER BY record", args.output, overwrite=args.overwrite)
-        print(f"wrote per-record neighbourhoods to {args.output}")
+    with _session(args) as session:
+        be = backend_for(session)
+        start = time.perf_counter()
+        src, spec = _rwn_run(be, args, args.input, "neighborhoods")
+        hoods = rwn.stage(be, rwn.prepare(be, src, spec, "neighborhoods"))
+        try:
+            elapsed = time.perf_counter() - start
+            summary = rwn.summary(be, hoods, args.k)
+            print(f"rwn-sql neighborhoods{_on(be, args)}: {args.input}: {summary['records']} records, columns "
+                  f"{', '.join(args.columns)}; k = {args.k}, eps = {args.eps}, scale = {args.scale} ({elapsed:.2f} s)")
+            print(f"{'':24s}{'min':>10s}{'q25':>10s}{'median':>10s}{'mean':>10s}{'q75':>10s}{'max':>10s}")
+            for label, c in [("neighbourhood size", "size"), ("radius max(eps, r_k)", "radius"),
+                             ("closest record (DCR)", "dcr")]:
+                print(f"{label:24s}" + "".join(f"{v:10.4g}" if v is not None else f"{'-':>10s}"
+                                               for v in summary[c]))
+            print(f"share of records with exactly k = {args.k} neighbours: {summary['share_at_k']:.3f}")
+            if summary["share_empty"]:
+                print(f"share with an empty neighbourhood (cells become NULL): {summary['share_empty']:.3f}")
+            if args.output:
+                be.write(f"SELECT * FROM {hoods} ORDER BY record", args.output, overwrite=args.overwrite)
+                print(f"wrote per-record neighbourhoods to {args.output}")
+        finally:
+            be.drop(hoods)
     return 0
 
 
@@ -557,6 +549,10 @@ def _session(args):
         yield _open(args) if getattr(args, "output", None) else _connect(args)
         return
     from . import spark_engine
+    for option, value in (("--threads", getattr(args, "threads", None)),
+                          ("--memory-limit", getattr(args, "memory_limit", None))):
+        if value is not None:
+            raise RWNError(f"{option} sets DuckDB; with --engine spark use --spark-conf (e.g. spark.executor.memory=8g)")
     spark = spark_engine.session(args.spark_master, args.spark_conf)
     try:
         yield spark
@@ -602,45 +598,27 @@ def cmd_audit(args) -> int:
 
 def cmd_query(args) -> int:
     from . import rp
-    if args.engine == "spark":
-        return _query_on_spark(args)
-    if engine.file_format(args.release) is not None or engine.split_db_target(args.release):
-        raise RWNError(f"RELEASE {args.release!r} is not a release database: give the .duckdb file made by "
-                       f"'rwn-sql release'")
-    if os.path.isdir(args.release):
-        raise RWNError(f"RELEASE {args.release!r} is a folder, not a release database")
+    from .backends import backend_for
+    if args.engine != "spark":
+        if engine.file_format(args.release) is not None or engine.split_db_target(args.release):
+            raise RWNError(f"RELEASE {args.release!r} is not a release database: give the .duckdb file made by "
+                           f"'rwn-sql release'")
+        if os.path.isdir(args.release):
+            raise RWNError(f"RELEASE {args.release!r} is a folder, not a release database")
     if args.output:
         _check_not_input(args, args.output)
         if _file_of(args.output) == _file_of(args.release):
-            raise RWNError(f"output {args.output!r} is the release database; rwn-sql never modifies its input")
-    con = _connect(args)
-    rel, rewritten = rp.query(con, args.sql, release=args.release)
-    if args.show_sql:
-        print(rewritten.sql)
-    if rewritten.note:
-        print(rewritten.note, file=sys.stderr)
-    print_table([d[0] for d in rel.description], rel.fetchall())
-    if args.output:
-        engine.write_output(con, rel.sql_query(), args.output, overwrite=args.overwrite)
-    return 0
-
-
-def _query_on_spark(args) -> int:
-    """rwn-sql query --engine spark over a release folder: the same rewriter and answer."""
-    from . import rp
-    from .backends import backend_for
-    if args.output:
-        _check_not_input(args, args.output)
-    with _session(args) as spark:
-        frame, rewritten = rp.query(spark, args.sql, release=args.release)
-        be = backend_for(spark)
+            raise RWNError(f"output {args.output!r} is the release; rwn-sql never modifies its input")
+    with _session(args) as session:
+        be = backend_for(session)
+        answer, rewritten = rp.query(session, args.sql, release=args.release)
         if args.show_sql:
             print(be.engine_sql(rewritten.sql))
         if rewritten.note:
             print(rewritten.note, file=sys.stderr)
-        print_table(frame.columns, [tuple(r) for r in frame.collect()])
+        print_table(*be.fetch(answer))
         if args.output:
-            be.write(rewritten.sql, args.output, overwrite=args.overwrite)
+            be.write_relation(answer, args.output, overwrite=args.overwrite)
     return 0
 
 
@@ -776,11 +754,10 @@ def cmd_baseline(args) -> int:
     key = _read_key(args) if args.command == "rank-swap" else None
     con = _open(args)
     start = time.perf_counter()
+    source = engine.DuckDBBackend(con).passthrough_source(args.input, args.output, args.columns)
     if args.command == "rank-swap":
-        source = _passthrough_source(con, args, args.columns)
         sql = baselines.rank_swap_statement(con, source, args.columns, args.p, key=key, seed=args.seed)
     else:
-        source = _passthrough_source(con, args, args.columns)
         sql = baselines.mdav_statement(con, source, args.columns, args.k, scale=args.scale)
     rows = engine.write_output(con, sql, args.output, overwrite=args.overwrite)
     log(f"rwn-sql {args.command}: {args.input} -> {args.output}: {rows} rows in {time.perf_counter() - start:.2f} s")
@@ -797,16 +774,7 @@ COMMANDS = {"perturb": cmd_perturb, "neighborhoods": cmd_neighborhoods, "randomi
             "tune": cmd_tune, "rank-swap": cmd_baseline, "mdav": cmd_baseline}
 SIGNAL_MESSAGES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 ABORT_WAIT = 1.2      # seconds a cancelled DuckDB statement gets to return before the process leaves
-
-
-class _Signalled(BaseException):
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _raise_signalled(signum, frame):
-    raise _Signalled(signum)
+SIGNAL_POLL = 0.05    # seconds between the main thread's looks at the signals received
 
 
 def _attempt(args) -> dict:
@@ -896,15 +864,17 @@ def main(argv=None) -> int:
             finished.set()
 
         worker = threading.Thread(target=work, name="rwn-sql", daemon=True)
-        previous = {s: signal.signal(s, _raise_signalled) for s in SIGNAL_MESSAGES}
-        try:
-            worker.start()
-            while not finished.wait(0.2):
-                pass
-            for s, handler in previous.items():   # inside the try: a signal arriving now is handled too
-                signal.signal(s, handler)
-        except _Signalled as sig:
-            _abort(sig.signum, finished)
+        # The handlers only record the signal: an exception raised from a handler inside
+        # Event.wait can leave its lock released and surface as a RuntimeError instead.
+        received: list[int] = []
+        previous = {s: signal.signal(s, lambda signum, frame: received.append(signum)) for s in SIGNAL_MESSAGES}
+        worker.start()
+        while not finished.wait(SIGNAL_POLL) and not received:
+            pass
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        if received:              # also one that came as the work finished: it is reported as such
+            _abort(received[0], finished)
         code = _finish(outcome)
         try:
             sys.stdout.flush()

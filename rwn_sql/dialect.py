@@ -8,6 +8,7 @@ implements the fragments Spark SQL has and says which it lacks.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .errors import RWNError
@@ -20,9 +21,21 @@ class UnsupportedByEngine(RWNError):
 @dataclass(frozen=True)
 class Dialect:
     name: str = "generic"
+    recursive_cte = False      # WITH RECURSIVE: the RWN search runs as one statement, else level by level
 
     def _lacks(self, what: str):
         raise UnsupportedByEngine(f"engine {self.name} does not support {what}")
+
+    def numeric_type(self, type_name: str) -> bool:
+        """Is a column of this (engine's) type a number?"""
+        return self._lacks("type checks")
+
+    def check_scale(self, scale: str) -> None:
+        """Refuse an RWN scaling the engine cannot compute identically."""
+
+    def quantile(self, value_sql: str, fraction: float) -> str:
+        """The exact quantile, interpolated linearly between the two closest ranks."""
+        return self._lacks("exact quantiles")
 
     def md5_hex(self, text_sql: str) -> str:
         """Lower-case hex MD5 of a VARCHAR expression (same bytes as Python's hashlib)."""
@@ -140,6 +153,15 @@ class Dialect:
 @dataclass(frozen=True)
 class DuckDBDialect(Dialect):
     name: str = "duckdb"
+    recursive_cte = True
+    NUMERIC = re.compile(r"^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|"
+                         r"FLOAT|DOUBLE|REAL|DECIMAL(\(\d+,\s*\d+\))?)$", re.IGNORECASE)
+
+    def numeric_type(self, type_name: str) -> bool:
+        return bool(self.NUMERIC.match(type_name))
+
+    def quantile(self, value_sql: str, fraction: float) -> str:
+        return f"quantile_cont({value_sql}, {float(fraction)!r})"
 
     def md5_hex(self, text_sql: str) -> str:
         return f"md5({text_sql})"
@@ -240,6 +262,18 @@ class SparkDialect(Dialect):
     hex digits, so every keyed draw equals DuckDB's (tests/test_spark.py). SELECT *
     EXCLUDE/REPLACE needs an explicit column list there."""
     name: str = "spark"
+    NUMERIC = re.compile(r"^(tinyint|smallint|int|bigint|float|double|decimal\(\d+,\d+\))$")
+
+    def numeric_type(self, type_name: str) -> bool:
+        return bool(self.NUMERIC.match(type_name))
+
+    def quantile(self, value_sql: str, fraction: float) -> str:
+        return f"percentile({value_sql}, {float(fraction)!r})"
+
+    def check_scale(self, scale: str) -> None:
+        if scale == "zscore":
+            self._lacks("scale='zscore' in RWN yet: the standard deviation is rounded with a data-dependent "
+                        "number of digits, which Spark's round() refuses; use scale='minmax' or 'none', or DuckDB")
 
     def md5_hex(self, text_sql: str) -> str:
         return f"md5({text_sql})"

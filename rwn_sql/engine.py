@@ -16,14 +16,15 @@ from dataclasses import dataclass
 
 import duckdb
 
+from .dialect import DUCKDB
 from .errors import RWNError
 from .identifiers import quote_ident, quote_literal
 from .spec import RWNSpec
 from .sqlgen import source_from_table
 
-NUMERIC_TYPES = re.compile(
-    r"^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|"
-    r"FLOAT|DOUBLE|REAL|DECIMAL(\(\d+,\s*\d+\))?)$", re.IGNORECASE)
+NUMERIC_TYPES = DUCKDB.NUMERIC
+MEMORY_UNITS = {"bytes": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+                "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 QUERY_START = re.compile(r"^\s*(\(|select\b|with\b|from\b|values\b|table\b)", re.IGNORECASE)
 FILE_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}
 # Outputs follow their extension exactly; anything else is refused rather than guessed.
@@ -306,14 +307,15 @@ def require_record_id(src: Source, name: str) -> None:
                        f"integer or text column")
 
 
-def check_columns(spec: RWNSpec, src: Source) -> None:
-    """Every named column exists, and numeric roles have numeric types."""
+def check_columns(spec: RWNSpec, src: Source, dialect=DUCKDB) -> None:
+    """Every named column exists, and numeric roles have numeric types (the types of the
+    dialect's engine)."""
     for role, cols in (("columns", spec.columns), ("strata", spec.strata), ("drop", spec.drop)):
         require_columns(src, cols, role)
     if spec.id:
         require_record_id(src, spec.id)
     for c in spec.numeric:
-        if not NUMERIC_TYPES.match(src.type_of(c)):
+        if not dialect.numeric_type(src.type_of(c)):
             raise RWNError(f"column {c!r} has type {src.type_of(c)}, not a numeric type; list it in "
                            f"categorical= (--categorical) to use mismatch distance for it")
     refuse_reserved(src)
@@ -417,8 +419,10 @@ def deliver(con: duckdb.DuckDBPyConnection, sql: str, into: str | None = None, r
 # The run holds an flock on <dir>/lock for its lifetime; the kernel drops it when the process
 # dies, even by SIGKILL, so a later run that can take the lock knows the directory is stale.
 PRIVATE_PREFIX = ".rwn-sql-"
-_PRIVATE_NAME = re.compile(r"^\.rwn-sql-(new-)?(\d+)-[0-9a-f]{8}$")
+# new-: being made; gone-: being removed (renamed first, see _remove_dir)
+_PRIVATE_NAME = re.compile(r"^\.rwn-sql-(new-|gone-)?(\d+)-[0-9a-f]{8}$")
 _live: dict[str, tuple[str, object]] = {}      # real folder -> (private dir, open lock file)
+_folders: set[str] = set()                      # every folder this process made a private directory in
 # Directories being made, registered before they exist so that a signal at any bytecode of
 # private_dir finds them: real folder -> (name while made, final name)
 _making: dict[str, tuple[str, str]] = {}
@@ -449,6 +453,7 @@ def _make_private_dir(folder: str) -> str:
     # never sees it unlocked.
     making = os.path.join(folder, f"{PRIVATE_PREFIX}new-{token}")
     _making[folder] = (making, path)
+    _folders.add(folder)
     try:
         os.mkdir(making, 0o700)
         lock = open(os.path.join(making, "lock"), "w")
@@ -477,10 +482,11 @@ def scratch_dir(folder: str):
         yield path
     finally:
         if not existed:      # removed before it is forgotten, so a signal in between finds it
-            shutil.rmtree(path, ignore_errors=True)
-            _, lock = _live.pop(os.path.realpath(folder), (None, None))
-            if lock is not None:
-                lock.close()
+            with _guard:
+                _remove_dir(path)
+                _, lock = _live.pop(os.path.realpath(folder), (None, None))
+                if lock is not None:
+                    lock.close()
 
 
 def remove_private_dirs(ending: bool = False) -> None:
@@ -495,13 +501,42 @@ def remove_private_dirs(ending: bool = False) -> None:
 
 
 def _remove_private_dirs() -> None:
-    for folder in list(_making):
-        for path in _making.pop(folder, ()):
-            shutil.rmtree(path, ignore_errors=True)
-    for folder in list(_live):
-        path, lock = _live.pop(folder)
-        shutil.rmtree(path, ignore_errors=True)
+    # Each directory is removed before it is forgotten: a signal whose handler runs this again
+    # in the middle (on the same thread, through the re-entrant lock) still finds it.
+    for folder, paths in list(_making.items()):
+        for path in paths:
+            _remove_dir(path)
+        _making.pop(folder, None)
+    for folder, (path, lock) in list(_live.items()):
+        _remove_dir(path)
+        _live.pop(folder, None)
         lock.close()
+    # Anything else of this process's (a removal cut short by a signal on this thread): the
+    # directories are made and removed only under the lock held here, so none is in use.
+    for folder in _folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            m = _PRIVATE_NAME.match(name)
+            if m and int(m.group(2)) == os.getpid():
+                _remove_dir(os.path.join(folder, name))
+
+
+def _remove_dir(path: str) -> None:
+    """Remove a private directory, renamed first: a DuckDB thread that ignored the interrupt
+    and still writes there (a spill file, an output) can then create nothing new in it by
+    path, which would leave the directory behind. The new name is one clean_stale removes
+    once this process is gone."""
+    head, name = os.path.split(path)
+    rest = name[len(PRIVATE_PREFIX):]
+    dying = path if rest.startswith("gone-") else os.path.join(head, PRIVATE_PREFIX + "gone-" + rest.removeprefix("new-"))
+    try:
+        os.rename(path, dying)
+    except OSError:         # already gone
+        dying = path
+    shutil.rmtree(dying, ignore_errors=True)
 
 
 def clean_stale(folder: str) -> None:
@@ -733,6 +768,50 @@ class DuckDBBackend:
     def key_sql(self, key: str) -> str:
         from .randomness import key_variable
         return key_variable(self.con, key)
+
+    has_input_order = True      # without id=, records are numbered by their input position
+
+    def try_rows(self, sql: str) -> list[tuple] | None:
+        """rows(), or None when the engine fails the statement (rwn_sql's checks still raise)."""
+        try:
+            return run(self.con, sql)
+        except duckdb.InterruptException:
+            raise
+        except duckdb.Error:
+            return None
+
+    def memory_limit(self) -> int:
+        """DuckDB's memory_limit setting in bytes (physical memory when it cannot be read)."""
+        text = str(self.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+        m = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]+)\s*", text)
+        if m and m.group(2).lower() in MEMORY_UNITS:
+            return int(float(m.group(1)) * MEMORY_UNITS[m.group(2).lower()])
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+    def deliver(self, sql: str, into: str | None = None, replace: bool = False):
+        """A relation (into=None) or a table `into` created in one statement (returns None)."""
+        return deliver(self.con, sql, into, replace)
+
+    def check_into(self, into) -> None:
+        """deliver() checks its table name itself."""
+
+    def passthrough_source(self, source: str, output: str, typed):
+        """CSV to CSV/TSV: the columns other than `typed` read as text, so that they are written
+        back byte for byte; otherwise the source itself."""
+        if output.lower().endswith((".csv", ".tsv", ".csv.gz", ".tsv.gz")):
+            return text_passthrough(self.con, source, typed)
+        return source
+
+    def write_relation(self, relation, target: str, overwrite: bool = False) -> int:
+        """write() for a relation this backend returned."""
+        return write_output(self.con, relation.sql_query(), target, overwrite=overwrite)
+
+    def fetch(self, relation) -> tuple[list[str], list[tuple]]:
+        """Column names and rows of a relation."""
+        try:
+            return [d[0] for d in relation.description], relation.fetchall()
+        except duckdb.Error as exc:
+            raise translate(exc) from None
 
     def stage(self, sql: str) -> str:
         name = "rwn_stage_" + secrets.token_hex(4)

@@ -40,7 +40,7 @@ def test_neighbourhoods_on_spark_equal_brute_force(spark, tmp_path):
     path = write_parquet(tmp_path / "tied.parquet", {"rid": ids, **data}, np.random.default_rng(3).permutation(n))
     d2 = squared_distances([scaled(data[c], "minmax") for c in "abc"], [])
     want, _, _ = brute_neighborhoods(d2, 4, 0.0)
-    rows = spark_engine.neighborhoods(spark, path, ["a", "b", "c"], k=4, pairs=True, id="rid").collect()
+    rows = rwn_sql.neighborhoods(spark, path, ["a", "b", "c"], k=4, pairs=True, id="rid").collect()
     got = {r: set() for r in range(1, n + 1)}
     for r in rows:
         got[r["record"]].add(r["neighbor"])
@@ -49,9 +49,12 @@ def test_neighbourhoods_on_spark_equal_brute_force(spark, tmp_path):
     # the per-record summary, |S_i| and the radius max(eps, r_k) (sqrt is correctly rounded on
     # both sides, so it compares exactly)
     want, radius2, _ = brute_neighborhoods(d2, 7, 0.2)
-    sizes = {r["record"]: (r["size"], r["radius"]) for r in spark_engine.neighborhoods(
-        spark, path, ["a", "b", "c"], k=7, eps=0.2, id="rid").collect()}
+    frame = rwn_sql.neighborhoods(spark, path, ["a", "b", "c"], k=7, eps=0.2, id="rid")
+    sizes = {r["record"]: (r["size"], r["radius"]) for r in frame.collect()}
     assert sizes == {i: (len(want[i]), float(np.sqrt(radius2[i]))) for i in want}
+    # DuckDB numbers the records by the same id: the same rows
+    on_duckdb = rwn_sql.neighborhoods(duckdb.connect(), path, ["a", "b", "c"], k=7, eps=0.2, id="rid")
+    assert sorted(tuple(r) for r in frame.collect()) == sorted(on_duckdb.fetchall())
 
 
 def _bodyfat(tmp_path) -> str:
@@ -107,8 +110,26 @@ def test_spark_refuses_what_it_cannot_do(spark, tmp_path):
         rwn_sql.perturb(spark, path, ["x"], k=2, key=KEY, id="rid", scale="zscore")
     with pytest.raises(rwn_sql.RWNError, match="duplicate values"):
         rwn_sql.perturb(spark, path, ["x"], k=2, key=KEY, id="rid")
-    with pytest.raises(rwn_sql.RWNError, match="on Spark, perturb returns a DataFrame"):
+    with pytest.raises(rwn_sql.RWNError, match="on Spark, into= takes a .parquet path"):
         rwn_sql.perturb(spark, path, ["x"], k=2, key=KEY, id="rid", into="t")
+
+
+def test_perturb_into_parquet_and_its_steps(spark, tmp_path):
+    """into= a .parquet path writes the release (the rows of the DataFrame it would return);
+    sql=True gives every step Spark runs, each parsed by sqlglot as Spark SQL."""
+    import sqlglot
+    path = write_parquet(tmp_path / "in.parquet", {"rid": np.arange(40), "x": np.arange(40.0) % 7,
+                                                    "y": np.arange(40.0) % 5}, np.arange(40))
+    kw = dict(columns=["x", "y"], k=3, eps=0.1, key=KEY, id="rid")
+    out = str(tmp_path / "out.parquet")
+    assert rwn_sql.perturb(spark, path, into=out, **kw) is None
+    assert sorted(tuple(r) for r in spark.read.parquet(out).collect()) == \
+        sorted(tuple(r) for r in rwn_sql.perturb(spark, path, **kw).collect())
+    text = rwn_sql.perturb(spark, path, sql=True, **kw)
+    steps = [s for s in text.split(";\n") if s.strip()]
+    assert len(steps) == 7 and "repeated" in text and KEY not in text
+    for step in steps:
+        sqlglot.parse_one(step.replace("<L>", "L").replace("<L+1>", "L1"), read="spark")
 
 
 def test_cli_perturb_on_both_engines(tmp_path):

@@ -1,0 +1,249 @@
+"""RWN's one orchestration path, for every engine and every caller (the Python API, the CLI,
+the SQL macros, tune and the RWN step of a release).
+
+`check_source` resolves and checks the input through the backend; `prepare` turns a spec
+into the statement that gives the result:
+  * an engine with recursive CTEs (DuckDB) runs the whole plan as one statement
+    (sqlgen.perturb_sql / donors_sql / neighborhoods_sql), so nothing is staged;
+  * otherwise (Spark) the backend stages the plan's steps (rwn_sql.spark_rwn.RWNPlan): the
+    source with its record numbers, the settings, the grid points, then the neighbourhood
+    search one statement per level until no record is left searching; the final statement
+    reads those staged relations.
+`deliver`, `write` and `stage` then run the final statement and forget the staged steps.
+Nothing here talks to an engine except through the backend."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from . import engine, sqlgen
+from .backends import backend_for
+from .errors import RWNError
+from .identifiers import quote_ident
+from .randomness import KEY_PLACEHOLDER, resolve_key
+from .spec import RWNSpec
+
+WHATS = ("perturb", "donors", "neighborhoods")
+MAX_LEVELS = 400        # the search ends by level log2(2 diameter / s0) + a few; this only guards a bug
+
+# Peak memory per neighbour pair while the neighbourhoods are built: the candidate pair rows,
+# the grouped lists and their sorted and filtered copies. Measured about 120 bytes
+# (benchmarks/bench_guards.py: tied data, 50k to 200k rows); 128 keeps a margin.
+BYTES_PER_PAIR = 128
+
+
+def spec(columns, **params) -> RWNSpec:
+    """An RWNSpec, its problems as RWNError."""
+    try:
+        return RWNSpec(columns=columns, **params)
+    except (TypeError, ValueError) as exc:
+        raise RWNError(str(exc)) from None
+
+
+def the_key(key, seed) -> str:
+    try:
+        return resolve_key(key, seed)
+    except (TypeError, ValueError) as exc:
+        raise RWNError(str(exc)) from None
+
+
+def check_source(be, source, spec: RWNSpec, guard: bool = True) -> engine.Source:
+    """The source, resolved by the backend and checked: the named columns exist with the
+    right types, the record id is given where the engine needs it, no numeric range overflows
+    a double and (with `guard`, where the engine has a memory limit) the neighbourhoods fit."""
+    if spec.id is None and not be.has_input_order:
+        raise RWNError(f"on {be.name}, id= is required: the engine has no input order to number records "
+                       f"by, so the draws need a unique id column")
+    be.dialect.check_scale(spec.scale)
+    src = be.source(source)
+    engine.check_columns(spec, src, be.dialect)
+    _check_spans(be, src, spec)
+    if guard:
+        check_pair_budget(be, src, spec)
+    return src
+
+
+def _check_spans(be, src, spec) -> None:
+    """Refuse a distance column whose range overflows a double before the statement runs: the
+    statement checks it too, but DuckDB 1.4 raises its own overflow error from the column
+    statistics first."""
+    if not spec.numeric:
+        return
+    finite = be.dialect.is_finite
+    cols = [quote_ident(c) for c in spec.numeric]
+    row = be.rows("SELECT " + ", ".join(f"min({c}) FILTER (WHERE {finite(f'CAST({c} AS DOUBLE)')}), "
+                                        f"max({c}) FILTER (WHERE {finite(f'CAST({c} AS DOUBLE)')})" for c in cols)
+                  + f" FROM {src.sql}")[0]
+    for i, c in enumerate(spec.numeric):
+        lo, hi = row[2 * i], row[2 * i + 1]
+        if lo is not None and not math.isfinite(float(hi) - float(lo)):
+            raise RWNError(f"column {quote_ident(c)} spans {float(lo)!r} to {float(hi)!r}, too wide for "
+                           f"double-precision distances; rescale it (e.g. divide it by a power of ten)")
+
+
+def check_pair_budget(be, src, spec: RWNSpec) -> None:
+    """Refuse, before any neighbourhood is built, data whose neighbourhoods cannot fit in the
+    engine's memory limit: a grouped pre-pass (sqlgen.pair_estimate_sql) bounds the number of
+    neighbour pairs from below; every pair beyond the k per record that any run needs (that
+    part spills to disk; tests/test_guards.py) costs about BYTES_PER_PAIR bytes. Engines
+    without one memory limit (a cluster) skip it."""
+    be = backend_for(be)
+    limit = be.memory_limit()
+    if limit is None:
+        return
+    estimate = be.try_rows(sqlgen.pair_estimate_sql(src.sql, spec))
+    if estimate is None:
+        return      # bad data: the neighbourhood statement itself reports it, with its message
+    pairs, records, largest, label = estimate[0]
+    if (pairs - records * spec.k) * BYTES_PER_PAIR <= limit:
+        return
+    within = (f"identical values of {', '.join(spec.columns)}" if spec.eps == 0
+              else f"values within eps = {spec.eps:g} of each other")
+    where = f" (stratum {label})" if spec.strata else ""
+    raise RWNError(
+        f"the neighbourhoods would hold at least {pairs:,} neighbour pairs (about "
+        f"{pairs * BYTES_PER_PAIR / 1e9:,.1f} GB), more than the memory limit of {limit / 1e9:,.2f} GB "
+        f"allows (about {limit // BYTES_PER_PAIR:,} pairs beyond the {spec.k} nearest per record): "
+        f"{largest:,} records{where} share {within}, "
+        f"so each has all the others in its neighbourhood. Remedies: eps = 0 with a "
+        f"larger k if eps makes neighbourhoods large; more distance columns, or a little random "
+        f"jitter on the values, to break exact ties; strata that split the largest groups; or a "
+        f"higher memory limit (SET memory_limit / --memory-limit)")
+
+
+@dataclass
+class Prepared:
+    """The statement that gives an RWN result, and the relations the backend staged for it."""
+    sql: str
+    staged: list = field(default_factory=list)
+
+
+def prepare(be, src: engine.Source, spec: RWNSpec, what: str, key_sql: str | None = None,
+            order: str = "keyed", pairs: bool = False, reps: int | None = None, trace=None) -> Prepared:
+    """The final statement of `what` (perturb, donors or neighborhoods) over the checked source.
+    `key_sql` reads the key (backend.key_sql, or KEY_PLACEHOLDER for SQL that is only shown).
+    `trace`: a list that gets one dict per search level where the levels run one by one."""
+    if what not in WHATS:
+        raise ValueError(f"what must be one of {WHATS}")
+    if order not in sqlgen.ORDERS:
+        raise RWNError(f"order must be one of {', '.join(sqlgen.ORDERS)}; got {order!r}")
+    if what != "neighborhoods" and key_sql is None:
+        raise ValueError("perturb and donors need key_sql")
+    d = be.dialect
+    if d.recursive_cte:
+        if what == "perturb":
+            return Prepared(sqlgen.perturb_sql(src.sql, spec, key_sql, d, reps=reps, order=order))
+        if what == "donors":
+            return Prepared(sqlgen.donors_sql(src.sql, spec, key_sql, d))
+        return Prepared(sqlgen.neighborhoods_sql(src.sql, spec, pairs=pairs, dialect=d))
+    if reps is not None:
+        raise RWNError(f"engine {be.name} does not support replicate releases in one statement (tune runs on DuckDB)")
+    from .spark_rwn import RWNPlan
+    plan, staged = RWNPlan(src.sql, spec, d), []
+
+    def step(sql: str) -> str:
+        staged.append(be.stage(sql))
+        return staged[-1]
+
+    try:
+        rows_of = step(plan.staged())
+        settings = step(plan.settings(rows_of))
+        points = step(plan.points(rows_of, settings))
+        hood = step(plan.hood(settings, _search(be, plan, points, settings, step, trace)))
+    except BaseException:
+        forget(be, staged)
+        raise
+    if what == "perturb":
+        final = plan.perturb(rows_of, hood, key_sql, src.names, order)
+    elif what == "donors":
+        final = plan.donors(rows_of, hood, key_sql)
+    else:
+        final = plan.neighborhoods(hood, pairs)
+    return Prepared(final, staged)
+
+
+def _search(be, plan, points: str, settings: str, step, trace) -> str:
+    """The neighbourhood search one level at a time; the done rows of every level, as a
+    subquery for plan.hood."""
+    previous, levels = step(plan.seed(points)), []
+    for _ in range(MAX_LEVELS):
+        figures = be.rows(plan.level_candidates(points, settings, previous))[0] if trace is not None else None
+        previous = step(plan.level(points, settings, previous))
+        levels.append(previous)
+        lvl, done, left = be.rows(f"SELECT max(lvl), sum(CASE WHEN done THEN 1 ELSE 0 END), "
+                                  f"sum(CASE WHEN done THEN 0 ELSE 1 END) FROM {previous}")[0]
+        if trace is not None:
+            trace.append(dict(level=lvl, searching=figures[0], candidates=figures[1], done=done))
+        if not left:
+            return "(" + " UNION ALL ".join(f"SELECT * FROM {v} WHERE done" for v in levels) + ") AS done_rows"
+    raise RWNError(f"the neighbourhood search did not end within {MAX_LEVELS} levels (a bug: please report it)")
+
+
+def script(be, src: engine.Source, spec: RWNSpec, what: str, order: str = "keyed", pairs: bool = False) -> str:
+    """The SQL of `what` as the engine runs it, the key shown as a placeholder: one statement,
+    or (without recursive CTEs) every step, the level step marked as repeated."""
+    d = be.dialect
+    if d.recursive_cte:
+        return be.engine_sql(prepare(be, src, spec, what, KEY_PLACEHOLDER, order=order, pairs=pairs).sql)
+    from .spark_rwn import RWNPlan
+    plan = RWNPlan(src.sql, spec, d)
+    key = "(SELECT k FROM rwn_key)"
+    steps = [("rwn_staged", plan.staged()), ("rwn_settings", plan.settings("rwn_staged")),
+             ("rwn_points", plan.points("rwn_staged", "rwn_settings")), ("rwn_level_0", plan.seed("rwn_points")),
+             ("rwn_level_<L+1>  -- repeated, L = 0, 1, ..., until no row of the level has done = false",
+              plan.level("rwn_points", "rwn_settings", "rwn_level_<L>")),
+             ("rwn_hood  -- rwn_done_rows: the rows of every level with done = true, UNION ALL",
+              plan.hood("rwn_settings", "rwn_done_rows"))]
+    final = {"perturb": lambda: plan.perturb("rwn_staged", "rwn_hood", key, src.names, order),
+             "donors": lambda: plan.donors("rwn_staged", "rwn_hood", key),
+             "neighborhoods": lambda: plan.neighborhoods("rwn_hood", pairs)}[what]()
+    text = [f"-- step {name} (staged by the engine)\n{be.engine_sql(sql)};" for name, sql in steps]
+    text.append(f"-- the result (rwn_key: a one-row view holding the key)\n{be.engine_sql(final)};")
+    return "\n\n".join(text)
+
+
+def forget(be, staged) -> None:
+    for name in reversed(staged):
+        be.drop(name)
+    staged.clear()
+
+
+def deliver(be, prepared: Prepared, into=None, replace: bool = False):
+    """The result as the engine's lazy result (into=None), or written to `into` atomically
+    (a table on DuckDB, a .parquet path on Spark; returns None). The staged steps are
+    forgotten once the result's plan holds them."""
+    try:
+        return be.deliver(prepared.sql, into, replace)
+    finally:
+        forget(be, prepared.staged)
+
+
+def write(be, prepared: Prepared, target: str, overwrite: bool = False) -> int:
+    """Write the result to an output (file, db:table) atomically; the number of rows."""
+    try:
+        return be.write(prepared.sql, target, overwrite=overwrite)
+    finally:
+        forget(be, prepared.staged)
+
+
+def stage(be, prepared: Prepared) -> str:
+    """Compute the result once into a relation of the backend (for a method that reads it)."""
+    try:
+        return be.stage(prepared.sql)
+    finally:
+        forget(be, prepared.staged)
+
+
+def summary(be, hoods: str, k: int) -> dict:
+    """Distributions of a neighbourhoods relation (rwn-sql neighborhoods): per column size,
+    radius and dcr its (min, q25, median, mean, q75, max); the records, and the shares of
+    records with exactly k members and with none."""
+    q = be.dialect.quantile
+    out = {"records": be.rows(f"SELECT count(*) FROM {hoods}")[0][0]}
+    for c in ("size", "radius", "dcr"):
+        out[c] = be.rows(f"SELECT min({c}), {q(c, 0.25)}, {q(c, 0.5)}, avg({c}), {q(c, 0.75)}, max({c}) "
+                         f"FROM {hoods}")[0]
+    out["share_at_k"], out["share_empty"] = be.rows(
+        f"SELECT avg(CASE WHEN size = {int(k)} THEN 1.0 ELSE 0.0 END), avg(CASE WHEN size = 0 THEN 1.0 ELSE 0.0 END) "
+        f"FROM {hoods}")[0]
+    return out
