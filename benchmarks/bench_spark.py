@@ -85,15 +85,19 @@ def child_duckdb(data: str, out: str, threads: int) -> dict:
 def child_spark(data: str, out: str, master: str, driver_memory: str, partitions: int, trace: bool) -> dict:
     from pyspark.sql import SparkSession
 
-    from rwn_sql import spark_engine
+    from rwn_sql import rwn
+    from rwn_sql.backends import backend_for
     spark = (SparkSession.builder.master(master).config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", driver_memory)
              .config("spark.sql.shuffle.partitions", str(partitions)).getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     start = time.perf_counter()
     levels = [] if trace else None
-    frame = spark_engine.perturb(spark, data, COLUMNS, k=5, eps=0.0, seed=7, id="rid", trace=levels)
-    spark_engine.write_parquet(frame, out)
+    be = backend_for(spark)
+    spec = rwn.spec(COLUMNS, k=5, eps=0.0, id="rid")
+    prepared = rwn.prepare(be, rwn.check_source(be, data, spec), spec, "perturb", be.key_sql(rwn.the_key(None, 7)),
+                           trace=levels)
+    rwn.write(be, prepared, out)
     seconds = time.perf_counter() - start
     spark.stop()
     return dict(seconds=seconds, levels=levels)

@@ -73,6 +73,16 @@ def is_spark(obj) -> bool:
     return any(c.__name__ == "SparkSession" for c in type(obj).__mro__)
 
 
+def require_duckdb(con, what: str) -> None:
+    """Refuse a SparkSession where only DuckDB is supported, naming the call."""
+    if is_spark(con):
+        from .dialect import UnsupportedByEngine
+        raise UnsupportedByEngine(
+            f"engine spark does not support {what}: evaluation, tuning, the baselines (rank_swap, mdav), the SQL "
+            f"macros (install) and reports run on DuckDB; pass a DuckDB connection (it reads the Parquet a "
+            f"Spark run writes)")
+
+
 def backend_for(con) -> Backend:
     """The backend of a DuckDB connection or a SparkSession (a backend is returned as is)."""
     if hasattr(con, "dialect") and hasattr(con, "stage"):

@@ -30,6 +30,7 @@ import duckdb
 import numpy as np
 
 from . import engine
+from .backends import require_duckdb
 from .dialect import DUCKDB
 from .errors import RWNError
 from .identifiers import quote_ident, quote_literal
@@ -295,6 +296,7 @@ def rank_swap(con: duckdb.DuckDBPyConnection, source, columns, p_percent: float,
     Returns a DuckDB relation, or None when `into` names a table to create (one CREATE TABLE
     ... AS statement: an error leaves no table). sql=True is not supported.
     """
+    require_duckdb(con, "rank_swap")
     _no_sql(sql, "rank_swap")
     text = rank_swap_statement(con, source, columns, p_percent, key=key, seed=seed)
     return engine.deliver(con, text, into, replace)
@@ -483,6 +485,7 @@ def mdav(con: duckdb.DuckDBPyConnection, source, columns, k: int, scale: str = "
     Returns a DuckDB relation, or None when `into` names a table to create (one CREATE TABLE
     ... AS statement: an error leaves no table). sql=True is not supported.
     """
+    require_duckdb(con, "mdav")
     _no_sql(sql, "mdav")
     return engine.deliver(con, mdav_statement(con, source, columns, k, scale=scale), into, replace)
 

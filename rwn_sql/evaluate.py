@@ -94,6 +94,7 @@ from scipy import special
 from scipy.spatial import cKDTree
 
 from . import engine
+from .backends import require_duckdb
 from .engine import NUMERIC_TYPES, Source, resolve_source
 from .errors import RWNError
 from .identifiers import quote_ident
@@ -230,6 +231,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
     numeric columns (OLS, CI overlap, Cook's distance). `sdid_k`: interval half-width in
     original standard deviations for the SDID risk. Raises RWNError on bad input.
     """
+    require_duckdb(con, "evaluate")
     columns, categorical, numeric = _check_parameters(columns, categorical, target)
     sdid_k = _check_sdid_k(sdid_k)
 
@@ -269,6 +271,7 @@ def evaluate_replicates(con: duckdb.DuckDBPyConnection, original, released, reps
     r = 0 .. reps - 1, each replicate's rows in the order `released` gives them, paired by
     position. The original and `released` are each read once, at the first value (tune's
     sweeps: many releases, each evaluated as soon as the caller asks for it)."""
+    require_duckdb(con, "evaluate_replicates")
     columns, categorical, numeric = _check_parameters(columns, categorical, target)
     sdid_k = _check_sdid_k(sdid_k)
     src_o = resolve_source(con, original)

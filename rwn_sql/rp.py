@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import secrets
 import warnings
 from dataclasses import dataclass
 
@@ -341,30 +340,20 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
     views, never the key or raw data. With rwn=dict(columns=[...], k=, eps=, q=, scale=) the
     named numeric columns are first perturbed by RWN (they stay public, now perturbed).
     suppress_small=True: as in `randomize`; the metadata records how many records were left out.
-    id: as in `randomize` (the randomization's draws; an RWN step still uses input positions).
+    id: as in `randomize`; an RWN step keys its draws by it too (on Spark it is required).
     Returns the number of released rows."""
-    from . import api
     from .release_db import ReleaseMeta, randomized_table_name, write_release, write_release_folder
     be = backend_for(con)
     name = table or release_table_name(source)
     staged = None
     try:
-        if rwn and be.name != "duckdb":
-            from .dialect import UnsupportedByEngine
-            raise UnsupportedByEngine(f"engine {be.name} does not support the RWN step of a release (rwn=) yet; "
-                                      f"perturb first, then release the perturbed table")
-        if rwn:
-            try:   # the RWN step runs once, into a temporary table the randomization reads
-                the_key = resolve_key(key, seed)
-            except (TypeError, ValueError) as exc:
-                raise _fail(exc) from None
-            key, seed = the_key, None
-            staged = "__rwn_stage_" + secrets.token_hex(4)
+        if rwn:    # the RWN step runs once, into a relation the randomization reads
+            from . import rwn as rwn_method
+            key, seed = rwn_method.the_key(key, seed), None
             rwn = dict(dict(k=5, eps=0.0, q=1.0, scale="minmax"), **rwn)
-            text = api.perturb_statement(con, source, rwn["columns"], k=rwn["k"], eps=rwn["eps"], q=rwn["q"],
-                                         scale=rwn["scale"], strata=(), categorical=(), weight=1.0,
-                                         on_missing="error", drop=(), key=key, seed=None)
-            engine.run(con, f"CREATE TEMP TABLE {quote_ident(staged)} AS {text}")
+            spec = rwn_method.spec(rwn["columns"], k=rwn["k"], eps=rwn["eps"], q=rwn["q"], scale=rwn["scale"], id=id)
+            src = rwn_method.check_source(be, source, spec)
+            staged = rwn_method.stage(be, rwn_method.prepare(be, src, spec, "perturb", be.key_sql(key)))
             source = staged
         plan = _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed,
                      enforce=enforce, test=test, nulls=nulls, suppress_small=suppress_small, id_column=id)
@@ -381,7 +370,7 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
         return write_release(con, plan.sql, path, meta, overwrite=overwrite, trials=plan.blocks)
     finally:
         if staged:
-            con.execute(f"DROP TABLE IF EXISTS {quote_ident(staged)}").fetchall()
+            be.drop(staged)
 
 
 def release_table_name(source) -> str:

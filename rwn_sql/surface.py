@@ -6,22 +6,17 @@ import secrets
 
 import duckdb
 
-from . import engine, rp, sqlgen
-from .api import check_pair_budget
+from . import engine, rp, rwn, sqlgen
 from .errors import RWNError
 from .identifiers import quote_ident, quote_literal
-from .randomness import key_lookup, resolve_key
-from .spec import RWNSpec
+from .randomness import key_lookup
 from .udfs import BIGINT, BOOLEAN, DOUBLE, VARCHAR, VARCHAR_LIST, register_function, register_tails
 
 
 def _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, drop=(), id_column=None):
-    try:
-        return RWNSpec(columns=tuple(columns or ()), categorical=tuple(categorical or ()), k=int(k),
-                       eps=eps, q=q, scale=scale, strata=tuple(strata or ()), weight=weight,
-                       on_missing=on_missing, drop=tuple(drop or ()), id=id_column)
-    except (TypeError, ValueError) as exc:
-        raise RWNError(str(exc)) from None
+    return rwn.spec(tuple(columns or ()), categorical=tuple(categorical or ()), k=int(k), eps=eps, q=q,
+                    scale=scale, strata=tuple(strata or ()), weight=weight, on_missing=on_missing,
+                    drop=tuple(drop or ()), id=id_column)
 
 
 def _explain_unseen_sources(planner):
@@ -40,14 +35,14 @@ def _explain_unseen_sources(planner):
     return plan
 
 
-def _source(con, name, spec):
+def _plan(con, name, spec, what: str, key_sql=None, pairs: bool = False) -> str:
+    """A macro's statement: the RWN plan of the table or view `name`, as rwn_sql.perturb /
+    neighborhoods make it (rwn_sql.rwn), on a cursor of `con`."""
     if not isinstance(name, str):
         raise RWNError("the first argument must be a table or view name (a string)")
-    cursor = con.cursor()
-    src = engine.resolve_source(cursor, name)
-    engine.check_columns(spec, src)
-    check_pair_budget(cursor, src, spec)
-    return src.sql
+    be = engine.DuckDBBackend(con.cursor())
+    src = rwn.check_source(be, name, spec)
+    return rwn.prepare(be, src, spec, what, key_sql, pairs=pairs).sql
 
 
 def _query_sql(con, sql, database) -> str:
@@ -76,6 +71,8 @@ def _query_sql(con, sql, database) -> str:
 
 def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Register rwn_sql's SQL functions and table macros on `con`. Safe to call again."""
+    from .backends import require_duckdb
+    require_duckdb(con, "install (the SQL macros)")
     # The macros' generated SQL reads the key through rwn_key_of(token), a function of this
     # connection, so neither the SQL text run by query() nor its echo in errors or profiles
     # holds the key. The functions run on a cursor and cannot set the caller's variables.
@@ -90,13 +87,12 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     def perturb_sql(source, columns, k, eps, q, scale, strata, categorical, weight, on_missing,
                     drop, key, seed, id_column):
         spec = _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, drop, id_column)
-        the_key = resolve_key(key, seed)
-        return sqlgen.perturb_sql(_source(con, source, spec), spec, key_ref(con, the_key))
+        return _plan(con, source, spec, "perturb", key_ref(con, rwn.the_key(key, seed)))
 
     def neighborhoods_sql(source, columns, k, eps, scale, strata, categorical, weight, on_missing,
                           pairs):
         spec = _spec(columns, k, eps, 1.0, scale, strata, categorical, weight, on_missing)
-        return sqlgen.neighborhoods_sql(_source(con, source, spec), spec, pairs=bool(pairs))
+        return _plan(con, source, spec, "neighborhoods", pairs=bool(pairs))
 
     def randomize_sql(source, sensitive, p, public, domain, key, seed, epsilon, delta, test, nulls, id_column):
         enforce = None if epsilon is None and delta is None else (epsilon, delta)

@@ -27,13 +27,11 @@ from dataclasses import dataclass, field
 import duckdb
 import numpy as np
 
-from . import engine, sqlgen
-from .api import check_pair_budget
+from . import engine, rwn, sqlgen
+from .backends import require_duckdb
 from .errors import RWNError
 from .evaluate import Evaluation, evaluate, evaluate_replicates
 from .identifiers import quote_ident
-from .randomness import key_variable, resolve_key
-from .spec import RWNSpec
 
 # The measures a sweep keeps, each a number from one evaluation (None when not defined).
 MEASURES = {
@@ -178,16 +176,15 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
     releases evaluated (total = reps per eps and per P, plus one per MDAV k); it is called
     when the sweep and each setting start (label says what runs, e.g. "rwn eps=0.3:
     neighbourhoods and 20 releases") and after every release evaluated."""
+    require_duckdb(con, "sweep")
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
         raise RWNError(f"reps must be an integer >= 1, got {reps!r}")
     eps_values = _checked_grid(list(eps_values), "eps_values")
     if not eps_values and not rank_swap and not mdav:
         raise RWNError("the sweep is empty: give at least one eps (or a baseline setting)")
-    try:
-        the_key = resolve_key(key, seed)
-    except (TypeError, ValueError) as exc:
-        raise RWNError(str(exc)) from None
-    src = engine.resolve_source(con, source)
+    the_key = rwn.the_key(key, seed)
+    be = engine.DuckDBBackend(con)          # evaluation reads DuckDB relations: sweeps run on DuckDB
+    src = be.source(source)
     columns = list(columns)
     total = (len(eps_values) + len(rank_swap)) * reps + len(mdav)
     settings, figure1, done = [], {}, 0
@@ -201,17 +198,13 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
     try:
         for eps in eps_values:
             report(f"rwn eps={eps:g}: neighbourhoods and {reps} releases")
-            try:
-                spec = RWNSpec(columns=tuple(columns), categorical=tuple(categorical), k=k, eps=eps, q=q, scale=scale)
-            except (TypeError, ValueError) as exc:
-                raise RWNError(str(exc)) from None
-            engine.check_columns(spec, src)
-            check_pair_budget(con, src, spec)
-            hoods = con.execute(sqlgen.neighborhoods_sql(src.sql, spec)).fetchnumpy()
+            spec = rwn.spec(tuple(columns), categorical=tuple(categorical), k=k, eps=eps, q=q, scale=scale)
+            rwn.check_source(be, src, spec)
+            hoods = rwn.deliver(be, rwn.prepare(be, src, spec, "neighborhoods")).fetchnumpy()
             size, dcr = np.asarray(hoods["size"], float), np.asarray(hoods["dcr"], float)
             figure1[eps] = {"size": size.tolist(), "dcr": dcr.tolist()}
-            engine.run(con, f"CREATE OR REPLACE TEMP TABLE {table} AS "
-                            + sqlgen.perturb_sql(src.sql, spec, key_variable(con, the_key), reps=reps))
+            releases = rwn.prepare(be, src, spec, "perturb", be.key_sql(the_key), reps=reps)
+            engine.run(con, f"CREATE OR REPLACE TEMP TABLE {table} AS {releases.sql}")
             evs = []
             for ev in evaluate_replicates(con, original_sql, f"SELECT * FROM {quote_ident(table)} ORDER BY rowid",
                                           reps, columns, target=target, categorical=categorical):

@@ -220,3 +220,30 @@ def test_release_folder_and_queries_on_spark_equal_duckdb(spark, people, tmp_pat
         assert (note_a.note, note_a.micro, note_a.exact) == (note_b.note, note_b.micro, note_b.exact)
     with pytest.raises(rwn_sql.RWNError, match="release folder"):
         rwn_sql.query(spark, "SELECT COUNT(*) FROM people", release=str(tmp_path / "rel.duckdb"))
+
+
+def test_release_with_rwn_step_on_spark_equals_duckdb(spark, tmp_path):
+    """release(rwn=...) perturbs the named public columns by RWN first, keyed by the id, then
+    randomizes: the same released rows on both engines, and the RWN step did change ages."""
+    import duckdb
+
+    import rwn_sql
+    from conftest import ROOT
+    data = tmp_path / "adult.parquet"
+    con = duckdb.connect()
+    con.execute(f"""COPY (SELECT 11 * row_number() OVER () + 5 AS rid, age, hours_per_week, sex, occupation
+                         FROM read_csv('{ROOT / "examples" / "data" / "adult.csv"}') LIMIT 600)
+                    TO '{data}' (FORMAT parquet)""").fetchall()
+    kw = dict(public=["sex", "age", "hours_per_week"], key="r" * 24, id="rid", table="adult",
+              rwn=dict(columns=["age", "hours_per_week"], k=3, eps=0.02, q=0.8))
+    rwn_sql.release(spark, str(data), str(tmp_path / "rel"), "occupation", 0.5, **kw)
+    rwn_sql.release(con, str(data), str(tmp_path / "rel.duckdb"), "occupation", 0.5, **kw)
+    check = duckdb.connect()
+    on_spark = check.execute(f"SELECT * FROM read_parquet('{tmp_path}/rel/adult_randomized.parquet/*.parquet')"
+                             ).fetchall()
+    check.execute(f"ATTACH '{tmp_path / 'rel.duckdb'}' AS r (READ_ONLY)").fetchall()
+    assert sorted(on_spark) == sorted(check.execute("SELECT * FROM r.adult_randomized").fetchall())
+    # rows are (sex, age, hours_per_week, occupation): the RWN step drew new (age, hours) pairs
+    original = con.execute(f"SELECT sex, age, hours_per_week, occupation FROM '{data}'").fetchall()
+    assert len(on_spark) == 600
+    assert sorted(r[1:3] for r in on_spark) != sorted(r[1:3] for r in original)

@@ -112,6 +112,12 @@ def test_spark_refuses_what_it_cannot_do(spark, tmp_path):
         rwn_sql.perturb(spark, path, ["x"], k=2, key=KEY, id="rid")
     with pytest.raises(rwn_sql.RWNError, match="on Spark, into= takes a .parquet path"):
         rwn_sql.perturb(spark, path, ["x"], k=2, key=KEY, id="rid", into="t")
+    # DuckDB-only calls name themselves instead of failing inside pyspark
+    for call, name in [(lambda: rwn_sql.evaluate(spark, path, path, ["x"]), "evaluate"),
+                       (lambda: rwn_sql.rank_swap(spark, path, ["x"], 5, key=KEY), "rank_swap"),
+                       (lambda: rwn_sql.install(spark), "install")]:
+        with pytest.raises(UnsupportedByEngine, match=f"engine spark does not support {name}"):
+            call()
 
 
 def test_perturb_into_parquet_and_its_steps(spark, tmp_path):
