@@ -27,7 +27,7 @@ cells AS (
     $cells
 ),
 firsts AS (
-    SELECT ${keys}sum(__rwn_n) AS group_size, sum(__rwn_x * __rwn_o) AS released_sum,
+    SELECT ${keys}CAST(sum(__rwn_n) AS BIGINT) AS group_size, sum(__rwn_x * __rwn_o) AS released_sum,
         sum(__rwn_o) AS released_hits,
         sum(__rwn_x * (__rwn_o - __rwn_b * __rwn_n)) / __rwn_p AS sum_estimate,
         sum(__rwn_o - __rwn_b * __rwn_n) / __rwn_p AS count_estimate
