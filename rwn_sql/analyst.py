@@ -5,10 +5,11 @@ An analyst writes the count query they would run on the original data,
     SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' AND race = 'Black' GROUP BY sex
 
 and gets the unbiased estimate computed from the perturbed release (docs/METHODS.md
-section 2). The estimate is valid only when a predicate over the exact public columns
-selects the records S and the sensitive attribute (SA) enters only as the value set V
-counted among them, so the accepted grammar is deliberately small and everything else is
-refused with a message saying what is supported. Queries are parsed with sqlglot and
+section 2); SUM(x) and AVG(x) of a public numeric column x likewise (rp_sql.measure_estimates_sql).
+The estimate is valid only when a predicate over the exact public columns selects the
+records S and the sensitive attribute (SA) enters only as the value set V counted among
+them, so the accepted grammar (release_db.QUERY_GRAMMAR) is deliberately small and
+everything else is refused with a short message naming the construct. Queries are parsed with sqlglot and
 checked on the syntax tree, never by pattern matching the text.
 
 Security (issue 8): the text is refused if it holds more than one statement (checked on

@@ -667,8 +667,9 @@ def published_design(con, release: str, sensitive: str, p) -> tuple[str, tuple[s
 
 
 def query(con: duckdb.DuckDBPyConnection, sql: str, release: str | None = None):
-    """Answer an analyst's count query with the reconstruction (rwn_sql.analyst.rewrite): per
-    output row released_count, group_size, estimate, std_error, 95% interval, and whether
+    """Answer an analyst's count query (or SUM(x) / AVG(x) of a public numeric column) with the
+    reconstruction (rwn_sql.analyst.rewrite): per output row released_count (released_sum,
+    released_avg and count_estimate), group_size, estimate, std_error, 95% interval, and whether
     the row reconstructs a single personal group (micro_reconstruction). `release` is a
     release database file; without it the release tables and their metadata must be in
     `con`. Only the rewritten SQL runs, on a separate connection that sees nothing but the
