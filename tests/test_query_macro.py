@@ -135,3 +135,26 @@ def test_estimates_macro_reads_the_published_design(release):
     with pytest.raises(duckdb.Error, match="published with p = 0.5, not 0.4"):
         con.execute("SELECT * FROM rwn_estimates('rel.adult_randomized', 'occupation', 0.4, ?)", [domain]).fetchall()
     con.close()
+
+
+def test_macro_sources_view_and_temp(tmp_path):
+    """A (persistent) view is a source like a table: rwn_estimates over a view of the released
+    rows equals rwn_sql.estimates over it. A TEMP table or TEMP view is not visible to the
+    macros' planner (it runs on a second connection; DuckDB keeps TEMP objects per connection):
+    the error says so and names the way out."""
+    from rwn_sql import rp
+    con = duckdb.connect(str(tmp_path / "work.duckdb"))
+    rwn_sql.install(con)
+    con.execute(f"CREATE TABLE adult AS SELECT * FROM read_csv('{ADULT}') LIMIT 2000").fetchall()
+    con.execute("CREATE VIEW adult_view AS SELECT sex, race, occupation FROM adult").fetchall()
+    domain = [r[0] for r in con.execute("SELECT DISTINCT occupation FROM adult ORDER BY 1").fetchall()]
+    python = rp.estimates(con, "adult_view", "occupation", 0.5, domain, group_by=["sex"]).fetchall()
+    macro = con.execute("SELECT * FROM rwn_estimates('adult_view', 'occupation', 0.5, ?, group_by := ['sex'])",
+                        [domain]).fetchall()
+    assert macro == python and len(python) == 2 * len(domain)
+    con.execute("CREATE TEMP TABLE adult_temp AS SELECT sex, race, occupation FROM adult").fetchall()
+    con.execute("CREATE TEMP VIEW adult_temp_view AS SELECT sex, race, occupation FROM adult").fetchall()
+    for name in ("adult_temp", "adult_temp_view"):
+        with pytest.raises(duckdb.Error, match="does not see TEMP tables or views: use a regular table or view"):
+            con.execute(f"SELECT * FROM rwn_estimates('{name}', 'occupation', 0.5, ?)", [domain]).fetchall()
+    con.close()
