@@ -280,7 +280,7 @@ def test_monte_carlo_unbiased_with_right_standard_errors(shop, enforce):
     the mean reported variance over the empirical one, lie in the two-sided chi-square band
     (R - 1 degrees of freedom, total level 1e-3). AVG is checked over all groups: its delta-method
     error is a first-order approximation, good when the COUNT estimate varies little (coefficient
-    of variation 7% without blocks, 13% with them here; at 26%, per group with blocks, the
+    of variation 8% without blocks, 14% with them here; at 28%, per group with blocks, the
     empirical variance was 1.6 times the delta method's)."""
     con, _ = shop
     if enforce:
