@@ -5,10 +5,11 @@ An analyst writes the count query they would run on the original data,
     SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' AND race = 'Black' GROUP BY sex
 
 and gets the unbiased estimate computed from the perturbed release (docs/METHODS.md
-section 2). The estimate is valid only when a predicate over the exact public columns
-selects the records S and the sensitive attribute (SA) enters only as the value set V
-counted among them, so the accepted grammar is deliberately small and everything else is
-refused with a message saying what is supported. Queries are parsed with sqlglot and
+section 2); SUM(x) and AVG(x) of a public numeric column x likewise (rp_sql.measure_estimates_sql).
+The estimate is valid only when a predicate over the exact public columns selects the
+records S and the sensitive attribute (SA) enters only as the value set V counted among
+them, so the accepted grammar (release_db.QUERY_GRAMMAR) is deliberately small and
+everything else is refused with a short message naming the construct. Queries are parsed with sqlglot and
 checked on the syntax tree, never by pattern matching the text.
 
 Security (issue 8): the text is refused if it holds more than one statement (checked on
@@ -30,18 +31,14 @@ from sqlglot import exp
 
 from . import rp_sql, statements
 from .dialect import DUCKDB, Dialect
+from .engine import NUMERIC_TYPES
 from .errors import RWNError
 from .identifiers import display_name, float_literal, quote_ident, quote_literal
-from .release_db import TRIALS_TABLE, ReleaseMeta, read_metadata
+from .release_db import QUERY_GRAMMAR, TRIALS_TABLE, ReleaseMeta, read_metadata
 
 __all__ = ["Rewritten", "rewrite", "run_query", "check_predicate", "isolated_connection"]
 
-SUPPORTED = ("supported: SELECT [g1, g2, ...,] COUNT(*) FROM <release table> [WHERE <predicate>] "
-             "[GROUP BY g1, g2, ...] [HAVING COUNT(*) > n ...] [ORDER BY g | COUNT(*) [DESC], ...] [LIMIT n], "
-             "where the g are public columns or the sensitive attribute and "
-             "<predicate> combines with AND / OR / NOT comparisons (=, <>, <, <=, >, >=), IN lists, "
-             "BETWEEN, [NOT] LIKE / ILIKE 'pattern' and IS [NOT] NULL over public columns and literals, plus at most one top-level "
-             "AND condition <SA> = 'value' or <SA> IN ('v1', 'v2', ...)")
+SUPPORTED = QUERY_GRAMMAR
 COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
 PATTERNS = {exp.Like: "LIKE", exp.ILike: "ILIKE"}
 ALLOWED_CLAUSES = {"expressions", "from_", "where", "group", "having", "order", "limit"}
@@ -51,6 +48,8 @@ CLAUSE_NAMES = {"distinct": "SELECT DISTINCT", "having": "HAVING clause", "order
                 "joins": "joins", "laterals": "LATERAL joins", "sample": "sampling", "pivots": "PIVOT"}
 ESTIMATE_COLUMNS = ("released_count", "group_size", "estimate", "std_error", "ci_low", "ci_high",
                     "estimate_clipped")
+MEASURE_FUNCTIONS = {exp.Sum: "sum", exp.Avg: "avg"}      # SUM(x), AVG(x) of a public numeric column
+OUTPUT_COLUMNS = {"count": ESTIMATE_COLUMNS, **rp_sql.MEASURE_COLUMNS}
 # The node types a predicate may contain, each with the arguments it may carry. A positive
 # list: casts, functions, subqueries and anything sqlglot adds later are refused.
 PREDICATE_NODES = {
@@ -65,7 +64,7 @@ QUERY_NODES = {
     **PREDICATE_NODES,
     exp.Select: ALLOWED_CLAUSES, exp.From: {"this"}, exp.Table: {"this", "db", "alias"},
     exp.TableAlias: {"this"}, exp.Where: {"this"}, exp.Group: {"expressions"}, exp.Alias: {"this", "alias"},
-    exp.Count: {"this", "big_int"}, exp.Star: set(),
+    exp.Count: {"this", "big_int"}, exp.Star: set(), exp.Sum: {"this"}, exp.Avg: {"this"},
     exp.Having: {"this"}, exp.Order: {"expressions"}, exp.Ordered: {"this", "desc", "nulls_first"},
     exp.Limit: {"expression"},
 }
@@ -86,10 +85,24 @@ class Rewritten:
     group_by: tuple[str, ...]        # the grouped columns as the release spells them (SA included)
     values: tuple[str, ...] | None   # the SA value set of the WHERE, None without an SA condition
     note: str
+    aggregate: str = "count"         # count, sum or avg
+    column: str | None = None        # the column of SUM / AVG
+
+
+@dataclass(frozen=True)
+class Measure:
+    """The query's aggregate: COUNT(*), or SUM / AVG of a public numeric column."""
+    kind: str                        # count, sum or avg
+    column: str | None               # the column of SUM / AVG
+    alias: str | None                # its alias in the SELECT list
+
+    @property
+    def label(self) -> str:
+        return "COUNT(*)" if self.kind == "count" else f"{self.kind.upper()}({display_name(self.column)})"
 
 
 def refuse(problem: str) -> RWNError:
-    return RWNError(f"unsupported query: {problem}; {SUPPORTED}")
+    return RWNError(f"unsupported query: {problem} (supported forms: rwn-sql query --help)")
 
 
 def snippet(node: exp.Expression) -> str:
@@ -200,13 +213,25 @@ def is_count_star(node: exp.Expression) -> bool:
                                             and not node.this.is_string and node.this.name == "1"))
 
 
-def selected(select: exp.Select, scope: _Scope) -> tuple[tuple[str, ...], str | None]:
-    """The selected columns in order and the alias of the single COUNT(*) (or None)."""
+def measured_column(node: exp.Expression, scope: _Scope) -> str:
+    """The column of SUM(x) / AVG(x): one plain column, not DISTINCT, not an expression."""
+    inner = node.this
+    if isinstance(inner, exp.Distinct):
+        raise refuse(f"{snippet(node)}: DISTINCT inside an aggregate")
+    if not isinstance(inner, exp.Column) or [k for k, v in node.args.items() if v and k != "this"]:
+        raise refuse(f"{snippet(node)}; {node.key.upper()} takes one public numeric column")
+    return scope.column(inner)
+
+
+def selected(select: exp.Select, scope: _Scope) -> tuple[tuple[str, ...], Measure]:
+    """The selected columns in order and the single aggregate: COUNT(*), SUM(x) or AVG(x)."""
     columns, counts = [], []
     for item in select.expressions:
         node = item.this if isinstance(item, exp.Alias) else item
         if is_count_star(node):
-            counts.append(item.alias or None)
+            counts.append(Measure("count", None, item.alias or None))
+        elif type(node) in MEASURE_FUNCTIONS:
+            counts.append(Measure(MEASURE_FUNCTIONS[type(node)], measured_column(node, scope), item.alias or None))
         elif isinstance(node, exp.Column):
             if isinstance(item, exp.Alias):
                 raise refuse(f"the alias in {snippet(item)}; grouped columns keep their names")
@@ -219,7 +244,7 @@ def selected(select: exp.Select, scope: _Scope) -> tuple[tuple[str, ...], str | 
         elif isinstance(node, exp.Filter):
             raise refuse(f"{snippet(node)}; put the condition in the WHERE clause")
         elif isinstance(node, exp.AggFunc):
-            raise refuse(f"the aggregate {snippet(node)}; only COUNT(*) is answered")
+            raise refuse(f"the aggregate {snippet(node)}; only COUNT(*), SUM(x) and AVG(x) are answered")
         elif isinstance(node, exp.Star):
             raise refuse("SELECT *; select the grouped columns and COUNT(*)")
         elif isinstance(node, exp.Func):
@@ -227,7 +252,8 @@ def selected(select: exp.Select, scope: _Scope) -> tuple[tuple[str, ...], str | 
         else:
             raise refuse(f"{snippet(node)} in the SELECT list")
     if len(counts) != 1:
-        raise refuse(f"COUNT(*) appears {len(counts)} times in the SELECT list; it must appear exactly once")
+        raise refuse(f"{len(counts)} aggregates in the SELECT list (COUNT(*) appears "
+                     f"{sum(c.kind == 'count' for c in counts)} times); give exactly one")
     return tuple(columns), counts[0]
 
 
@@ -247,9 +273,9 @@ def grouped(select: exp.Select, scope: _Scope) -> set[str]:
     return names
 
 
-def group_columns(select: exp.Select, scope: _Scope) -> tuple[tuple[str, ...], str | None]:
+def group_columns(select: exp.Select, scope: _Scope) -> tuple[tuple[str, ...], Measure]:
     """The grouped columns in SELECT order: they must be exactly the selected columns."""
-    columns, alias = selected(select, scope)
+    columns, measure = selected(select, scope)
     groups = grouped(select, scope)
     for c in columns:
         if c not in groups:
@@ -258,7 +284,7 @@ def group_columns(select: exp.Select, scope: _Scope) -> tuple[tuple[str, ...], s
     if unselected:
         raise refuse(f"column {display_name(unselected[0])} is in GROUP BY but not selected; select it so "
                      "each output row names its group")
-    return columns, alias
+    return columns, measure
 
 
 def conjuncts(node: exp.Expression) -> list[exp.Expression]:
@@ -408,31 +434,47 @@ def sensitive_values(node: exp.Expression, scope: _Scope, meta: ReleaseMeta) -> 
     return values
 
 
-def exact_sql(release_sql: str, groups: tuple[str, ...], where_sql: str | None) -> str:
-    """A plain count with the reconstruction's columns: nothing is estimated, so the
-    estimate, its interval and its clipped value are the count and the error is 0."""
+def exact_sql(release_sql: str, groups: tuple[str, ...], where_sql: str | None, measure: Measure | None = None) -> str:
+    """A plain count (or SUM / AVG) with the reconstruction's columns: nothing is estimated,
+    so the estimate, its interval (and clipped value) are the plain aggregate and the error is 0."""
     g = [quote_ident(c) for c in groups]
-    n = "CAST(count(*) AS DOUBLE)"
-    cols = g + ["count(*) AS released_count", "count(*) AS group_size", f"{n} AS estimate",
-                f"{float_literal(0.0)} AS std_error", f"{n} AS ci_low", f"{n} AS ci_high",
-                f"{n} AS estimate_clipped", "false AS micro_reconstruction"]
+    zero = f"{float_literal(0.0)} AS std_error"
+    if measure is None or measure.kind == "count":
+        n = "CAST(count(*) AS DOUBLE)"
+        cols = g + ["count(*) AS released_count", "count(*) AS group_size", f"{n} AS estimate", zero,
+                    f"{n} AS ci_low", f"{n} AS ci_high", f"{n} AS estimate_clipped", "false AS micro_reconstruction"]
+    else:
+        x = f"CAST({quote_ident(measure.column)} AS DOUBLE)"
+        v = f"{measure.kind}({x})"
+        cols = g + [f"{v} AS released_{measure.kind}", "count(*) AS group_size"] \
+            + (["CAST(count(*) AS DOUBLE) AS count_estimate"] if measure.kind == "avg" else []) \
+            + [f"{v} AS estimate", zero, f"{v} AS ci_low", f"{v} AS ci_high", "false AS micro_reconstruction"]
+        where_sql = " AND ".join(([f"({where_sql})"] if where_sql else []) + [f"{quote_ident(measure.column)} IS NOT NULL"])
     where = f"\nWHERE {where_sql}" if where_sql else ""
     group = f"\nGROUP BY {', '.join(g)}\nORDER BY {', '.join(g)}" if g else ""
     return "SELECT " + ",\n    ".join(cols) + f"\nFROM {release_sql}{where}{group}"
 
 
-def answer_clauses(select: exp.Select, text: str, scope: _Scope, columns, alias, meta: ReleaseMeta) -> str:
-    """HAVING, ORDER BY and LIMIT over the answer's rows: COUNT(*) (or its alias) means the
-    estimate, a grouped column its output column; rendered from the checked parts only. The
-    group columns break ties, so LIMIT picks the same rows every time."""
+def answer_clauses(select: exp.Select, text: str, scope: _Scope, columns, measure: Measure,
+                   meta: ReleaseMeta) -> str:
+    """HAVING, ORDER BY and LIMIT over the answer's rows: the aggregate (COUNT(*), SUM(x) or
+    AVG(x), or its alias) means the estimate, a grouped column its output column; rendered
+    from the checked parts only. The group columns break ties, so LIMIT picks the same rows
+    every time."""
+    alias = measure.alias
     having, order, limit = (select.args.get(k) for k in ("having", "order", "limit"))
     if not (having or order or limit):
         return text
     outputs = {c: quote_ident(value_column(meta) if c == meta.sensitive else c) for c in columns}
 
     def target(node, clause):
-        if isinstance(node, exp.Count) and isinstance(node.this, exp.Star):
+        if measure.kind == "count" and is_count_star(node):
             return "estimate"
+        if type(node) in MEASURE_FUNCTIONS and MEASURE_FUNCTIONS[type(node)] == measure.kind \
+                and measured_column(node, scope) == measure.column:
+            return "estimate"
+        if isinstance(node, exp.AggFunc):
+            raise refuse(f"{snippet(node)} in the {clause}; it may name the selected {measure.label} only")
         if isinstance(node, exp.Column) and alias and not node.table and node.name.lower() == alias.lower():
             return "estimate"
         if isinstance(node, exp.Column):
@@ -440,7 +482,7 @@ def answer_clauses(select: exp.Select, text: str, scope: _Scope, columns, alias,
             if column in outputs:
                 return outputs[column]
             raise refuse(f"{clause} names {display_name(column)}, which is not selected")
-        raise refuse(f"{snippet(node)} in the {clause}; it takes COUNT(*) (the estimate) or selected columns")
+        raise refuse(f"{snippet(node)} in the {clause}; it takes {measure.label} (the estimate) or selected columns")
 
     def condition(node):
         node = node.unnest()
@@ -451,9 +493,9 @@ def answer_clauses(select: exp.Select, text: str, scope: _Scope, columns, alias,
         if type(node) in COMPARISONS:
             number = literal_sql(node.expression)
             if number is None or number in ("NULL", "true", "false") or number.startswith("'"):
-                raise refuse(f"the HAVING condition {snippet(node)}; compare COUNT(*) with a number")
+                raise refuse(f"the HAVING condition {snippet(node)}; compare {measure.label} with a number")
             return f"{target(node.this, 'HAVING clause')} {COMPARISONS[type(node)]} {number}"
-        raise refuse(f"the HAVING condition {snippet(node)}; compare COUNT(*) with a number")
+        raise refuse(f"the HAVING condition {snippet(node)}; compare {measure.label} with a number")
 
     out = f"SELECT * FROM (\n{text}\n) AS __rwn_answer"
     if having:
@@ -491,22 +533,35 @@ def micro_sql(meta: ReleaseMeta, release_sql: str, groups: tuple[str, ...], wher
 
 
 def reconstruction_sql(meta: ReleaseMeta, release_sql: str, groups: tuple[str, ...], where_sql: str | None,
-                       values: tuple[str, ...] | None, by_value: bool, dialect: Dialect = DUCKDB) -> str:
-    """rp_sql.estimates_sql, plus the per-row micro_reconstruction flag and, when grouped by
-    the SA under an SA condition, only the rows of the asked values."""
+                       values: tuple[str, ...] | None, by_value: bool, dialect: Dialect = DUCKDB,
+                       measure: Measure | None = None) -> str:
+    """rp_sql.estimates_sql (for SUM / AVG rp_sql.measure_estimates_sql), plus the per-row
+    micro_reconstruction flag and, when grouped by the SA under an SA condition, only the
+    rows of the asked values."""
     typed = [f"CAST({quote_literal(v)} AS {meta.sensitive_type})" for v in values] if values else None
     design = (meta.trials_sql, meta.public) if meta.enforced and meta.trials_sql else None
-    inner = rp_sql.estimates_sql(release_sql, meta.sensitive, meta.p_sql(), meta.domain_sql(dialect), group_by=groups,
-                                 where_sql=where_sql, values=None if by_value else typed, design=design,
-                                 dialect=dialect)
+    kind = measure.kind if measure is not None else "count"
+    value = "value"
+    if kind == "count":
+        inner = rp_sql.estimates_sql(release_sql, meta.sensitive, meta.p_sql(), meta.domain_sql(dialect),
+                                     group_by=groups, where_sql=where_sql, values=None if by_value else typed,
+                                     design=design, dialect=dialect)
+    else:
+        inner = rp_sql.measure_estimates_sql(release_sql, meta.sensitive, measure.column, kind, meta.public,
+                                             meta.p_sql(), meta.domain_sql(dialect), group_by=groups,
+                                             where_sql=where_sql, values=None if by_value else typed,
+                                             design=design, dialect=dialect)
+        where_sql = " AND ".join(([f"({where_sql})"] if where_sql else [])
+                                 + [f"{quote_ident(measure.column)} IS NOT NULL"])
+        value = "__rwn_value"
     flag, join = micro_sql(meta, release_sql, groups, where_sql)
-    keep = f"\nWHERE estimates.value IN ({', '.join(typed)})" if by_value and typed else ""
-    order = [f"estimates.{quote_ident(c)}" for c in groups] + (["estimates.value"] if by_value else [])
+    keep = f"\nWHERE estimates.{value} IN ({', '.join(typed)})" if by_value and typed else ""
+    order = [f"estimates.{quote_ident(c)}" for c in groups] + ([f"estimates.{value}"] if by_value else [])
     columns = "estimates.*"
     if by_value:        # the SA's values under its own name (unless that name is an output column's)
         name = quote_ident(value_column(meta))
-        columns = ", ".join([f"estimates.{quote_ident(c)}" for c in groups] + [f"estimates.value AS {name}"]
-                            + [f"estimates.{c}" for c in ESTIMATE_COLUMNS])
+        columns = ", ".join([f"estimates.{quote_ident(c)}" for c in groups] + [f"estimates.{value} AS {name}"]
+                            + [f"estimates.{c}" for c in OUTPUT_COLUMNS[kind]])
     return (f"SELECT {columns}, {flag} AS micro_reconstruction\n"
             f"FROM (\n{inner.rstrip()}\n) AS estimates{join}{keep}"
             + (f"\nORDER BY {', '.join(order)}" if order else ""))
@@ -515,44 +570,78 @@ def reconstruction_sql(meta: ReleaseMeta, release_sql: str, groups: tuple[str, .
 def value_column(meta: ReleaseMeta) -> str:
     """The output column of the SA's values: the SA's own name, or `value` where that name
     is taken by an output column."""
-    taken = {c.lower() for c in ESTIMATE_COLUMNS + ("micro_reconstruction",) + meta.public}
+    taken = {c.lower() for c in ESTIMATE_COLUMNS + ("micro_reconstruction", "released_sum", "released_avg",
+                                                    "count_estimate") + meta.public}
     return "value" if meta.sensitive.lower() in taken else meta.sensitive
 
 
-def describe(meta: ReleaseMeta, exact: bool, micro: bool | None, by_value: bool, alias: str | None) -> str:
+def describe(meta: ReleaseMeta, exact: bool, micro: bool | None, by_value: bool, measure: Measure) -> str:
     """What the rows mean, in words; the micro-reconstruction warning first."""
     sa = display_name(meta.sensitive)
+    what = "count" if measure.kind == "count" else measure.label
     if exact:
-        text = ("exact count: the query involves no sensitive attribute and public columns are "
+        text = (f"exact {what}: the query involves no sensitive attribute and public columns are "
                 "released unperturbed")
-    else:
+    elif measure.kind == "count":
         text = (f"reconstructed count: unbiased estimate from the perturbed {sa} (p = {meta.p}, "
                 f"m = {meta.m} values) with its std_error and 95% interval [ci_low, ci_high]")
-        if by_value:
-            text += f"; one row per value of {sa} (column {display_name(value_column(meta))})"
+    elif measure.kind == "sum":
+        text = (f"reconstructed {what}: unbiased estimate sum of x (1[released {sa} in V] - b) / p from the "
+                f"perturbed {sa} (p = {meta.p}, m = {meta.m} values, b = (1 - p) |V| / m), over the records "
+                f"where {display_name(measure.column)} is not NULL, with its std_error and 95% interval "
+                "[ci_low, ci_high]; released_sum is the plain sum over the released values (biased)")
+    else:
+        text = (f"reconstructed {what}: the ratio of the unbiased SUM and COUNT estimates (count_estimate) from "
+                f"the perturbed {sa} (p = {meta.p}, m = {meta.m} values) over the records where "
+                f"{display_name(measure.column)} is not NULL; a ratio is not exactly unbiased, and its std_error "
+                "(delta method) and 95% interval are APPROXIMATE, poor when count_estimate is small; "
+                "released_avg is the plain average over the released values (biased)")
+    if not exact and by_value:
+        text += f"; one row per value of {sa} (column {display_name(value_column(meta))})"
     if micro:
         public = ", ".join(display_name(c) for c in meta.public) or "(none)"
         text = ("WARNING micro reconstruction: in the rows flagged micro_reconstruction every public attribute ("
                 + public + ") is fixed, so each reconstructs the sensitive values of a single personal group, "
                 "the case reconstruction privacy protects: such estimates are meant to be unreliable. " + text)
-    if alias:
-        text += f"; the count (alias {display_name(alias)}) is in column estimate"
+    if measure.alias:
+        text += f"; the {what} (alias {display_name(measure.alias)}) is in column estimate"
     return text
 
 
-def rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None = None, dialect: Dialect = DUCKDB) -> Rewritten:
-    """Rewrite a count query over the release table into its reconstruction (pure: no
-    connection). `release_sql` is the SQL naming the released table (default: the table as
-    the query names it, e.g. "rel"."adult" for FROM rel.adult). Whether rows are micro
-    reconstructions depends on the data: `micro` is None until run_query runs it. `dialect`:
-    the engine the SQL is for."""
+def rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None = None, dialect: Dialect = DUCKDB,
+            column_types: dict | None = None) -> Rewritten:
+    """Rewrite a count (or SUM / AVG) query over the release table into its reconstruction
+    (pure: no connection). `release_sql` is the SQL naming the released table (default: the
+    table as the query names it, e.g. "rel"."adult" for FROM rel.adult). Whether rows are
+    micro reconstructions depends on the data: `micro` is None until run_query runs it.
+    `dialect`: the engine the SQL is for. `column_types` (column -> the engine's type name):
+    when given, SUM / AVG of a non-numeric column is refused here rather than by the engine."""
     try:
-        return _rewrite(sql, meta, release_sql, dialect)
+        return _rewrite(sql, meta, release_sql, dialect, column_types)
     except RecursionError:
         raise refuse(TOO_DEEP) from None
 
 
-def _rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None, dialect: Dialect) -> Rewritten:
+def check_measure(measure: Measure, meta: ReleaseMeta, column_types: dict | None) -> None:
+    """SUM / AVG take a public numeric column (its values are released exactly)."""
+    if measure.kind == "count":
+        return
+    if measure.column == meta.sensitive:
+        raise refuse(f"{measure.label} of the sensitive attribute; SUM and AVG take a public numeric column "
+                     f"(count its values with COUNT(*) and {display_name(meta.sensitive)} = 'value')")
+    from .spark_engine import NUMERIC_TYPES as SPARK_NUMERIC_TYPES     # Spark's type names
+    kind = (column_types or {}).get(measure.column)
+    if kind is not None and not (NUMERIC_TYPES.match(kind) or SPARK_NUMERIC_TYPES.match(kind)):
+        raise refuse(f"{measure.label}: column {display_name(measure.column)} has type {kind}, not a number")
+
+
+def release_column_types(con, release_sql: str) -> dict:
+    """The release table's column types, as rewrite's column_types (DuckDB)."""
+    return {r[0]: r[1] for r in con.execute(f"DESCRIBE SELECT * FROM {release_sql}").fetchall()}
+
+
+def _rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None, dialect: Dialect,
+             column_types: dict | None = None) -> Rewritten:
     select = parse(sql)
     table = source(select)
     if table.name.lower() not in (meta.table_name.lower(), meta.name.lower()):
@@ -561,7 +650,8 @@ def _rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None, dialect: Dial
                                                            if meta.name != meta.table_name else ""))
     scope = _Scope(meta.public + (meta.sensitive,), table.alias or table.name,
                    f"table {display_name(meta.table_name)}")
-    columns, alias = group_columns(select, scope)
+    columns, measure = group_columns(select, scope)
+    check_measure(measure, meta, column_types)
     by_value = meta.sensitive in columns
     groups = tuple(c for c in columns if c != meta.sensitive)
 
@@ -579,12 +669,13 @@ def _rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None, dialect: Dial
         release_sql = ((quote_ident(table.text("db")) + ".") if table.text("db") else "") \
             + quote_ident(meta.table_name)
     exact = not by_value and values is None
-    text = (exact_sql(release_sql, groups, where_sql) if exact
-            else reconstruction_sql(meta, release_sql, groups, where_sql, values, by_value, dialect))
-    text = answer_clauses(select, text, scope, columns, alias, meta)
+    text = (exact_sql(release_sql, groups, where_sql, measure) if exact
+            else reconstruction_sql(meta, release_sql, groups, where_sql, values, by_value, dialect, measure))
+    text = answer_clauses(select, text, scope, columns, measure, meta)
     micro = False if exact else None
     return Rewritten(sql=text, micro=micro, exact=exact, group_by=columns, values=values,
-                     note=describe(meta, exact, micro, by_value, alias))
+                     note=describe(meta, exact, micro, by_value, measure), aggregate=measure.kind,
+                     column=measure.column)
 
 
 def isolated_connection(con: duckdb.DuckDBPyConnection, path: str | None, table: str,
@@ -642,7 +733,7 @@ def run_query(con: duckdb.DuckDBPyConnection, sql: str, schema: str | None = Non
         raise RWNError(f"the query reads from {display_name(named)} but schema {display_name(schema)} was given")
     iso, meta, release_sql = isolated_connection(con, release, table.name, schema or named)
     try:
-        rewritten = rewrite(sql, meta, release_sql)
+        rewritten = rewrite(sql, meta, release_sql, column_types=release_column_types(iso, release_sql))
         result = iso.sql(rewritten.sql).to_arrow_table()
     except duckdb.Error as exc:
         raise RWNError(f"the rewritten query failed: {exc}") from None
@@ -651,10 +742,10 @@ def run_query(con: duckdb.DuckDBPyConnection, sql: str, schema: str | None = Non
     if not rewritten.exact:
         micro = any(result.column("micro_reconstruction").to_pylist())
         select = parse(sql)
-        alias = selected(select, _Scope(meta.public + (meta.sensitive,), table.alias or table.name,
-                                        f"table {display_name(meta.table_name)}"))[1]
+        measure = selected(select, _Scope(meta.public + (meta.sensitive,), table.alias or table.name,
+                                          f"table {display_name(meta.table_name)}"))[1]
         rewritten = dataclasses.replace(rewritten, micro=micro, note=describe(
-            meta, False, micro, meta.sensitive in rewritten.group_by, alias))
+            meta, False, micro, meta.sensitive in rewritten.group_by, measure))
     return con.from_arrow(result), rewritten
 
 
@@ -671,15 +762,16 @@ def run_query_on(be, sql: str, folder: str):
         raise RWNError(f"the query reads from {display_name(table.text('db'))}; with a release folder name the "
                        "table without a database")
     meta, data, trials = read_release_folder(folder, table.name)
-    release_sql = be.source(data).sql
+    released = be.source(data)
+    release_sql = released.sql
     if trials is not None:
         meta = dataclasses.replace(meta, trials_sql=f"{be.source(trials).sql} AS __rwn_tr")
-    rewritten = rewrite(sql, meta, release_sql, be.dialect)
+    rewritten = rewrite(sql, meta, release_sql, be.dialect, column_types=dict(released.schema))
     result = be.relation(rewritten.sql)
     if not rewritten.exact:
         micro = any(r[0] for r in be.rows(f"SELECT micro_reconstruction FROM ({rewritten.sql}) AS __rwn_rows"))
-        alias = selected(parse(sql), _Scope(meta.public + (meta.sensitive,), table.alias or table.name,
-                                            f"table {display_name(meta.table_name)}"))[1]
+        measure = selected(parse(sql), _Scope(meta.public + (meta.sensitive,), table.alias or table.name,
+                                              f"table {display_name(meta.table_name)}"))[1]
         rewritten = dataclasses.replace(rewritten, micro=micro, note=describe(
-            meta, False, micro, meta.sensitive in rewritten.group_by, alias))
+            meta, False, micro, meta.sensitive in rewritten.group_by, measure))
     return result, rewritten

@@ -173,15 +173,15 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--overwrite", action="store_true", help="replace --output / --groups-output if they exist")
     _add_engine_options(a, "outputs .parquet directories; the same verdicts as on DuckDB")
 
-    q = sub.add_parser("query", help="answer a COUNT(*) query on a release with reconstruction",
-                       description="Rewrite a count query over a release database (made by 'rwn-sql release') into "
-                                   "the unbiased reconstruction: per output row the released count, the estimate, "
-                                   "its standard error and a 95% interval. Supported: SELECT [group columns,] "
-                                   "COUNT(*) FROM <table> [WHERE ...] [GROUP BY ...] with AND/OR/NOT/IN/comparisons "
-                                   "on public columns and = or IN on the sensitive column.")
+    from .release_db import QUERY_GRAMMAR
+    q = sub.add_parser("query", help="answer a COUNT(*), SUM or AVG query on a release with reconstruction",
+                       description="Rewrite a count (or SUM / AVG) query over a release database (made by 'rwn-sql "
+                                   "release') into the unbiased reconstruction: per output row the released value, "
+                                   "the estimate, its standard error and a 95% interval (AVG: a ratio of estimates, "
+                                   "its error by the delta method, approximate). S" + QUERY_GRAMMAR[1:] + ".")
     q.add_argument("release", metavar="RELEASE", help="a release database file (.duckdb); with --engine spark a "
                    "release folder")
-    q.add_argument("sql", metavar="SQL", help="the count query")
+    q.add_argument("sql", metavar="SQL", help="the query (COUNT(*), SUM(x) or AVG(x))")
     q.add_argument("--output", default=None, metavar="FILE", help="also write the answer to a .csv/.parquet file")
     q.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
     q.add_argument("--show-sql", action="store_true", help="print the rewritten SQL")

@@ -31,6 +31,14 @@ from .dialect import DUCKDB, Dialect
 from .errors import RWNError
 from .identifiers import float_literal, quote_ident, quote_literal
 
+# The analysts' queries rwn_sql.query / rwn-sql query / rwn_query answer (rwn_sql.analyst)
+QUERY_GRAMMAR = ("supported: SELECT [g1, g2, ...,] A FROM <release table> [WHERE <predicate>] [GROUP BY g1, g2, ...] "
+                 "[HAVING A > n ...] [ORDER BY g | A [DESC], ...] [LIMIT n], where the aggregate A is COUNT(*), "
+                 "SUM(x) or AVG(x) of a public numeric column x (over the records where x is not NULL), the g are "
+                 "public columns or the sensitive attribute <SA>, and <predicate> combines with AND / OR / NOT "
+                 "comparisons (=, <>, <, <=, >, >=), IN lists, BETWEEN, [NOT] LIKE / ILIKE 'pattern' and "
+                 "IS [NOT] NULL over public columns and literals, plus at most one top-level AND condition "
+                 "<SA> = 'value' or <SA> IN ('v1', 'v2', ...)")
 METADATA_TABLE = "rwn_release_metadata"
 TRIALS_TABLE = "rwn_release_trials"       # enforced releases: blocks per personal-group size (public)
 ONE_WAY_MAX = 100                         # one-way views only for public columns with this many values at most

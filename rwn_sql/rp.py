@@ -560,7 +560,9 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
     NOT with literals; checked and re-rendered, never pasted). For a release made with
     enforce=(eps, delta) and `test`, pass the same here (and `public`, default every column
     but the sensitive one): the standard errors then account for the blocks, whose records
-    move together (the estimates themselves are the same). Refused: a domain with a value
+    move together (the estimates themselves are the same). The randomized table of an enforced
+    release database (`adult_randomized`, `rel.adult_randomized`) needs neither: its published
+    blocks table is used (published_design). Refused: a domain with a value
     twice (after the cast to the column's type), released values outside the domain, and
     a `where` naming the sensitive column.
     """
@@ -621,14 +623,42 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
         spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub)
         trials = _blocks(be, src, spec, _privacy(p, len(domain), eps, delta, test))
         design = (rp_sql.trials_values(trials), pub)
+    elif be.name == "duckdb" and isinstance(release, str):
+        design = published_design(be.con, release, sensitive, p)
     text = rp_sql.estimates_sql(src.sql, sensitive, float_literal(p), literal, group_by, where_sql, vals, design,
                                 dialect=be.dialect)
     return be.engine_sql(text) if sql else be.relation(text)
 
 
+def published_design(con, release: str, sensitive: str, p) -> tuple[str, tuple[str, ...]] | None:
+    """For the randomized table of an enforced release database named `release` ([schema.]table),
+    the published blocks design (its rwn_release_trials relation, the public columns), so its
+    standard errors are block-aware without enforce=; None for any other table. A p other than
+    the published one is refused (every estimate would be wrong)."""
+    import re
+
+    from .release_db import TRIALS_TABLE, read_metadata
+    name = re.fullmatch(r"(?:([A-Za-z_]\w*)\.)?([A-Za-z_]\w*)", release.strip())
+    if name is None:
+        return None
+    schema, table = name.groups()
+    try:
+        meta = read_metadata(con, table, schema)
+    except RWNError:                   # not a release database, or not one of its tables
+        return None
+    if meta.table_name.lower() != table.lower() or meta.sensitive != sensitive:
+        return None
+    if abs(float(p) - meta.p) > 1e-12:
+        raise RWNError(f"{release!r} is a release published with p = {meta.p}, not {p}: give the published p")
+    if not meta.enforced:
+        return None
+    return f"{quote_ident(schema) + '.' if schema else ''}{TRIALS_TABLE} AS __rwn_tr", meta.public
+
+
 def query(con: duckdb.DuckDBPyConnection, sql: str, release: str | None = None):
-    """Answer an analyst's count query with the reconstruction (rwn_sql.analyst.rewrite): per
-    output row released_count, group_size, estimate, std_error, 95% interval, and whether
+    """Answer an analyst's count query (or SUM(x) / AVG(x) of a public numeric column) with the
+    reconstruction (rwn_sql.analyst.rewrite): per output row released_count (released_sum,
+    released_avg and count_estimate), group_size, estimate, std_error, 95% interval, and whether
     the row reconstructs a single personal group (micro_reconstruction). `release` is a
     release database file; without it the release tables and their metadata must be in
     `con`. Only the rewritten SQL runs, on a separate connection that sees nothing but the

@@ -304,3 +304,78 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
         output_cols=output,
         order=order,
     )
+
+
+MEASURES = ("sum", "avg")
+MEASURE_COLUMNS = {"sum": ("released_sum", "group_size", "estimate", "std_error", "ci_low", "ci_high"),
+                   "avg": ("released_avg", "group_size", "count_estimate", "estimate", "std_error", "ci_low",
+                           "ci_high")}
+
+
+def measure_estimates_sql(release: str, sensitive: str, column: str, measure: str, public, p_sql: str,
+                          domain_sql: str, group_by=(), where_sql: str | None = None, values=None,
+                          design=None, dialect: DuckDBDialect = DUCKDB) -> str:
+    """SUM (measure='sum') or AVG ('avg') of the public numeric `column` over the released
+    records satisfying `where_sql` (and `column` IS NOT NULL) whose sensitive value is in the
+    set `values` (SQL literals of the sensitive type), per group of `group_by`; with
+    values=None, per group and domain value (column __rwn_value). `public`: the public
+    columns (the personal groups, which hold `column`); design=(trials_relation, public) as
+    in estimates_sql. Output: the group columns [, __rwn_value], then MEASURE_COLUMNS[measure]
+    (sql/rp_sums.sql has the formulas)."""
+    if measure not in MEASURES:
+        raise ValueError(f"measure must be one of {', '.join(MEASURES)}; got {measure!r}")
+    if column not in public:
+        raise ValueError(f"column {column!r} is not a public column")
+    s, x = quote_ident(sensitive), quote_ident(column)
+    pub = [quote_ident(c) for c in public]
+    keys = [quote_ident(c) for c in group_by] + (["__rwn_value"] if values is None else [])
+    if design is None:
+        units, design_join = "pg.__rwn_n AS __rwn_ss, pg.__rwn_n AS __rwn_sh", ""
+    else:
+        # t blocks of a group of n: n mod t of size q+1, the rest of size q (q = n div t);
+        # SS = sum of squared block sizes, SH = sum s (n - s) / (n - 1) (rp_estimates.sql)
+        n, t = "pg.__rwn_n", "__rwn_tr.t"
+        q, r = dialect.int_div(n, t), f"({n} % {t})"
+        units = (f"{r} * ({q} + 1) * ({q} + 1) + ({t} - {r}) * {q} * {q} AS __rwn_ss,\n"
+                 f"        CASE WHEN {n} > 1 THEN ({r} * ({q} + 1) * ({n} - {q} - 1) + ({t} - {r}) * {q} * ({n} - {q}))"
+                 f" / ({n} - 1) ELSE 0 END AS __rwn_sh")
+        design_join = f"\n    LEFT JOIN {design[0]} ON __rwn_tr.size = pg.__rwn_n"
+    if values is None:
+        hits = ""
+        on = " AND ".join(f"p.{c} IS NOT DISTINCT FROM h.{c}" for c in pub)
+        cells = ("SELECT p.*, d.__rwn_value, coalesce(h.__rwn_o, 0) AS __rwn_o\n"
+                 "    FROM personal p\n"
+                 f"    CROSS JOIN (SELECT {dialect.unnest('__rwn_domain')} AS __rwn_value FROM params) d\n"
+                 f"    LEFT JOIN (SELECT {', '.join(pub)}, {s} AS __rwn_value, count(*) AS __rwn_o\n"
+                 f"               FROM released GROUP BY {', '.join(pub)}, {s}) h\n"
+                 f"        ON {on} AND h.__rwn_value = d.__rwn_value")
+        set_size = 1
+    else:
+        hits = f", count(*) FILTER (WHERE {s} IN ({', '.join(values)})) AS __rwn_o"
+        cells = "SELECT * FROM personal"
+        set_size = len(values)
+    weight = "c.__rwn_x" if measure == "sum" else \
+        "c.__rwn_x - f.sum_estimate / NULLIF(f.count_estimate, 0)"
+    count = "NULLIF(count_estimate, 0)"
+    if measure == "sum":
+        body = ["released_sum", "group_size", "sum_estimate AS estimate", "__rwn_sd AS std_error"]
+        ci = "sum_estimate", "__rwn_sd"
+    else:
+        body = ["released_sum / NULLIF(released_hits, 0) AS released_avg", "group_size", "count_estimate",
+                f"sum_estimate / {count} AS estimate", f"__rwn_sd / abs({count}) AS std_error"]
+        ci = f"sum_estimate / {count}", f"__rwn_sd / abs({count})"
+    body += [f"{ci[0]} - 1.959963984540054 * {ci[1]} AS ci_low", f"{ci[0]} + 1.959963984540054 * {ci[1]} AS ci_high"]
+    return "WITH\n" + _render(
+        "rp_sums.sql",
+        release=release,
+        where=" AND ".join(([f"({where_sql})"] if where_sql else []) + [f"{x} IS NOT NULL"]),
+        p=p_sql, domain=domain_sql, domain_size=dialect.list_length(domain_sql), set_size=set_size,
+        units=units, public=", ".join(pub), x=x, hits=hits, design_join=design_join, cells=cells,
+        keys="".join(k + ", " for k in keys),
+        weight=weight,
+        cells_firsts=" AND ".join(f"c.{k} IS NOT DISTINCT FROM f.{k}" for k in keys) or "true",
+        group_weighted=f"\n    GROUP BY {', '.join(keys)}" if keys else "",
+        firsts_weighted=" AND ".join(f"f.{k} IS NOT DISTINCT FROM w.{k}" for k in keys) or "true",
+        output=",\n    ".join(keys + body),
+        order=", ".join(keys) if keys else "group_size",
+    )

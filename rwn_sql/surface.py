@@ -49,7 +49,7 @@ def _query_sql(con, sql, database) -> str:
     """rwn_query's planner: the analyst's count query rewritten into its reconstruction (as
     rwn_sql.query rewrites it), over the release in the database named in FROM (FROM rel.adult),
     else the caller's current database. The text that runs is rendered from the checked parts."""
-    from .analyst import TOO_DEEP, parse, refuse, rewrite, source
+    from .analyst import TOO_DEEP, parse, refuse, release_column_types, rewrite, source
     from .release_db import read_metadata
     if not isinstance(sql, str):
         raise RWNError("rwn_query: the query must be a string")
@@ -66,7 +66,8 @@ def _query_sql(con, sql, database) -> str:
         raise RWNError(f"rwn_query: database {where!r} holds no release (no rwn_release_metadata table); ATTACH "
                        f"the release file and name it in FROM (FROM rel.{table.name}), or open the release "
                        f"file itself") from None
-    return rewrite(sql, meta, f"{quote_ident(where)}.{quote_ident(meta.table_name)}").sql
+    release = f"{quote_ident(where)}.{quote_ident(meta.table_name)}"
+    return rewrite(sql, meta, release, column_types=release_column_types(con.cursor(), release)).sql
 
 
 def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

@@ -65,11 +65,13 @@ def test_estimates_plan_is_spark_sql(options):
     "SELECT sex, COUNT(*) FROM people WHERE job = 'a' AND race IN ('x', 'y') GROUP BY sex",
     "SELECT job, COUNT(*) AS n FROM people WHERE sex = 'F' GROUP BY job ORDER BY n DESC LIMIT 2",
     "SELECT sex, race, COUNT(*) FROM people WHERE job IN ('a', 'b') GROUP BY sex, race HAVING COUNT(*) > 3",
-    "SELECT race, COUNT(*) FROM people WHERE race NOT LIKE 'W%' GROUP BY race"])
+    "SELECT race, COUNT(*) FROM people WHERE race NOT LIKE 'W%' GROUP BY race",
+    "SELECT sex, SUM(age) AS total FROM people WHERE job IN ('a', 'b') GROUP BY sex ORDER BY total DESC",
+    "SELECT job, AVG(age) FROM people WHERE sex = 'F' GROUP BY job HAVING AVG(age) > 30"])
 @pytest.mark.parametrize("enforced", [False, True])
 def test_rewritten_queries_are_spark_sql(query, enforced):
     meta = ReleaseMeta(table_name="people_randomized", release_name="people", sensitive="job", sensitive_type="string",
-                       public=("sex", "race"), p=0.5, domain=("a", "b", "c"), enforced=enforced, epsilon=0.5,
+                       public=("sex", "race", "age"), p=0.5, domain=("a", "b", "c"), enforced=enforced, epsilon=0.5,
                        delta=0.1, test="exact", trials_sql="trials_view AS __rwn_tr" if enforced else None)
     spark_tree(analyst.rewrite(query, meta, "rel_view", SPARK).sql)
 

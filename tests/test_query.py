@@ -130,7 +130,13 @@ line' AND "s s" = 'it''s' GROUP BY "my""col" """, meta).sql
      "set operations"),
     ("SELECT COUNT(*) FROM adult; SELECT COUNT(*) FROM adult", "several statements"),
     ("DELETE FROM adult", "only SELECT count queries"),
-    ("SELECT sex, AVG(1) FROM adult GROUP BY sex", r"the aggregate AVG\(1\); only COUNT\(\*\)"),
+    ("SELECT sex, AVG(1) FROM adult GROUP BY sex", r"AVG\(1\); AVG takes one public numeric column"),
+    ("SELECT sex, MIN(sex) FROM adult GROUP BY sex", r"the aggregate MIN\(sex\); only COUNT\(\*\), SUM\(x\) and AVG"),
+    ("SELECT SUM(DISTINCT sex) FROM adult", "DISTINCT inside an aggregate"),
+    ("SELECT SUM(occupation) FROM adult", 'SUM\\("occupation"\\) of the sensitive attribute'),
+    ("SELECT SUM(sex), COUNT(*) FROM adult", "2 aggregates in the SELECT list"),
+    ("SELECT sex, SUM(race) FROM adult GROUP BY sex ORDER BY COUNT(*)",
+     r"COUNT\(\*\) in the ORDER BY clause; it may name the selected SUM\(\"race\"\) only"),
     ("SELECT COUNT(DISTINCT sex) FROM adult", r"only COUNT\(\*\) \(or COUNT\(1\)\) is answered"),
     ("SELECT COUNT(occupation) FROM adult", r"only COUNT\(\*\)"),
     ("SELECT COUNT(*) FILTER (WHERE sex = 'Male') FROM adult", "put the condition in the WHERE clause"),
@@ -171,7 +177,9 @@ line' AND "s s" = 'it''s' GROUP BY "my""col" """, meta).sql
 def test_refusals_say_what_is_supported(query, message):
     with pytest.raises(RWNError, match=message) as info:
         rewrite(query, META)
-    assert r"supported: SELECT [g1, g2, ...,] COUNT(*) FROM <release table>" in str(info.value)
+    # short: the construct and where the supported forms are listed, not the whole grammar
+    text = str(info.value)
+    assert text.endswith("(supported forms: rwn-sql query --help)") and "where the aggregate A is" not in text
 
 
 @pytest.mark.parametrize("query,message", [

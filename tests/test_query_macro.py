@@ -95,3 +95,66 @@ def test_comment_explains_the_macro():
                               "AND function_type = 'table_macro'").fetchall()
     assert "rwn_sql.query" in comment and "ATTACH" in comment and "micro_reconstruction" in comment
     con.close()
+
+
+def test_every_macro_comment_names_its_parameters():
+    """duckdb_functions() explains every rwn_* table macro: its comment names each parameter."""
+    con = duckdb.connect()
+    rwn_sql.install(con)
+    macros = con.execute("SELECT function_name, comment, parameters FROM duckdb_functions() "
+                         "WHERE function_name LIKE 'rwn_%' AND function_type = 'table_macro'").fetchall()
+    assert {m[0] for m in macros} == {"rwn_perturb", "rwn_neighborhoods", "rwn_neighbor_pairs", "rwn_randomize",
+                                      "rwn_audit", "rwn_estimates", "rwn_query"}
+    for name, comment, parameters in macros:
+        missing = [p for p in parameters if p.strip('"') not in (comment or "")]
+        assert not missing, (name, missing)
+    con.close()
+
+
+def test_estimates_macro_reads_the_published_design(release):
+    """rwn_estimates over the randomized table of an enforced release database, without epsilon /
+    delta / test, gives the block-aware errors of rwn_sql.estimates with enforce= (the published
+    rwn_release_trials equal the design recomputed from the group sizes); a p other than the
+    published one is refused."""
+    from rwn_sql import rp
+    domain = [r[0] for r in duckdb.connect(release, read_only=True).execute(
+        "SELECT unnest(domain) FROM rwn_release_metadata").fetchall()]
+    con = duckdb.connect()
+    rwn_sql.install(con)
+    con.execute(f"ATTACH '{release}' AS rel (READ_ONLY)").fetchall()
+    python = rp.estimates(con, "rel.adult_randomized", "occupation", 0.5, domain, group_by=["sex"], public=PUBLIC,
+                          enforce=(0.5, 0.05), test="exact").fetchall()
+    macro = con.execute("SELECT * FROM rwn_estimates('rel.adult_randomized', 'occupation', 0.5, ?, "
+                        "group_by := ['sex'])", [domain]).fetchall()
+    assert macro == python and len(python) == 2 * len(domain)
+    con.execute("CREATE TABLE copy AS SELECT * FROM rel.adult_randomized").fetchall()     # no metadata: independent
+    plain = con.execute("SELECT * FROM rwn_estimates('copy', 'occupation', 0.5, ?, group_by := ['sex'])",
+                        [domain]).fetchall()
+    assert [r[:5] for r in plain] == [r[:5] for r in python]
+    assert sum(r[5] for r in plain) < sum(r[5] for r in python)         # blocks move together: larger errors
+    with pytest.raises(duckdb.Error, match="published with p = 0.5, not 0.4"):
+        con.execute("SELECT * FROM rwn_estimates('rel.adult_randomized', 'occupation', 0.4, ?)", [domain]).fetchall()
+    con.close()
+
+
+def test_macro_sources_view_and_temp(tmp_path):
+    """A (persistent) view is a source like a table: rwn_estimates over a view of the released
+    rows equals rwn_sql.estimates over it. A TEMP table or TEMP view is not visible to the
+    macros' planner (it runs on a second connection; DuckDB keeps TEMP objects per connection):
+    the error says so and names the way out."""
+    from rwn_sql import rp
+    con = duckdb.connect(str(tmp_path / "work.duckdb"))
+    rwn_sql.install(con)
+    con.execute(f"CREATE TABLE adult AS SELECT * FROM read_csv('{ADULT}') LIMIT 2000").fetchall()
+    con.execute("CREATE VIEW adult_view AS SELECT sex, race, occupation FROM adult").fetchall()
+    domain = [r[0] for r in con.execute("SELECT DISTINCT occupation FROM adult ORDER BY 1").fetchall()]
+    python = rp.estimates(con, "adult_view", "occupation", 0.5, domain, group_by=["sex"]).fetchall()
+    macro = con.execute("SELECT * FROM rwn_estimates('adult_view', 'occupation', 0.5, ?, group_by := ['sex'])",
+                        [domain]).fetchall()
+    assert macro == python and len(python) == 2 * len(domain)
+    con.execute("CREATE TEMP TABLE adult_temp AS SELECT sex, race, occupation FROM adult").fetchall()
+    con.execute("CREATE TEMP VIEW adult_temp_view AS SELECT sex, race, occupation FROM adult").fetchall()
+    for name in ("adult_temp", "adult_temp_view"):
+        with pytest.raises(duckdb.Error, match="does not see TEMP tables or views: use a regular table or view"):
+            con.execute(f"SELECT * FROM rwn_estimates('{name}', 'occupation', 0.5, ?)", [domain]).fetchall()
+    con.close()

@@ -54,6 +54,24 @@ def test_sum_of_cells_equals_the_query_and_the_views(release):
     assert all(per_value[v] == pytest.approx(view[v], rel=1e-12) for v in view)
 
 
+def test_cells_weighted_by_a_public_column_give_sum_and_avg(release):
+    """SUM(x) is linear in the cell estimates too (x is public, constant in a personal group):
+    SUM(age * estimate) over a slice of the cells is rwn-sql query's SUM(age) estimate, and
+    SUM(age * estimate) / SUM(estimate) its AVG(age)."""
+    path, _, _ = release
+    where = "WHERE race <> 'White' AND occupation IN ('Sales', 'Tech-support')"
+    with duckdb.connect(str(path), read_only=True) as con:
+        cells = con.execute(f"SELECT sex, sum(age * estimate), sum(age * estimate) / sum(estimate) FROM adult_cells "
+                            f"{where} GROUP BY sex ORDER BY sex").fetchall()
+    with duckdb.connect() as con:
+        sums = rwn_sql.query(con, f"SELECT sex, SUM(age) FROM adult {where} GROUP BY sex", release=str(path))[0]
+        avgs = rwn_sql.query(con, f"SELECT sex, AVG(age) FROM adult {where} GROUP BY sex", release=str(path))[0]
+        sums, avgs = sums.fetchall(), avgs.fetchall()
+    assert [r[0] for r in cells] == [r[0] for r in sums] == [r[0] for r in avgs] == ["Female", "Male"]
+    for c, s, a in zip(cells, sums, avgs):
+        assert c[1] == pytest.approx(s[3], rel=1e-9) and c[2] == pytest.approx(a[4], rel=1e-9)
+
+
 def test_estimates_land_near_the_truth(release):
     """Per occupation over all groups: |SUM(estimate) - truth| <= 4 sqrt(SUM(variance)). Groups
     are independent and each value's sum is over 32,561 records, so z is close to normal;
