@@ -138,21 +138,34 @@ def test_perturb_into_parquet_and_its_steps(spark, tmp_path):
         sqlglot.parse_one(step.replace("<L>", "L").replace("<L+1>", "L1"), read="spark")
 
 
-def test_cli_perturb_on_both_engines(tmp_path):
+def test_cli_perturb_and_neighborhoods_on_both_engines(tmp_path):
     """rwn-sql perturb IN.parquet OUT.parquet --columns ... --id rid --seed 7 --engine spark writes the
-    same rows as --engine duckdb (compared as multisets)."""
+    same rows as --engine duckdb (compared as multisets); rwn-sql neighborhoods prints the same
+    distributions and writes the same per-record rows."""
     data = _bodyfat(tmp_path)
-    outs = {}
+    outs, hoods, printed = {}, {}, {}
+    spark_options = ["--spark-master", "local[2]", "--spark-conf", "spark.sql.shuffle.partitions=2"]
+
+    def read(out) -> list[tuple]:
+        return duckdb.execute(f"SELECT * FROM read_parquet('{f'{out}/*.parquet' if out.is_dir() else out}')").fetchall()
+
     for engine in ("duckdb", "spark"):
         out = tmp_path / f"{engine}.parquet"
         run = subprocess.run([sys.executable, "-m", "rwn_sql", "perturb", data, str(out), "--columns",
-                              "Age,Weight,Height", "--id", "rid", "--seed", "7", "--engine", engine,
-                              "--spark-master", "local[2]", "--spark-conf", "spark.sql.shuffle.partitions=2"],
+                              "Age,Weight,Height", "--id", "rid", "--seed", "7", "--engine", engine, *spark_options],
                              capture_output=True, text=True)
         assert run.returncode == 0, run.stderr[-2000:]
-        pattern = f"{out}/*.parquet" if out.is_dir() else str(out)
-        outs[engine] = duckdb.execute(f"SELECT * FROM read_parquet('{pattern}')").fetchall()
+        outs[engine] = read(out)
+        out = tmp_path / f"{engine}_hoods.parquet"
+        run = subprocess.run([sys.executable, "-m", "rwn_sql", "neighborhoods", data, "--columns", "Age,Weight",
+                              "--eps", "0.05", "--id", "rid", "--engine", engine, "--output", str(out),
+                              *spark_options], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-2000:]
+        hoods[engine] = read(out)
+        printed[engine] = run.stdout.splitlines()[1:]       # the first line names the engine and the time
     assert sorted(outs["duckdb"]) == sorted(outs["spark"]) and len(outs["spark"]) == 241
+    assert sorted(hoods["duckdb"]) == sorted(hoods["spark"]) and len(hoods["spark"]) == 241
+    assert printed["duckdb"][:5] == printed["spark"][:5] and "share of records" in printed["spark"][4]
 
 
 def test_cli_refuses_duckdb_settings_on_spark(tmp_path):
