@@ -76,7 +76,7 @@ def test_rewritten_queries_are_spark_sql(query, enforced):
     spark_tree(analyst.rewrite(query, meta, "rel_view", SPARK).sql)
 
 # Spark built-ins of the RWN plans that sqlglot parses as anonymous functions, and the table function
-SPARK_RWN_BUILTINS = {"inline", "min_by", "named_struct", "count_if"}
+SPARK_RWN_BUILTINS = {"inline", "min_by", "named_struct", "count_if", "monotonically_increasing_id"}
 SPARK_TABLE_FUNCTIONS = {"range"}
 
 
@@ -95,7 +95,9 @@ def test_rwn_plan_is_spark_sql(options):
     spec = RWNSpec(id="rid", **options)
     plan = RWNPlan("src_view", spec)
     key = "(SELECT k FROM key_view)"
-    statements = [plan.staged(), plan.settings("v1"), plan.points("v1", "v2"), plan.seed("v3"),
+    numbering = [make("v0") for _, make in plan.numbering()]
+    assert len(numbering) == 2          # Spark ranks the ids in two parallel steps, not one window
+    statements = [*numbering, plan.staged(), plan.settings("v1"), plan.points("v1", "v2"), plan.seed("v3"),
                   plan.level("v3", "v2", "v4"), plan.level_candidates("v3", "v2", "v4"), plan.hood("v2", "v5"),
                   plan.neighborhoods("v6"), plan.neighborhoods("v6", pairs=True),
                   plan.perturb("v1", "v6", key, ["rid", *spec.columns, *spec.strata, *spec.drop]),
