@@ -44,7 +44,10 @@ def test_audit_plans_are_spark_sql(blocks, public):
     spec = rp_sql.RandomizeSpec(sensitive="job", p=0.5, public=public, nulls="drop")
     args = ("src_view", spec, 4, 0.5, 0.1, "exact", blocks)
     spark_tree(rp_sql.audit_sql(*args, dialect=SPARK, tails_relation="", cases_only=True))
-    for options in (dict(), dict(ordered=False, group_verdicts=False), dict(failing_designs=(12,))):
+    spark_tree(rp_sql.audit_sql(*args, dialect=SPARK, tails_relation="", counts_only=True))
+    spark_tree(rp_sql.audit_sql(*args, dialect=SPARK, tails_relation="", cases_only=True, counts_relation="counts_view"))
+    for options in (dict(), dict(ordered=False, group_verdicts=False), dict(failing_designs=(12,)),
+                    dict(ordered=False, group_verdicts=False, counts_relation="counts_view")):
         spark_tree(rp_sql.audit_sql(*args, dialect=SPARK, tails_relation="tails_view", **options))
     pp = privacy.PrivacyParams(0.5, 4, 0.5, 0.1, "exact")
     groups = "SELECT group_size, trials, enforced, 1 AS values_present, 0.5 AS worst_chernoff, 0.5 AS worst_exact, " \
