@@ -148,7 +148,10 @@ def prepare(be, src: engine.Source, spec: RWNSpec, what: str, key_sql: str | Non
     try:
         rows_of = None
         for _, make in plan.numbering():
-            rows_of = step(make(rows_of))
+            previous, rows_of = rows_of, step(make(rows_of))
+            if previous is not None:        # a copy of the table the search does not read
+                staged.remove(previous)
+                be.drop(previous)
         settings = step(plan.settings(rows_of))
         points = step(plan.points(rows_of, settings))
         hood = step(plan.hood(settings, _search(be, plan, points, settings, step, trace)))
