@@ -22,6 +22,18 @@ class UnsupportedByEngine(RWNError):
 class Dialect:
     name: str = "generic"
     recursive_cte = False      # WITH RECURSIVE: the RWN search runs as one statement, else level by level
+    ranks_in_steps = False     # number records by rank in two staged, parallel steps, else one window
+
+    def sorted_positions(self, rows_sql: str, order_sql: str) -> str:
+        """Step 1 of ranking records by a unique `order_sql` in parallel: the rows of `rows_sql`
+        (a SELECT) sorted, each with its place in the sort (__rwn_pos) and its columns in one
+        struct (__rwn_row). Stage it once: the places are not deterministic."""
+        return self._lacks("ranking records in steps")
+
+    def ranks_from_positions(self, positions: str, rank: str) -> str:
+        """Step 2: the rows of the staged step 1 `positions`, their 1-based rank as `rank` before
+        their own columns."""
+        return self._lacks("ranking records in steps")
 
     def _lacks(self, what: str):
         raise UnsupportedByEngine(f"engine {self.name} does not support {what}")
@@ -345,6 +357,31 @@ class SparkDialect(Dialect):
 
     def int_div(self, a_sql: str, b_sql: str) -> str:
         return f"{a_sql} div {b_sql}"
+
+    # row_number() OVER (ORDER BY id) runs in one task on Spark. Instead: a global sort (range
+    # partitioned, so each partition holds a contiguous run of ids) numbered by
+    # monotonically_increasing_id() = partition index * 2^33 + place in the partition; the rows
+    # before a partition, summed from per-partition counts, turn that into the rank.
+    ranks_in_steps = True
+    PARTITION_SPAN = 2 ** 33
+
+    def sorted_positions(self, rows_sql: str, order_sql: str) -> str:
+        return (f"SELECT monotonically_increasing_id() AS __rwn_pos, struct(*) AS __rwn_row\n"
+                f"FROM (SELECT * FROM ({rows_sql}) AS __rwn_rows ORDER BY {order_sql}) AS __rwn_sorted")
+
+    def ranks_from_positions(self, positions: str, rank: str) -> str:
+        span = str(self.PARTITION_SPAN)
+        part = self.int_div("__rwn_pos", span)
+        return (f"WITH __rwn_parts AS (\n"
+                f"    SELECT {part} AS part, count(*) AS size FROM {positions} GROUP BY {part}\n"
+                f"),\n"
+                f"__rwn_offsets AS (\n"
+                f"    SELECT a.part, coalesce(sum(b.size), 0) AS rows_before\n"
+                f"    FROM __rwn_parts a LEFT JOIN __rwn_parts b ON b.part < a.part\n"
+                f"    GROUP BY a.part\n"
+                f")\n"
+                f"SELECT o.rows_before + p.__rwn_pos % {span} + 1 AS {rank}, p.__rwn_row.*\n"
+                f"FROM {positions} p JOIN __rwn_offsets o ON o.part = {self.int_div('p.__rwn_pos', span)}")
 
     def sorted_struct_list_agg(self, fields, where_sql: str) -> str:
         return f"array_sort(collect_list({self.struct_pack(fields)}) FILTER (WHERE {where_sql}))"

@@ -476,7 +476,16 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
     # per personal group its verdict under `test`; the summary reads the groups. `rows`
     # joins the verdicts back and sorts when read: sorting and joining ~1M rows cost more
     # than any step after the counting, so they are left to whoever reads the rows.
-    rows_table = be.stage(_audit_sql(be, src, spec, len(values), pp, blocks, ordered=False, group_verdicts=False))
+    # Off DuckDB the cases and the rows are two statements: both read the counts staged once.
+    counts = None if be.name == "duckdb" else be.stage(
+        rp_sql.audit_sql(src.sql, spec, len(values), pp.eps, pp.delta, pp.test, blocks, dialect=be.dialect,
+                         tails_relation="", counts_only=True))
+    try:
+        rows_table = be.stage(_audit_sql(be, src, spec, len(values), pp, blocks, ordered=False, group_verdicts=False,
+                                         counts_relation=counts))
+    finally:
+        if counts is not None:      # the staged rows no longer need it
+            be.drop(counts)
     keys = [quote_ident(c) for c in spec.public]
     pub = "".join(k + ", " for k in keys)
     groups_sql = f"""SELECT {pub}any_value(group_size) AS group_size, any_value(trials) AS trials,
@@ -505,11 +514,14 @@ def _audit_sql(be, src, spec, m: int, pp: privacy.PrivacyParams, blocks, **optio
     """The audit's SQL on this backend. DuckDB computes the exact tails inside the statement
     (the rwn_audit_tails UDF). Other engines get them from a small table computed here: the
     distinct (enforced, n, count or blocks) cases are read first, their tails computed with
-    rwn_sql.privacy in one vectorised call, and the table joined in; no per-row Python."""
+    rwn_sql.privacy in one vectorised call, and the table joined in; no per-row Python.
+    counts_relation: the per-(group, value) counts staged beforehand (not on DuckDB), which
+    both statements then read instead of the source."""
     if be.name == "duckdb":
         return rp_sql.audit_sql(src.sql, spec, m, pp.eps, pp.delta, pp.test, blocks, **options)
     cases = be.rows(rp_sql.audit_sql(src.sql, spec, m, pp.eps, pp.delta, pp.test, blocks, dialect=be.dialect,
-                                     tails_relation="", cases_only=True))
+                                     tails_relation="", cases_only=True,
+                                     counts_relation=options.get("counts_relation")))
     table = be.values([(e, n, k, (u, lo)) for (e, n, k), (u, lo) in zip(cases, _case_tails(cases, pp))],
                       "enforced boolean, group_size bigint, tails_key bigint, exact struct<upper:double,lower:double>")
     return rp_sql.audit_sql(src.sql, spec, m, pp.eps, pp.delta, pp.test, blocks, dialect=be.dialect,

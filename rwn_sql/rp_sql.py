@@ -160,7 +160,7 @@ AUDIT_ROW_STATS = ("group_size", "trials", "enforced", "value", "value_count", "
 def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float, test: str,
               blocks=None, ordered: bool = True, group_verdicts: bool = True,
               dialect: DuckDBDialect = DUCKDB, failing_designs=(), tails_relation: str | None = None,
-              cases_only: bool = False) -> str:
+              cases_only: bool = False, counts_relation: str | None = None, counts_only: bool = False) -> str:
     """Per personal group and value present in it: the reconstruction-privacy statistics and
     verdicts (AUDIT_ROW_STATS after the public columns, then group_passes: the chosen `test`
     over all values of the group), ordered by group and value. `m` is the size of the
@@ -171,7 +171,10 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
     count); their groups fail whatever the counts present.
     tails_relation: a relation of the exact tails (enforced, group_size, tails_key, exact)
     computed beforehand, for engines without the UDF; cases_only: the SQL listing the distinct
-    cases (enforced, group_size, tails_key) whose tails the audit needs."""
+    cases (enforced, group_size, tails_key) whose tails the audit needs.
+    counts_only: the SQL of the per-(group, value) counts alone; counts_relation: a relation of
+    those counts computed beforehand, read instead of the source (an engine that stages them
+    counts the data once for both the cases and the audit)."""
     groups = [quote_ident(c) for c in spec.public] or ["__rwn_all"]   # no public column: one group
     p, b = float_literal(spec.p), float_literal((1 - spec.p) / m)
     exact = f"rwn_audit_tails(e, CAST(n AS BIGINT[]), CAST(k AS BIGINT[]), {p}, {int(m)}, {float_literal(eps)})"
@@ -183,13 +186,17 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
     else:
         tails = f"SELECT enforced, group_size, tails_key, exact FROM {tails_relation}" if tails_relation else \
             "SELECT enforced, group_size, tails_key, NULL AS exact FROM stats WHERE false"
+    public_cols, sens = ", ".join(groups), quote_ident(spec.sensitive)
+    counts = (f"SELECT * FROM {counts_relation}" if counts_relation else
+              f"SELECT {public_cols}, {sens} AS value, count(*) AS value_count\n"
+              f"    FROM staged\n    GROUP BY {public_cols}, {sens}")
     body = _render(
         "rp_audit.sql",
+        counts=counts,
         source=source,
         all_column="" if spec.public else f", {dialect.as_text('NULL')} AS __rwn_all",
         null_filter=f"\n    WHERE {quote_ident(spec.sensitive)} IS NOT NULL" if spec.nulls == "drop" else "",
-        public_cols=", ".join(groups),
-        sens=quote_ident(spec.sensitive),
+        public_cols=public_cols,
         trials=_trials_check(dialect) if blocks else "g.group_size",
         trials_join=f"\n    LEFT JOIN {trials_values(blocks)} ON __rwn_tr.size = g.group_size" if blocks else "",
         same_group_cg=same_group("c", "g", groups),
@@ -198,6 +205,8 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
         p=p, b=b, eps=float_literal(eps),
         tails=tails,
     )
+    if counts_only:
+        return "WITH\n" + body + "\nSELECT * FROM counts"
     if cases_only:
         return "WITH\n" + body + "\nSELECT DISTINCT enforced, group_size, tails_key FROM stats"
     verdict = verdict_sql(delta)

@@ -146,7 +146,12 @@ def prepare(be, src: engine.Source, spec: RWNSpec, what: str, key_sql: str | Non
         return staged[-1]
 
     try:
-        rows_of = step(plan.staged())
+        rows_of = None
+        for _, make in plan.numbering():
+            previous, rows_of = rows_of, step(make(rows_of))
+            if previous is not None:        # a copy of the table the search does not read
+                staged.remove(previous)
+                be.drop(previous)
         settings = step(plan.settings(rows_of))
         points = step(plan.points(rows_of, settings))
         hood = step(plan.hood(settings, _search(be, plan, points, settings, step, trace)))
@@ -188,12 +193,16 @@ def script(be, src: engine.Source, spec: RWNSpec, what: str, order: str = "keyed
     from .spark_rwn import RWNPlan
     plan = RWNPlan(src.sql, spec, d)
     key = "(SELECT k FROM rwn_key)"
-    steps = [("rwn_staged", plan.staged()), ("rwn_settings", plan.settings("rwn_staged")),
-             ("rwn_points", plan.points("rwn_staged", "rwn_settings")), ("rwn_level_0", plan.seed("rwn_points")),
-             ("rwn_level_<L+1>  -- repeated, L = 0, 1, ..., until no row of the level has done = false",
-              plan.level("rwn_points", "rwn_settings", "rwn_level_<L>")),
-             ("rwn_hood  -- rwn_done_rows: the rows of every level with done = true, UNION ALL",
-              plan.hood("rwn_settings", "rwn_done_rows"))]
+    steps, previous = [], None
+    for name, make in plan.numbering():
+        steps.append((f"rwn_{name}", make(previous)))
+        previous = f"rwn_{name}"
+    steps += [("rwn_settings", plan.settings("rwn_staged")),
+              ("rwn_points", plan.points("rwn_staged", "rwn_settings")), ("rwn_level_0", plan.seed("rwn_points")),
+              ("rwn_level_<L+1>  -- repeated, L = 0, 1, ..., until no row of the level has done = false",
+               plan.level("rwn_points", "rwn_settings", "rwn_level_<L>")),
+              ("rwn_hood  -- rwn_done_rows: the rows of every level with done = true, UNION ALL",
+               plan.hood("rwn_settings", "rwn_done_rows"))]
     final = {"perturb": lambda: plan.perturb("rwn_staged", "rwn_hood", key, src.names, order),
              "donors": lambda: plan.donors("rwn_staged", "rwn_hood", key),
              "neighborhoods": lambda: plan.neighborhoods("rwn_hood", pairs)}[what]()

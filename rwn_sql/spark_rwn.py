@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from . import sqlgen
 from .dialect import SPARK, Dialect
+from .identifiers import quote_ident
 from .spec import RWNSpec
 
 LEVEL_SELECT = "\nSELECT lvl, i AS rid,"        # where the level's CTEs end and its result begins
@@ -37,8 +38,18 @@ class RWNPlan:
         self.level_ctes = self.steps["level"][:self.steps["level"].index(LEVEL_SELECT)]
 
     def staged(self) -> str:
-        """The source with its record numbers (__rwn_rid: the rank of the id)."""
+        """The source with its record numbers (__rwn_rid: the rank of the id), in one statement."""
         return _with({}, [self.steps["src"], self.steps["staged"]], "SELECT * FROM staged")
+
+    def numbering(self) -> list:
+        """The steps that make `staged`: (name, function of the previous step's table -> SQL).
+        Where the dialect ranks in steps (Spark), two steps that run in parallel: the rows
+        sorted by id with their places, then the ranks; else the one window of staged()."""
+        if not (self.dialect.ranks_in_steps and self.spec.id):
+            return [("staged", lambda _: self.staged())]
+        rows = _with({}, [self.steps["src"]], self.steps["rows"])
+        return [("positions", lambda _: self.dialect.sorted_positions(rows, quote_ident(self.spec.id))),
+                ("staged", lambda positions: self.dialect.ranks_from_positions(positions, "__rwn_rid"))]
 
     def settings(self, staged: str) -> str:
         """One row: `settings` (the starting cell side s0, the scales) and the offsets of `params`;

@@ -79,13 +79,14 @@ def neighborhood_steps(source: str, spec: RWNSpec, dialect: Dialect = DUCKDB) ->
     """The steps of neighborhood_ctes for an engine that drives the search levels itself: every
     CTE by name ("name AS (...)", in order), "seed": the SELECT of the search's level -1, and
     "level": the recursive member, one level of the search (CTEs then a SELECT) reading the
-    previous level's rows from `search`."""
+    previous level's rows from `search`; "rows": the SELECT of the rows `staged` numbers.""" 
     values = _neighborhood_values(source, spec, dialect)
     text = _render("rwn_neighborhoods.sql", **values)
     heads = list(CTE_HEAD.finditer(text))
     steps = {m.group(1): text[m.start():(heads[i + 1].start() if i + 1 < len(heads) else len(text))].rstrip().rstrip(",")
              for i, m in enumerate(heads)}
     steps["seed"], steps["level"] = values["search_seed"], values["level_step"]
+    steps["rows"] = "SELECT * FROM src" + values["missing_filter"]     # what `staged` numbers
     return steps
 
 

@@ -14,9 +14,7 @@ staged AS (
     SELECT * FROM src$null_filter
 ),
 counts AS $materialized(
-    SELECT $public_cols, $sens AS value, count(*) AS value_count
-    FROM staged
-    GROUP BY $public_cols, $sens
+    $counts
 ),
 groups AS (
     SELECT g.*, $trials AS trials

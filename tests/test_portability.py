@@ -44,7 +44,10 @@ def test_audit_plans_are_spark_sql(blocks, public):
     spec = rp_sql.RandomizeSpec(sensitive="job", p=0.5, public=public, nulls="drop")
     args = ("src_view", spec, 4, 0.5, 0.1, "exact", blocks)
     spark_tree(rp_sql.audit_sql(*args, dialect=SPARK, tails_relation="", cases_only=True))
-    for options in (dict(), dict(ordered=False, group_verdicts=False), dict(failing_designs=(12,))):
+    spark_tree(rp_sql.audit_sql(*args, dialect=SPARK, tails_relation="", counts_only=True))
+    spark_tree(rp_sql.audit_sql(*args, dialect=SPARK, tails_relation="", cases_only=True, counts_relation="counts_view"))
+    for options in (dict(), dict(ordered=False, group_verdicts=False), dict(failing_designs=(12,)),
+                    dict(ordered=False, group_verdicts=False, counts_relation="counts_view")):
         spark_tree(rp_sql.audit_sql(*args, dialect=SPARK, tails_relation="tails_view", **options))
     pp = privacy.PrivacyParams(0.5, 4, 0.5, 0.1, "exact")
     groups = "SELECT group_size, trials, enforced, 1 AS values_present, 0.5 AS worst_chernoff, 0.5 AS worst_exact, " \
@@ -76,7 +79,7 @@ def test_rewritten_queries_are_spark_sql(query, enforced):
     spark_tree(analyst.rewrite(query, meta, "rel_view", SPARK).sql)
 
 # Spark built-ins of the RWN plans that sqlglot parses as anonymous functions, and the table function
-SPARK_RWN_BUILTINS = {"inline", "min_by", "named_struct", "count_if"}
+SPARK_RWN_BUILTINS = {"inline", "min_by", "named_struct", "count_if", "monotonically_increasing_id"}
 SPARK_TABLE_FUNCTIONS = {"range"}
 
 
@@ -95,7 +98,9 @@ def test_rwn_plan_is_spark_sql(options):
     spec = RWNSpec(id="rid", **options)
     plan = RWNPlan("src_view", spec)
     key = "(SELECT k FROM key_view)"
-    statements = [plan.staged(), plan.settings("v1"), plan.points("v1", "v2"), plan.seed("v3"),
+    numbering = [make("v0") for _, make in plan.numbering()]
+    assert len(numbering) == 2          # Spark ranks the ids in two parallel steps, not one window
+    statements = [*numbering, plan.staged(), plan.settings("v1"), plan.points("v1", "v2"), plan.seed("v3"),
                   plan.level("v3", "v2", "v4"), plan.level_candidates("v3", "v2", "v4"), plan.hood("v2", "v5"),
                   plan.neighborhoods("v6"), plan.neighborhoods("v6", pairs=True),
                   plan.perturb("v1", "v6", key, ["rid", *spec.columns, *spec.strata, *spec.drop]),

@@ -109,6 +109,31 @@ def test_audit_on_spark_equals_duckdb(spark, people, enforce):
         assert [d["value"] for d in a.worst_failing()] == [d["value"] for d in b.worst_failing()]
 
 
+def test_audit_on_spark_counts_the_data_once(spark, people, monkeypatch):
+    """Spark's audit runs two statements over the data (the cases whose exact tails it needs,
+    then the rows): the per-(group, value) counts are staged once and both read them, so one
+    audit statement scans the source; the staged counts are dropped, the rows' tables on close."""
+    import rwn_sql
+    from rwn_sql import spark_engine
+    con, data, _, domain = people
+    executed = []
+    for method in ("rows", "stage"):
+        def record(self, sql, _original=getattr(spark_engine.SparkBackend, method)):
+            executed.append((sql, self.relation(sql)._jdf.queryExecution().optimizedPlan().toString()))
+            return _original(self, sql)
+        monkeypatch.setattr(spark_engine.SparkBackend, method, record)
+
+    def staged():
+        return {t.name for t in spark.catalog.listTables() if t.name.startswith("__rwn_stage_")}
+    with rwn_sql.audit(spark, str(data), "occupation", 0.45, 0.5, 0.1, public=["sex", "race"],
+                       domain=domain) as result:
+        assert result.groups > 1 and staged() == set(result._tables)
+    audit_reads = [sql for sql, plan in executed if "value_count" in sql and "parquet" in plan]
+    assert len(audit_reads) == 1, audit_reads
+    assert len([sql for sql, _ in executed if "value_count" in sql]) >= 3    # counts, cases, rows
+    assert not staged()
+
+
 @pytest.mark.parametrize("options", [dict(group_by=["sex"]),
                                      dict(group_by=["race"], values=["Sales", "Tech-support"],
                                           where="sex = 'Female' AND race LIKE '%a%'"),

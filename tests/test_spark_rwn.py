@@ -133,7 +133,7 @@ def test_perturb_into_parquet_and_its_steps(spark, tmp_path):
         sorted(tuple(r) for r in rwn_sql.perturb(spark, path, **kw).collect())
     text = rwn_sql.perturb(spark, path, sql=True, **kw)
     steps = [s for s in text.split(";\n") if s.strip()]
-    assert len(steps) == 7 and "repeated" in text and KEY not in text
+    assert len(steps) == 8 and "repeated" in text and KEY not in text
     for step in steps:
         sqlglot.parse_one(step.replace("<L>", "L").replace("<L+1>", "L1"), read="spark")
 
@@ -174,3 +174,51 @@ def test_cli_refuses_duckdb_settings_on_spark(tmp_path):
                           str(tmp_path / "out.parquet"), "--columns", "a", "--id", "rid", "--engine", "spark",
                           "--memory-limit", "2GB"], capture_output=True, text=True)
     assert run.returncode == 2 and "--memory-limit sets DuckDB" in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("kind", ["integer", "text"])
+def test_record_numbers_are_the_id_rank_over_many_partitions(spark, tmp_path, kind):
+    """The records are numbered in parallel (a range-partitioned sort, then per-partition
+    offsets): with the input in 7 partitions and the sort in 7, every record's number equals
+    DuckDB's rank of its id, the columns come through unchanged, and no step of the numbering
+    gathers the table into one partition (the one-statement window does: the check can fail)."""
+    from rwn_sql.spark_rwn import RWNPlan
+    from rwn_sql.spec import RWNSpec
+    rng = np.random.default_rng(5)
+    n = 500
+    if kind == "integer":
+        ids = rng.choice(np.arange(-10**12, 10**12, 7919), size=n, replace=False)
+    else:           # prefixes, digits sorting as text, non-ASCII letters
+        ids = np.array([f"{rng.choice(['a', 'A', 'é', 'ab', 'z'])}{i}" for i in rng.permutation(n)])
+    path = write_parquet(tmp_path / f"{kind}.parquet", {"rid": ids, "x": rng.normal(size=n)}, rng.permutation(n))
+    expected = dict(duckdb.execute(f"SELECT rid, row_number() OVER (ORDER BY rid) FROM '{path}'").fetchall())
+    backend = spark_engine.SparkBackend(spark)
+    saved = {k: spark.conf.get(k) for k in ("spark.sql.shuffle.partitions",
+                                            "spark.sql.adaptive.coalescePartitions.enabled")}
+    spark.conf.set("spark.sql.shuffle.partitions", "7")
+    spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")
+    staged = []
+    try:
+        src = backend.source(spark.read.parquet(path).repartition(7))
+        plan = RWNPlan(src.sql, RWNSpec(columns=("x",), k=2, id="rid"))
+        previous, plans = None, []
+        for _, make in plan.numbering():
+            sql = make(previous)
+            plans.append(backend.relation(sql)._jdf.queryExecution().executedPlan().toString())
+            staged.append(backend.stage(sql))
+            previous = staged[-1]
+        parts = backend.rows(f"SELECT count(DISTINCT __rwn_pos div {2 ** 33}) FROM {staged[0]}")[0][0]
+        frame = spark.table(previous)
+        numbered = {r["rid"]: r["__rwn_rid"] for r in frame.collect()}
+        single = backend.relation(plan.staged())._jdf.queryExecution().executedPlan().toString()
+    finally:
+        for name in staged:
+            backend.drop(name)
+        for k, v in saved.items():
+            spark.conf.set(k, v)
+    assert parts >= 5                       # the offsets between partitions were exercised
+    assert frame.columns == ["__rwn_rid", "rid", "x"]
+    assert numbered == expected
+    assert "SinglePartition" in single and "Window" in single
+    for text in plans:
+        assert "SinglePartition" not in text and "Window" not in text, text
