@@ -30,8 +30,7 @@ import sqlglot
 from sqlglot import exp
 
 from . import rp_sql, statements
-from .dialect import DUCKDB, Dialect
-from .engine import NUMERIC_TYPES
+from .dialect import DUCKDB, SPARK, Dialect
 from .errors import RWNError
 from .identifiers import display_name, float_literal, quote_ident, quote_literal
 from .release_db import QUERY_GRAMMAR, TRIALS_TABLE, ReleaseMeta, read_metadata
@@ -629,9 +628,8 @@ def check_measure(measure: Measure, meta: ReleaseMeta, column_types: dict | None
     if measure.column == meta.sensitive:
         raise refuse(f"{measure.label} of the sensitive attribute; SUM and AVG take a public numeric column "
                      f"(count its values with COUNT(*) and {display_name(meta.sensitive)} = 'value')")
-    from .spark_engine import NUMERIC_TYPES as SPARK_NUMERIC_TYPES     # Spark's type names
     kind = (column_types or {}).get(measure.column)
-    if kind is not None and not (NUMERIC_TYPES.match(kind) or SPARK_NUMERIC_TYPES.match(kind)):
+    if kind is not None and not (DUCKDB.numeric_type(kind) or SPARK.numeric_type(kind)):   # either engine's names
         raise refuse(f"{measure.label}: column {display_name(measure.column)} has type {kind}, not a number")
 
 

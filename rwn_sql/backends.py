@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from .dialect import is_spark, require_duckdb  # noqa: F401  (re-exported: which engine an object is)
+
 
 class Backend(Protocol):
     name: str          # "duckdb" or "spark", as messages name the engine
@@ -66,21 +68,6 @@ class Backend(Protocol):
         """The source as a command reads it for `output`: DuckDB reads the columns other than
         `typed` of a CSV as text when the output is CSV too, so they are written back byte for
         byte."""
-
-
-def is_spark(obj) -> bool:
-    """Is `obj` a SparkSession? (By class name: pyspark is an optional extra.)"""
-    return any(c.__name__ == "SparkSession" for c in type(obj).__mro__)
-
-
-def require_duckdb(con, what: str) -> None:
-    """Refuse a SparkSession where only DuckDB is supported, naming the call."""
-    if is_spark(con):
-        from .dialect import UnsupportedByEngine
-        raise UnsupportedByEngine(
-            f"engine spark does not support {what}: evaluation, tuning, the baselines (rank_swap, mdav), the SQL "
-            f"macros (install) and reports run on DuckDB; pass a DuckDB connection (it reads the Parquet a "
-            f"Spark run writes)")
 
 
 def backend_for(con) -> Backend:

@@ -30,8 +30,7 @@ import duckdb
 import numpy as np
 
 from . import engine
-from .backends import require_duckdb
-from .dialect import DUCKDB
+from .dialect import DUCKDB, require_duckdb
 from .errors import RWNError
 from .identifiers import quote_ident, quote_literal
 from .randomness import bits_sql, hash_sql, key_variable, resolve_key

@@ -409,3 +409,17 @@ def _field_literal(name: str) -> str:
 
 DUCKDB = DuckDBDialect()
 SPARK = SparkDialect()
+
+
+def is_spark(obj) -> bool:
+    """Is `obj` a SparkSession? (By class name: pyspark is an optional extra.)"""
+    return any(c.__name__ == "SparkSession" for c in type(obj).__mro__)
+
+
+def require_duckdb(con, what: str) -> None:
+    """Refuse a SparkSession where only DuckDB is supported, naming the call."""
+    if is_spark(con):
+        raise UnsupportedByEngine(
+            f"engine spark does not support {what}: evaluation, tuning, the baselines (rank_swap, mdav), the SQL "
+            f"macros (install) and reports run on DuckDB; pass a DuckDB connection (it reads the Parquet a "
+            f"Spark run writes)")

@@ -127,7 +127,7 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
     """A table or view name, a SQL query, a CSV/Parquet path, or 'file.duckdb:table'."""
     if isinstance(source, Source):
         return source
-    from .backends import require_duckdb
+    from .dialect import require_duckdb
     require_duckdb(con, "this call")
     if isinstance(source, os.PathLike):
         source = os.fspath(source)

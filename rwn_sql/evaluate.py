@@ -94,7 +94,7 @@ from scipy import special
 from scipy.spatial import cKDTree
 
 from . import engine
-from .backends import require_duckdb
+from .dialect import require_duckdb
 from .engine import NUMERIC_TYPES, Source, resolve_source
 from .errors import RWNError
 from .identifiers import quote_ident

@@ -72,7 +72,7 @@ def _query_sql(con, sql, database) -> str:
 
 def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Register rwn_sql's SQL functions and table macros on `con`. Safe to call again."""
-    from .backends import require_duckdb
+    from .dialect import require_duckdb
     require_duckdb(con, "install (the SQL macros)")
     # The macros' generated SQL reads the key through rwn_key_of(token), a function of this
     # connection, so neither the SQL text run by query() nor its echo in errors or profiles

@@ -28,7 +28,7 @@ import duckdb
 import numpy as np
 
 from . import engine, rwn, sqlgen
-from .backends import require_duckdb
+from .dialect import require_duckdb
 from .errors import RWNError
 from .evaluate import Evaluation, evaluate, evaluate_replicates
 from .identifiers import quote_ident
