@@ -138,14 +138,53 @@ def prepare(be, src: engine.Source, spec: RWNSpec, what: str, key_sql: str | Non
         return Prepared(sqlgen.neighborhoods_sql(src.sql, spec, pairs=pairs, dialect=d))
     if reps is not None:
         raise RWNError(f"engine {be.name} does not support replicate releases in one statement (tune runs on DuckDB)")
+    hoods = stage_neighborhoods(be, src, spec, trace)
+    return Prepared(hoods.final(what, key_sql, order=order, pairs=pairs), hoods.staged)
+
+
+@dataclass
+class Neighborhoods:
+    """Neighbourhoods staged by the backend, for one or more results over them: `rows` (the
+    source with its record numbers __rwn_rid) and `hood` (rid, members, radius2, dcr2) are
+    relations; `staged` lists every relation to forget afterwards."""
+    be: object
+    src: engine.Source
+    spec: RWNSpec
+    rows: str
+    hood: str
+    staged: list
+
+    def final(self, what: str, key_sql: str | None = None, order: str = "keyed", pairs: bool = False,
+              reps: int | None = None) -> str:
+        """The statement of `what` over the staged neighbourhoods (no search runs again)."""
+        from .spark_rwn import bind
+        d, spec, bound = self.be.dialect, self.spec, {"staged": self.rows, "hood": self.hood}
+        if what == "neighborhoods":
+            return bind({"hood": self.hood}, [], sqlgen.neighborhoods_final(pairs, d))
+        tail = [sqlgen.perturb_tail_ctes(spec, key_sql, d, reps)]
+        if what == "donors":
+            return bind(bound, tail, sqlgen.donors_final(spec, d))
+        return bind(bound, tail, sqlgen.perturb_final(spec, key_sql, d, reps, order, columns=self.src.names))
+
+
+def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None) -> Neighborhoods:
+    """Compute the neighbourhoods once into relations of the backend: with recursive CTEs in
+    two statements (the numbered rows, then the whole search; both number the records the same
+    way, by input position or id rank), else step by step (rwn_sql.spark_rwn.RWNPlan), the
+    search one statement per level. `trace`: a list that gets one dict per search level
+    where the levels run one by one."""
     from .spark_rwn import RWNPlan
-    plan, staged = RWNPlan(src.sql, spec, d), []
+    plan, staged = RWNPlan(src.sql, spec, be.dialect), []
 
     def step(sql: str) -> str:
         staged.append(be.stage(sql))
         return staged[-1]
 
     try:
+        if be.dialect.recursive_cte:
+            rows_of = step(plan.staged())
+            hood = step("WITH RECURSIVE\n" + sqlgen.neighborhood_ctes(src.sql, spec, be.dialect) + "\nSELECT * FROM hood")
+            return Neighborhoods(be, src, spec, rows_of, hood, staged)
         rows_of = None
         for _, make in plan.numbering():
             previous, rows_of = rows_of, step(make(rows_of))
@@ -158,13 +197,7 @@ def prepare(be, src: engine.Source, spec: RWNSpec, what: str, key_sql: str | Non
     except BaseException:
         forget(be, staged)
         raise
-    if what == "perturb":
-        final = plan.perturb(rows_of, hood, key_sql, src.names, order)
-    elif what == "donors":
-        final = plan.donors(rows_of, hood, key_sql)
-    else:
-        final = plan.neighborhoods(hood, pairs)
-    return Prepared(final, staged)
+    return Neighborhoods(be, src, spec, rows_of, hood, staged)
 
 
 def _search(be, plan, points: str, settings: str, step, trace) -> str:

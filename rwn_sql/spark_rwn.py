@@ -19,7 +19,7 @@ from .spec import RWNSpec
 LEVEL_SELECT = "\nSELECT lvl, i AS rid,"        # where the level's CTEs end and its result begins
 
 
-def _with(bound: dict, ctes, final: str) -> str:
+def bind(bound: dict, ctes, final: str) -> str:
     """WITH the `bound` steps (name -> table of the backend), then `ctes`, then `final`."""
     heads = [f"{name} AS (SELECT * FROM {table})" for name, table in bound.items()] + list(ctes)
     return "WITH\n" + ",\n".join(heads) + "\n" + final
@@ -39,7 +39,7 @@ class RWNPlan:
 
     def staged(self) -> str:
         """The source with its record numbers (__rwn_rid: the rank of the id), in one statement."""
-        return _with({}, [self.steps["src"], self.steps["staged"]], "SELECT * FROM staged")
+        return bind({}, [self.steps["src"], self.steps["staged"]], "SELECT * FROM staged")
 
     def numbering(self) -> list:
         """The steps that make `staged`: (name, function of the previous step's table -> SQL).
@@ -47,7 +47,7 @@ class RWNPlan:
         sorted by id with their places, then the ranks; else the one window of staged()."""
         if not (self.dialect.ranks_in_steps and self.spec.id):
             return [("staged", lambda _: self.staged())]
-        rows = _with({}, [self.steps["src"]], self.steps["rows"])
+        rows = bind({}, [self.steps["src"]], self.steps["rows"])
         return [("positions", lambda _: self.dialect.sorted_positions(rows, quote_ident(self.spec.id))),
                 ("staged", lambda positions: self.dialect.ranks_from_positions(positions, "__rwn_rid"))]
 
@@ -55,40 +55,40 @@ class RWNPlan:
         """One row: `settings` (the starting cell side s0, the scales) and the offsets of `params`;
         fails the statement with the first problem found in the data."""
         offsets = "".join(f", params.off_{i}" for i in range(1, len(self.spec.numeric) + 1))
-        return _with({"staged": staged}, [self.steps[n] for n in ("stats", "strata_sizes", "params", "settings")],
+        return bind({"staged": staged}, [self.steps[n] for n in ("stats", "strata_sizes", "params", "settings")],
                      f"SELECT settings.*{offsets} FROM params, settings")
 
     def points(self, staged: str, settings: str) -> str:
         """The records' grid coordinates and start levels (`settings` serves as `params` too)."""
-        return _with({"staged": staged, "params": settings, "settings": settings},
+        return bind({"staged": staged, "params": settings, "settings": settings},
                      [self.steps["scaled"], self.steps["points"]], "SELECT * FROM points")
 
     def seed(self, points: str) -> str:
         """Level -1 of the search: every record, none done."""
-        return _with({"points": points}, [], self.steps["seed"])
+        return bind({"points": points}, [], self.steps["seed"])
 
     def level(self, points: str, settings: str, previous: str) -> str:
         """The next level of the search: the records of `previous` not done try cells twice as wide."""
-        return _with({"points": points, "settings": settings, "search": previous},
+        return bind({"points": points, "settings": settings, "search": previous},
                      [self.steps["offsets"], self.steps["level"]], "")
 
     def level_candidates(self, points: str, settings: str, previous: str) -> str:
         """Figures of the next level (for benchmarks): records searching, candidate pairs."""
-        return _with({"points": points, "settings": settings, "search": previous},
+        return bind({"points": points, "settings": settings, "search": previous},
                      [self.steps["offsets"], self.level_ctes.rstrip()],
                      "SELECT count(DISTINCT i) AS records, count(*) AS candidates FROM pairs")
 
     def hood(self, settings: str, done: str) -> str:
         """The neighbourhoods from the rows of `done` (the done records of every level)."""
-        return _with({"settings": settings, "search": done}, [self.steps["hood"]], "SELECT * FROM hood")
+        return bind({"settings": settings, "search": done}, [self.steps["hood"]], "SELECT * FROM hood")
 
     def perturb(self, staged: str, hood: str, key_sql: str, columns, order: str = "keyed") -> str:
-        return _with({"staged": staged, "hood": hood}, [sqlgen.perturb_tail_ctes(self.spec, key_sql, self.dialect)],
+        return bind({"staged": staged, "hood": hood}, [sqlgen.perturb_tail_ctes(self.spec, key_sql, self.dialect)],
                      sqlgen.perturb_final(self.spec, key_sql, self.dialect, order=order, columns=columns))
 
     def donors(self, staged: str, hood: str, key_sql: str) -> str:
-        return _with({"staged": staged, "hood": hood}, [sqlgen.perturb_tail_ctes(self.spec, key_sql, self.dialect)],
+        return bind({"staged": staged, "hood": hood}, [sqlgen.perturb_tail_ctes(self.spec, key_sql, self.dialect)],
                      sqlgen.donors_final(self.spec, self.dialect))
 
     def neighborhoods(self, hood: str, pairs: bool = False) -> str:
-        return _with({"hood": hood}, [], sqlgen.neighborhoods_final(pairs, self.dialect))
+        return bind({"hood": hood}, [], sqlgen.neighborhoods_final(pairs, self.dialect))

@@ -200,11 +200,16 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
             report(f"rwn eps={eps:g}: neighbourhoods and {reps} releases")
             spec = rwn.spec(tuple(columns), categorical=tuple(categorical), k=k, eps=eps, q=q, scale=scale)
             rwn.check_source(be, src, spec)
-            hoods = rwn.deliver(be, rwn.prepare(be, src, spec, "neighborhoods")).fetchnumpy()
-            size, dcr = np.asarray(hoods["size"], float), np.asarray(hoods["dcr"], float)
+            # the neighbourhoods once, for Figure 1 and for every release
+            hoods = rwn.stage_neighborhoods(be, src, spec)
+            try:
+                sizes = be.relation(hoods.final("neighborhoods")).fetchnumpy()
+                engine.run(con, f"CREATE OR REPLACE TEMP TABLE {table} AS "
+                                + hoods.final("perturb", be.key_sql(the_key), reps=reps))
+            finally:
+                rwn.forget(be, hoods.staged)
+            size, dcr = np.asarray(sizes["size"], float), np.asarray(sizes["dcr"], float)
             figure1[eps] = {"size": size.tolist(), "dcr": dcr.tolist()}
-            releases = rwn.prepare(be, src, spec, "perturb", be.key_sql(the_key), reps=reps)
-            engine.run(con, f"CREATE OR REPLACE TEMP TABLE {table} AS {releases.sql}")
             evs = []
             for ev in evaluate_replicates(con, original_sql, f"SELECT * FROM {quote_ident(table)} ORDER BY rowid",
                                           reps, columns, target=target, categorical=categorical):
