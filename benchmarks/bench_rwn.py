@@ -329,7 +329,7 @@ def candidates_per_record(con, wl: Workload, eps: float, args) -> tuple[float, f
     stack = list(plan["operator"])
     while stack:
         node = stack.pop()
-        if node.get("type") == "HASH_JOIN" and "nb_1" in str(node.get("extra_info", {}).get("Conditions", "")):
+        if node.get("type") == "HASH_JOIN" and "nb_key" in str(node.get("extra_info", {}).get("Conditions", "")):
             pairs += node["intermediate_rows"]
             probes += node["children"][0]["intermediate_rows"]
         stack.extend(node.get("children", []))

@@ -21,6 +21,12 @@ from .spec import RWNSpec
 
 MAX_GRID_DIMS = 3          # 3^3 = 27 neighbour cells per record; more dims cost more than they prune
 UNIT_BALL = {1: 2.0, 2: math.pi, 3: 4.0 * math.pi / 3.0}
+# Levels per doubling of the cell side, by grid dimension: the block of a record that needs a
+# side just above a level's holds up to growth^G times the candidates it needs; finer steps in
+# more dimensions keep that factor small at the cost of more levels.
+LEVEL_STEPS = {0: 1, 1: 1, 2: 1, 3: 2, 4: 2, 5: 3}
+CELL_KEY_BITS = 62         # the packed cell key: G fields of 62 // G bits, a non-negative BIGINT
+CELL_CLAMP = "1e12"        # cell coordinates beyond this (in cells) are clamped; such records have no margin
 SLACK = "1e-9"             # relative safety margin against floating-point rounding at cell edges
 UNIT_ROUNDOFF = 2.0 ** -53
 PAIR_FIELDS = [("d2", "d2"), ("j", "j")]      # a neighbour in a list: sorted by (distance, record)
@@ -174,6 +180,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
     diameter2 = " + ".join([f"pow((hi_{i} - lo_{i}) / sc_{i}, 2)" for i in range(1, D + 1)]
                            + ([f"{C} * {w2}"] if C else [])) or "0.0"
     k_search = max(spec.k, 1)
+    steps = LEVEL_STEPS.get(G, 3)
     if G:
         # Expected count within s of a record ~ n * V_G * s^G / volume: aim for 2 (k + 1).
         ranges = " * ".join(f"((hi_{i} - lo_{i}) / sc_{i})" for i in range(1, D + 1))
@@ -204,8 +211,16 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
             ", ".join(f"range(-1, 2) t{d}(o)" for d in range(1, G + 1))
     else:
         offset_columns = "0 AS o_0"
-    probe_keys = [f"{dialect.floor(f'g_{d} / s')} AS cell_{d}" for d in range(1, G + 1)]
-    build_keys = [f"{dialect.floor(f'p.g_{d} / l.s')} AS cell_{d}" for d in range(1, G + 1)]
+    # Cells as integers, clamped (a record that far out in cell units has no margin left, see
+    # grid_margin); the join key packs them, each modulo 2^bits, into one BIGINT. Cells that
+    # wrap onto the same key only add candidates outside the margin, which the margin filters.
+    bits = CELL_KEY_BITS // G if G else 0
+    cell = lambda g, s: (f"CAST({dialect.floor(f'least(greatest({g} / {s}, -{CELL_CLAMP}), {CELL_CLAMP})')} "
+                         f"AS BIGINT)")
+    pack = lambda cells: " + ".join(f"(({c}) % {1 << bits} + {1 << bits}) % {1 << bits}"
+                                    + (f" * {1 << (bits * d)}" if d else "") for d, c in enumerate(cells))
+    probe_keys = [f"{cell(f'g_{d}', 's')} AS cell_{d}" for d in range(1, G + 1)]
+    build_keys = ([f"{pack([cell(f'p.g_{d}', 'l.s') for d in range(1, G + 1)])} AS cell_key"] if G else [])
     probe_keys += [f"CASE WHEN s < {w} THEN c_{i} END AS ck_{i}" for i in range(1, C + 1)]
     build_keys += [f"CASE WHEN l.s < {w} THEN p.c_{i} END AS ck_{i}" for i in range(1, C + 1)]
     if G:
@@ -218,14 +233,14 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
     category_margin = (f", CASE WHEN s < {w} THEN {w} * (1 - {SLACK}) ELSE 'Infinity'::DOUBLE END"
                        if C else "")
     exact_keys = [f"k_{i}" for i in range(1, len(strata) + 1)] + [f"ck_{i}" for i in range(1, C + 1)]
-    joins = [f"b.cell_{d} = a.nb_{d}" for d in range(1, G + 1)]
+    joins = ["b.cell_key = a.nb_key"] if G else []
     if G and exact_keys:
         # Strata and categorical keys ride in one struct with the first cell key (struct
         # equality matches NULL fields, like IS NOT DISTINCT FROM): a separate condition
         # between a and b alone let the optimizer join a stratum with itself before applying
         # the offsets, which is quadratic within a stratum.
-        joins[0] = (f"{dialect.struct_pack([('c', 'b.cell_1')] + [(e, f'b.{e}') for e in exact_keys])} = "
-                    f"{dialect.struct_pack([('c', 'a.nb_1')] + [(e, f'a.{e}') for e in exact_keys])}")
+        joins[0] = (f"{dialect.struct_pack([('c', 'b.cell_key')] + [(e, f'b.{e}') for e in exact_keys])} = "
+                    f"{dialect.struct_pack([('c', 'a.nb_key')] + [(e, f'a.{e}') for e in exact_keys])}")
     else:
         joins += [f"b.{e} IS NOT DISTINCT FROM a.{e}" for e in exact_keys]
     terms = [f"((a.v_{i} - b.v_{i}) / a.sc_{i}) * ((a.v_{i} - b.v_{i}) / a.sc_{i})" for i in range(1, D + 1)]
@@ -239,18 +254,19 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
                           + [dialect.floor(f"g_{d} / st.s0") for d in range(1, G + 1)])
         # expected count per cell at s0 for evenly spread data: 2 (k + 1) / V_G (see s_estimate)
         start_level = (f"-CAST(round(log2(greatest(count(*) OVER (PARTITION BY {cells}) * "
-                       f"{UNIT_BALL[G]!r} / {2 * (k_search + 1)}, 1)) / {G}) AS INTEGER)")
+                       f"{UNIT_BALL[G]!r} / {2 * (k_search + 1)}, 1)) * {steps} / {G}) AS INTEGER)")
     else:
         start_level = "0"
     level_step = _render(
         "rwn_level.sql",
+        growth=float_literal(2.0 ** (1.0 / steps)),
         scales="".join(f", sc_{i}" for i in range(1, D + 1)),
         probe_keys=_join(probe_keys, sep=",\n            ", lead=",\n            "),
         build_keys=_join(build_keys, sep=",\n            ", lead=",\n            "),
         margin=f"least({grid_margin}{category_margin})" if C else grid_margin,
         distance2="\n                + ".join(terms),
         join_condition=" AND ".join(joins) if joins else "true",
-        neighbour_cells="".join(f", p.cell_{d} + o.o_{d} AS nb_{d}" for d in range(1, G + 1)),
+        neighbour_cells=(f", {pack([f'p.cell_{d} + o.o_{d}' for d in range(1, G + 1)])} AS nb_key" if G else ""),
         k_search=k_search,
         eps2=eps2,
         tie_factor=tie_factor,

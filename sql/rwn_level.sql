@@ -1,9 +1,9 @@
 -- rwn_sql: one level of the neighbourhood search (sql/rwn_neighborhoods.sql): the records of
--- `search` still searching try cells of side s = s0 * 2^lvl; DuckDB runs it as the recursive member,
+-- `search` still searching try cells of side s = s0 * growth^lvl; DuckDB runs it as the recursive member,
 -- Spark once per level (rwn_sql/spark_engine.py).
 active AS (
-    -- records still searching whose start level is reached; cell side s = s0 * 2^lvl
-    SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0, w.lvl + 1) AS s, st.diameter$scales, p.*
+    -- records still searching whose start level is reached; cell side s = s0 * growth^lvl
+    SELECT w.lvl + 1 AS lvl, st.s0 * pow($growth, w.lvl + 1) AS s, st.diameter$scales, p.*
     FROM search w JOIN points p ON p.rid = w.rid, settings st
     WHERE NOT w.done AND w.start_lvl <= w.lvl + 1
 ),
