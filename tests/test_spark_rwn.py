@@ -134,3 +134,19 @@ def test_cli_refuses_duckdb_settings_on_spark(tmp_path):
                           str(tmp_path / "out.parquet"), "--columns", "a", "--id", "rid", "--engine", "spark",
                           "--memory-limit", "2GB"], capture_output=True, text=True)
     assert run.returncode == 2 and "--memory-limit sets DuckDB" in run.stderr, run.stderr
+
+
+def test_five_dimensional_grid_on_spark_equals_brute_force(spark, tmp_path):
+    """5 isotropic columns: the search chooses a 5-d grid (tests/test_grid_dims.py) and its
+    packed cell keys; Spark's neighbourhoods equal the brute force, ties included."""
+    n = 200
+    rng = np.random.default_rng(5)
+    data = {c: rng.integers(0, 4, n).astype(float) for c in "abcde"}
+    path = write_parquet(tmp_path / "five.parquet", {"rid": np.arange(n) + 1, **data}, np.arange(n))
+    d2 = squared_distances([scaled(data[c], "minmax") for c in "abcde"], [])
+    want, _, _ = brute_neighborhoods(d2, 3, 0.0)
+    rows = spark_engine.neighborhoods(spark, path, list("abcde"), k=3, pairs=True, id="rid").collect()
+    got = {r: set() for r in range(1, n + 1)}
+    for r in rows:
+        got[r["record"]].add(r["neighbor"])
+    assert got == want
