@@ -1,130 +1,357 @@
 """Benchmark: rwn_sql inside DuckDB against a numpy + scipy reference implementation of RWN.
 
-Both sides do the same work on the same in-memory data: min-max scale the columns, find
-every record's exact neighbourhood S_i = {j != i : d(i, j) <= max(eps, r_k(i))} (ties at
-the radius included) and, per record and column, with probability q replace the value by
-that column of a member of S_i drawn uniformly. Timed separately (data generation and
-loading are not timed):
+Both sides do the same work on the same in-memory data: min-max scale the numeric columns, find
+every record's exact neighbourhood S_i = {j != i in i's stratum : d(i, j) <= max(eps, r_k(i))}
+(ties at the radius included; a categorical mismatch costs the weight w) and, per record and
+column, with probability q replace the value by that column of a member of S_i drawn uniformly.
+Timed separately (data generation and loading are not timed):
 
   package    rwn_sql.perturb(con, "data", [...], k, eps, q, seed, into="released")
-  reference  cKDTree on the scaled points, k+2 nearest (self included), exact squared
-             distances recomputed in the same order as the SQL, query_ball_point for the
-             records where more points might lie within the radius, numpy draws and gather
+  reference  cKDTree per stratum on the scaled points (categorical columns one-hot encoded,
+             scaled by w / sqrt(2) so that a mismatch costs exactly w), k+2 nearest (self
+             included), exact squared distances recomputed as the SQL does, ball queries (in
+             chunks) for the records where more points might lie within the radius, numpy
+             draws and gather
+
+Workloads (--workload; --rows scales every one down):
+
+  W1   1M x 3 uniform on the unit cube
+  W1c  1M x 3, 6 Gaussian blobs, columns on different scales (was --data clustered)
+  W1g  1M x 5 standard Gaussian
+  W2   1M x 6 correlated: three latent factors plus small noise (intrinsic dimension about 3)
+  W3   california_housing.csv, its 9 numeric columns resampled to 1M rows with small jitter
+  W4   adult.csv resampled to 1M rows: 4 numeric columns (jittered), 2 categorical, strata sex
+  W5   10M x 5 Gaussian under memory_limit = '2GB', the package only
+  W6   1M x 3 uniform with eps chosen so that the mean neighbourhood holds about 1,000 records
+
+Each runs with k = 5 and eps = 0, then with one eps > 0 (1.5 times the median k-th neighbour
+distance of a sample; W6: the median distance to the 1,000th neighbour).
 
 Afterwards, untimed: neighbourhood sizes and radii from rwn_sql.neighborhoods against the
-reference's, and a check that every released cell of the package comes from a member of
-the reference's S_i. Needs scipy (pip install -e '.[bench]').
+reference's (equal sizes and radii mean equal sets: S_i is everything within the radius), and a
+check that every released cell of the package comes from a member of the reference's S_i.
+With --candidates, per record: the probe rows of the grid's cell join (records times neighbour
+cells, over all levels) and the candidate pairs it emits (distances computed). Needs scipy
+(pip install -e '.[bench]').
 
-    python benchmarks/bench_rwn.py                      # 1,000,000 uniform rows, 2 threads
-    python benchmarks/bench_rwn.py --rows 20000         # quick check, a few seconds
-    python benchmarks/bench_rwn.py --data clustered --threads 1
+    python benchmarks/bench_rwn.py --rows 100000 --workload all     # everything, scaled down
+    python benchmarks/bench_rwn.py --workload W1g --eps 0           # one workload, eps = 0 only
 """
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.csv  # noqa: F401  (pa.csv)
 from scipy.spatial import cKDTree
 
 import rwn_sql
-from machine import peak_rss_mb, cpu_name
+from machine import cpu_name
 
-COLUMNS = ["a", "b", "c"]
+DATA = Path(__file__).resolve().parent.parent / "examples" / "data"
 DATA_SEED = 20240601
-SLACK = 1e-9   # relative margin: far above kd-tree rounding, so no possible member is missed
+SLACK = 1e-9        # relative margin: far above kd-tree rounding, so no possible member is missed
+BALL_CHUNK = 20_000  # records per ball query: bounds the reference's memory on large neighbourhoods
+KEEP_MEMBERS = 5_000_000   # members the reference keeps for the cell check (beyond: sizes only)
+WORKLOADS = ["W1", "W1c", "W1g", "W2", "W3", "W4", "W5", "W6"]
 
 
-def make_data(rows: int, kind: str) -> np.ndarray:
-    """rows x 3 float64 values: uniform on the unit cube, or a mixture of Gaussian blobs
-    with unequal weights, spreads and column scales (dense cores and sparse tails)."""
+@dataclass
+class Workload:
+    name: str
+    numeric: dict                     # column -> float64 values
+    categorical: dict = field(default_factory=dict)   # column -> int64 codes
+    strata: dict = field(default_factory=dict)        # column -> int64 codes
+    memory_limit: str | None = None
+    reference: bool = True            # W5: package only (the check still runs, untimed)
+    big_hoods: bool = False           # W6: eps for about 1,000 members
+
+    @property
+    def columns(self):
+        return list(self.numeric) + list(self.categorical)
+
+    def table(self) -> pa.Table:
+        return pa.table({**self.numeric, **self.categorical, **self.strata})
+
+
+def resample(frame: dict, rows: int, rng, jitter: float = 0.01) -> dict:
+    """`rows` rows drawn with replacement; numeric float columns get Gaussian jitter of
+    `jitter` times their standard deviation (breaks the ties that resampling creates)."""
+    n = len(next(iter(frame.values())))
+    pick = rng.integers(0, n, rows)
+    out = {}
+    for c, v in frame.items():
+        v = v[pick]
+        if v.dtype.kind == "f":
+            v = v + jitter * np.std(v) * rng.standard_normal(rows)
+        out[c] = v
+    return out
+
+
+def make_workload(name: str, rows: int | None) -> Workload:
     rng = np.random.default_rng(DATA_SEED)
-    if kind == "uniform":
-        return rng.random((rows, len(COLUMNS)))
-    blobs = 6
-    centres = rng.uniform(0, 100, (blobs, len(COLUMNS)))
-    spreads = rng.uniform(0.5, 15, (blobs, len(COLUMNS)))
-    blob = rng.choice(blobs, size=rows, p=rng.dirichlet(np.ones(blobs)))
-    values = centres[blob] + spreads[blob] * rng.standard_normal((rows, len(COLUMNS)))
-    return values * np.array([1.0, 1000.0, 0.01])
+    size = rows or (10_000_000 if name == "W5" else 1_000_000)
+    if name in ("W1", "W6"):
+        x = rng.random((size, 3))
+        return Workload(name, {c: x[:, i] for i, c in enumerate("abc")}, big_hoods=name == "W6")
+    if name == "W1c":
+        blobs = 6
+        centres = rng.uniform(0, 100, (blobs, 3))
+        spreads = rng.uniform(0.5, 15, (blobs, 3))
+        blob = rng.choice(blobs, size=size, p=rng.dirichlet(np.ones(blobs)))
+        x = (centres[blob] + spreads[blob] * rng.standard_normal((size, 3))) * np.array([1.0, 1000.0, 0.01])
+        return Workload(name, {c: x[:, i] for i, c in enumerate("abc")})
+    if name in ("W1g", "W5"):
+        x = rng.standard_normal((size, 5))
+        return Workload(name, {c: x[:, i] for i, c in enumerate("abcde")},
+                        memory_limit="2GB" if name == "W5" else None, reference=name != "W5")
+    if name == "W2":
+        latent = rng.standard_normal((size, 3))
+        mix = rng.normal(size=(3, 6))
+        x = latent @ mix + 0.05 * rng.standard_normal((size, 6))
+        return Workload(name, {c: x[:, i] for i, c in enumerate("abcdef")})
+    if name == "W3":
+        t = pa.csv.read_csv(DATA / "california_housing.csv")
+        cols = [c for c in t.column_names if c != "ocean_proximity"]
+        frame = {c: t[c].to_numpy(zero_copy_only=False).astype(float) for c in cols}
+        keep = ~np.isnan(frame["total_bedrooms"])
+        return Workload(name, resample({c: v[keep] for c, v in frame.items()}, size, rng))
+    if name == "W4":
+        t = pa.csv.read_csv(DATA / "adult.csv")
+        numeric = ["age", "fnlwgt", "education_num", "hours_per_week"]
+        frame = {c: t[c].to_numpy().astype(float) for c in numeric}
+        codes = {}
+        for c in ["marital_status", "race", "sex"]:
+            _, codes[c] = np.unique(t[c].to_numpy(zero_copy_only=False), return_inverse=True)
+        drawn = resample({**frame, **codes}, size, rng)
+        return Workload(name, {c: drawn[c] for c in numeric},
+                        {c: drawn[c].astype(np.int64) for c in ["marital_status", "race"]},
+                        {"sex": drawn["sex"].astype(np.int64)})
+    raise ValueError(name)
 
 
-def exact_d2(cols: list[np.ndarray], i, j: np.ndarray) -> np.ndarray:
-    """Squared distances from record(s) i to records j (i broadcasts against j) with the
-    SQL's operations in its order, (a.x_1 - b.x_1)^2 + (a.x_2 - b.x_2)^2 + ..., so that
-    ties compare bit for bit. `cols` are the scaled columns."""
-    d2 = 0.0
-    for x in cols:
-        diff = x[i] - x[j]
-        d2 = d2 + diff * diff
-    return d2
+class Reference:
+    """The numpy + scipy side: scaled points, exact squared distances as the SQL computes them."""
+
+    def __init__(self, wl: Workload, weight: float):
+        self.wl, self.weight = wl, weight
+        self.v = [np.ascontiguousarray(v) for v in wl.numeric.values()]
+        self.sc = [v.max() - v.min() for v in self.v]
+        self.cats = [np.ascontiguousarray(c) for c in wl.categorical.values()]
+        self.n = len(self.v[0])
+
+    def points(self) -> np.ndarray:
+        lo = [v.min() for v in self.v]
+        parts = [((v - l) / s)[:, None] for v, l, s in zip(self.v, lo, self.sc)]
+        for c in self.cats:          # one-hot, a mismatch differs in two coordinates
+            values, codes = np.unique(c, return_inverse=True)
+            hot = np.zeros((self.n, len(values)))
+            hot[np.arange(self.n), codes] = self.weight / np.sqrt(2.0)
+            parts.append(hot)
+        return np.hstack(parts)
+
+    def d2(self, i, j) -> np.ndarray:
+        """Squared distances as the SQL computes them: ((v_i - v_j) / sc)^2 summed in column
+        order, then w^2 per categorical mismatch."""
+        d2 = 0.0
+        for v, s in zip(self.v, self.sc):
+            diff = (v[i] - v[j]) / s
+            d2 = d2 + diff * diff
+        for c in self.cats:
+            d2 = d2 + np.where(c[i] == c[j], 0.0, self.weight ** 2)
+        return d2
+
+    def perturb(self, k: int, eps: float, q: float, seed: int, threads: int):
+        """The full release and the neighbourhoods: (released, sizes, radius2, members), members
+        a dict record -> array for the records resolved by ball queries (kept while small)."""
+        n, ncol = self.n, len(self.wl.columns)
+        rng = np.random.default_rng(seed)
+        u = rng.random((n, ncol))                      # member rank = floor(u * size)
+        keep = rng.random((n, ncol)) >= q
+        x = self.points()
+        groups = [np.arange(n)] if not self.wl.strata else \
+            [np.flatnonzero(g == s) for g in self.wl.strata.values() for s in np.unique(g)]
+        donor = np.empty((n, ncol), dtype=np.int64)
+        sizes = np.empty(n, dtype=np.int64)
+        radius2 = np.empty(n)
+        members, kept = {}, 0
+        for idx in groups:
+            tree = cKDTree(x[idx])
+            want = min(k + 2, len(idx))
+            dist, cand = tree.query(x[idx], k=want, workers=threads)
+            cand = idx[cand]
+            d2 = self.d2(idx[:, None], cand)
+            d2[cand == idx[:, None]] = np.inf          # drop the self-match wherever it sits
+            order = np.argsort(d2, axis=1, kind="stable")
+            cand, d2 = np.take_along_axis(cand, order, 1), np.take_along_axis(d2, order, 1)
+            r2 = np.maximum(eps * eps, d2[:, k - 1])
+            s = (d2 <= r2[:, None]).sum(axis=1)
+            pos = np.minimum((u[idx] * s[:, None]).astype(np.int64), cand.shape[1] - 1)
+            donor[idx] = np.take_along_axis(cand, pos, 1)
+            # Every point outside those found lies at tree distance >= dist[:, -1]; where that is
+            # not clearly beyond the radius (ties, duplicates, eps), collect the whole ball.
+            suspicious = np.flatnonzero(dist[:, -1] <= np.sqrt(r2) * (1 + SLACK))
+            for start in range(0, len(suspicious), BALL_CHUNK):
+                part = suspicious[start:start + BALL_CHUNK]
+                balls = tree.query_ball_point(x[idx[part]], np.sqrt(r2[part]) * (1 + SLACK), workers=threads)
+                for local, ball in zip(part, balls):
+                    i = idx[local]
+                    others = idx[np.asarray(ball, dtype=np.int64)]
+                    others = others[others != i]
+                    od2 = self.d2(i, others)
+                    r2[local] = max(eps * eps, np.partition(od2, k - 1)[k - 1]) if k else eps * eps
+                    inside = others[od2 <= r2[local]]
+                    inside.sort()
+                    s[local] = len(inside)
+                    donor[i] = inside[(u[i] * len(inside)).astype(np.int64)]
+                    if kept + len(inside) <= KEEP_MEMBERS:
+                        members[i] = inside
+                        kept += len(inside)
+            sizes[idx], radius2[idx] = s, r2
+        donor = np.where(keep, np.arange(n)[:, None], donor)
+        released = np.column_stack([col[donor[:, c]] for c, col in
+                                    enumerate(list(self.v) + list(self.cats))])
+        return released, sizes, radius2, members, donor
+
+    def bad_cells(self, released, sizes, radius2, members) -> tuple[int, int]:
+        """(cells checked, cells whose value is no member's value in that column nor the record's own)."""
+        values = np.column_stack(list(self.v) + list(self.cats))
+        checked = bad = 0
+        rng = np.random.default_rng(0)
+        sample = rng.choice(self.n, size=min(self.n, 2_000), replace=False)
+        for i in sample:        # a sample of records: members recomputed from the radius
+            if i in members:
+                m = members[i]
+            else:
+                m = self._members(i, radius2[i])
+            for c in range(values.shape[1]):
+                checked += 1
+                if released[i, c] != values[i, c] and not (values[m, c] == released[i, c]).any():
+                    bad += 1
+        return checked, bad
+
+    def _members(self, i, r2):
+        idx = np.arange(self.n)
+        for g in self.wl.strata.values():
+            idx = idx[g[idx] == g[i]]
+        d2 = self.d2(i, idx)
+        return idx[(d2 <= r2) & (idx != i)]
 
 
-def reference_hoods(values: np.ndarray, k: int, eps: float, threads: int):
-    """Exact neighbourhoods: (cand, sizes, radius2, extra). Members of record i are
-    cand[i, :sizes[i]], or extra[i] for the records that needed a ball query."""
-    lo, hi = values.min(axis=0), values.max(axis=0)
-    x = (values - lo) / (hi - lo)
-    cols = [np.ascontiguousarray(x[:, c]) for c in range(x.shape[1])]
-    n = len(x)
+def choose_eps(wl: Workload, weight: float, k: int) -> float:
+    """A positive eps: 1.5 x the median k-th neighbour distance over a sample of records (W6:
+    the median distance to the 1,000th neighbour), in scaled units."""
+    ref = Reference(wl, weight)
+    x = ref.points()
+    rng = np.random.default_rng(7)
+    sample = rng.choice(ref.n, size=min(ref.n, 500), replace=False)
     tree = cKDTree(x)
-    dist, cand = tree.query(x, k=k + 2, workers=threads)     # self plus k+1 others, usually
-    rows = np.arange(n)
-    d2 = exact_d2(cols, rows[:, None], cand)
-    d2[cand == rows[:, None]] = np.inf                       # drop the self-match wherever it sits
-    order = np.argsort(d2, axis=1, kind="stable")
-    cand, d2 = np.take_along_axis(cand, order, 1), np.take_along_axis(d2, order, 1)
-    radius2 = np.maximum(eps * eps, d2[:, k - 1])            # exact unless suspicious below
-    sizes = (d2 <= radius2[:, None]).sum(axis=1)
-    # Every point outside the k+2 found lies at kd-tree distance >= dist[:, -1]. Where that is
-    # not clearly beyond the radius (ties, duplicates, eps), collect the whole ball instead.
-    suspicious = np.flatnonzero(dist[:, -1] <= np.sqrt(radius2) * (1 + SLACK))
-    extra = {}
-    if len(suspicious):
-        balls = tree.query_ball_point(x[suspicious], np.sqrt(radius2[suspicious]) * (1 + SLACK),
-                                      workers=threads)
-        for i, ball in zip(suspicious, balls):
-            others = np.array([j for j in ball if j != i], dtype=np.int64)
-            od2 = exact_d2(cols, i, others)
-            radius2[i] = max(eps * eps, np.sort(od2)[k - 1])
-            extra[i] = others[od2 <= radius2[i]]
-            sizes[i] = len(extra[i])
-    return cand, sizes, radius2, extra
+    rank = 1001 if wl.big_hoods else k + 1
+    dist, _ = tree.query(x[sample], k=min(rank, ref.n))
+    return float(np.median(dist[:, -1]) * (1.0 if wl.big_hoods else 1.5))
 
 
-def reference_perturb(values: np.ndarray, k: int, eps: float, q: float, seed: int, threads: int):
-    """The full RWN release in numpy + scipy, plus the neighbourhoods it used."""
-    cand, sizes, radius2, extra = reference_hoods(values, k, eps, threads)
-    n, ncol = values.shape
-    rng = np.random.default_rng(seed)
-    pos = rng.integers(0, sizes[:, None], size=(n, ncol))    # a fresh uniform member per column
-    donor = np.take_along_axis(cand, np.minimum(pos, cand.shape[1] - 1), 1)
-    for i, members in extra.items():
-        donor[i] = members[pos[i]]
-    donor = np.where(rng.random((n, ncol)) < q, donor, np.arange(n)[:, None])
-    released = np.take_along_axis(values, donor, 0)
-    return released, (cand, sizes, radius2, extra)
+def run(wl: Workload, eps: float, args) -> dict:
+    con = duckdb.connect()
+    con.execute(f"SET threads = {args.threads}")
+    if wl.memory_limit:
+        con.execute(f"SET memory_limit = '{wl.memory_limit}'")
+    con.from_arrow(wl.table()).create("data")
+    params = dict(k=args.k, eps=eps, q=args.q, seed=args.seed, strata=list(wl.strata),
+                  categorical=list(wl.categorical), weight=args.weight)
+    n = len(next(iter(wl.numeric.values())))
+    print(f"\n== {wl.name}: {n:,} rows, numeric {', '.join(wl.numeric)}"
+          + (f"; categorical {', '.join(wl.categorical)}" if wl.categorical else "")
+          + (f"; strata {', '.join(wl.strata)}" if wl.strata else "")
+          + f"; k = {args.k}, eps = {eps:.6g}, q = {args.q}"
+          + (f"; memory_limit {wl.memory_limit}" if wl.memory_limit else ""))
+    _reset_peak()
+    rss0 = peak_rss_mb()
+    t0 = time.perf_counter()
+    rwn_sql.perturb(con, "data", wl.columns, **params, into="released")
+    t_package = time.perf_counter() - t0
+    out = dict(workload=wl.name, rows=n, eps=eps, package=t_package, rss_package=peak_rss_mb())
+    print(f"package   {t_package:8.2f} s   rwn_sql.perturb(..., into='released')   "
+          f"(peak RSS {out['rss_package']:,.0f} MB, {rss0:,.0f} MB at the start)")
+    ref = Reference(wl, args.weight)
+    if wl.reference:
+        _reset_peak()
+        t0 = time.perf_counter()
+        result = ref.perturb(args.k, eps, args.q, args.seed, args.threads)
+        out["reference"] = time.perf_counter() - t0
+        out["rss_reference"] = peak_rss_mb()
+        out["ratio"] = t_package / out["reference"]
+        print(f"reference {out['reference']:8.2f} s   numpy + scipy cKDTree   (peak RSS {out['rss_reference']:,.0f} MB)")
+        print(f"ratio     {out['ratio']:8.2f}     package / reference")
+
+    # --- sanity checks (untimed) ---------------------------------------------------------
+    if not wl.reference and not args.check_w5:
+        print("check     skipped (W5: pass --check-w5 to run the reference untimed)")
+        return out
+    released_ref, ref_sizes, ref_radius2, members, _ = result if wl.reference else \
+        ref.perturb(args.k, eps, args.q, args.seed, args.threads)
+    nb = rwn_sql.neighborhoods(con, "data", wl.columns, k=args.k, eps=eps, strata=list(wl.strata),
+                               categorical=list(wl.categorical), weight=args.weight).fetchnumpy()
+    sizes, radius = np.asarray(nb["size"]), np.asarray(nb["radius"])
+    out["differ"] = int((sizes != ref_sizes).sum())
+    out["hood"] = float(sizes.mean())
+    # the timed release is in keyed order; the same release in input order pairs rows with records
+    rwn_sql.perturb(con, "data", wl.columns, **params, order="input", into="released_in_order")
+    released = np.column_stack([np.asarray(v) for v in
+                                con.table("released_in_order").select(*wl.columns).fetchnumpy().values()])
+    checked, bad = ref.bad_cells(released, sizes, ref_radius2, members)
+    print(f"check     |S_i| differ for {out['differ']:,} of {n:,} records; max |radius difference| "
+          f"{np.abs(radius - np.sqrt(ref_radius2)).max():.3g}; mean |S_i| {out['hood']:,.1f}; "
+          f"{bad:,} of {checked:,} sampled released cells not from a reference neighbour")
+    if args.candidates:
+        out["probes"], out["candidates"] = candidates_per_record(con, wl, eps, args)
+        print(f"per record: {out['probes']:,.1f} probe rows (neighbour cells tried), "
+              f"{out['candidates']:,.1f} candidate pairs (all levels)")
+    con.close()
+    return out
 
 
-def from_neighbourhood(released: np.ndarray, values: np.ndarray, hoods) -> int:
-    """Number of released cells whose value is not that column of any member of S_i
-    (nor the record's own value, which q < 1 keeps)."""
-    cand, sizes, _, extra = hoods
-    inside = np.arange(cand.shape[1]) < sizes[:, None]
-    bad = 0
-    for c in range(values.shape[1]):
-        ok = ((released[:, c, None] == values[cand, c]) & inside).any(axis=1)
-        ok |= released[:, c] == values[:, c]
-        for i in extra:
-            ok[i] = released[i, c] in values[extra[i], c] or released[i, c] == values[i, c]
-        bad += int((~ok).sum())
-    return bad
+def candidates_per_record(con, wl: Workload, eps: float, args) -> tuple[float, float]:
+    """Per record, summed over the search's levels: (probe rows of the cell join, i.e. records
+    times neighbour cells; candidate pairs, the pairs of records in neighbouring cells that the
+    join emits, before the margin). From an extra, untimed EXPLAIN ANALYZE run of the
+    neighbourhood statement."""
+    text = rwn_sql.neighborhoods(con, "data", wl.columns, k=args.k, eps=eps, strata=list(wl.strata),
+                                 categorical=list(wl.categorical), weight=args.weight, sql=True)
+    plan = json.loads(con.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + text).fetchall()[0][1])
+    probes = pairs = 0
+    stack = list(plan["operator"])
+    while stack:
+        node = stack.pop()
+        conditions = str(node.get("extra_info", {}).get("Conditions", ""))
+        # the cell join: on the packed cell key, or on a struct of it and the strata
+        if node.get("type") == "HASH_JOIN" and ("nb_key" in conditions or "struct_pack(c," in conditions):
+            pairs += node["intermediate_rows"]
+            probes += node["children"][0]["intermediate_rows"]
+        stack.extend(node.get("children", []))
+    n = len(next(iter(wl.numeric.values())))
+    return probes / n, pairs / n
 
 
+def _reset_peak() -> None:
+    """Linux: reset the process's peak RSS (VmHWM), so each side's peak is its own."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
 
 
+def peak_rss_mb() -> float:
+    """The process's peak RSS since the last _reset_peak (VmHWM; Linux)."""
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM")) / 1024
 
 
 def main(argv=None) -> None:
@@ -132,74 +359,57 @@ def main(argv=None) -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="Times exclude data generation and loading; the sanity "
                                         "checks after the timings are untimed.")
-    ap.add_argument("--rows", type=int, default=1_000_000, help="number of records (default 1,000,000)")
-    ap.add_argument("--data", choices=["uniform", "clustered"], default="uniform",
-                    help="uniform on the unit cube, or a mixture of 6 Gaussian blobs with different "
-                         "weights, spreads and column scales (default uniform)")
+    ap.add_argument("--workload", default="W1", choices=WORKLOADS + ["all"],
+                    help="which workload (default W1); 'all' runs every one")
+    ap.add_argument("--data", choices=["uniform", "clustered"],
+                    help="old name: uniform = W1, clustered = W1c")
+    ap.add_argument("--rows", type=int, default=None,
+                    help="records for every workload (default: 1,000,000; W5 10,000,000)")
     ap.add_argument("--threads", type=int, default=2,
                     help="DuckDB threads and cKDTree workers (default 2)")
     ap.add_argument("--k", type=int, default=5, help="RWN k, at least 1 (default 5)")
-    ap.add_argument("--eps", type=float, default=0.0,
-                    help="RWN eps in scaled units (default 0); large eps makes neighbourhoods large "
-                         "and the reference falls back to slow per-record ball queries")
+    ap.add_argument("--eps", default="both",
+                    help="'both' (default: eps = 0, then the workload's eps > 0), 'positive', or a number")
+    ap.add_argument("--weight", type=float, default=1.0, help="categorical mismatch distance (default 1)")
     ap.add_argument("--q", type=float, default=1.0, help="replacement probability (default 1)")
     ap.add_argument("--seed", type=int, default=1,
                     help="perturbation seed for both implementations (default 1); the data seed is fixed")
+    ap.add_argument("--candidates", action="store_true",
+                    help="also count candidate pairs per record (an extra EXPLAIN ANALYZE run)")
+    ap.add_argument("--check-w5", action="store_true", help="run W5's reference check (untimed)")
     args = ap.parse_args(argv)
-    if args.k < 1 or args.rows <= args.k or args.threads < 1:
-        ap.error("need --k >= 1, --rows > k and --threads >= 1")
+    if args.k < 1 or args.threads < 1 or (args.rows is not None and args.rows <= args.k + 1):
+        ap.error("need --k >= 1, --rows > k + 1 and --threads >= 1")
+    names = WORKLOADS if args.workload == "all" else [args.workload]
+    if args.data:
+        names = ["W1" if args.data == "uniform" else "W1c"]
 
-    values = make_data(args.rows, args.data)
-    con = duckdb.connect()
-    con.execute(f"SET threads = {args.threads}")
-    con.from_arrow(pa.table({c: values[:, i] for i, c in enumerate(COLUMNS)})).create("data")
-    params = dict(k=args.k, eps=args.eps, q=args.q, seed=args.seed)
-
-    print(f"rows      {args.rows:,} ({args.data})")
-    print(f"columns   {len(COLUMNS)} ({', '.join(COLUMNS)}); k = {args.k}, eps = {args.eps}, "
-          f"q = {args.q}, seed = {args.seed}")
     print(f"threads   {args.threads}")
     print(f"duckdb    {duckdb.__version__}; numpy {np.__version__}; rwn_sql {rwn_sql.__version__}")
     print(f"machine   {cpu_name()}")
-    print(f"peak RSS  {peak_rss_mb():,.0f} MB after loading the data")
-
-    t0 = time.perf_counter()
-    rwn_sql.perturb(con, "data", COLUMNS, **params, into="released")
-    t_package = time.perf_counter() - t0
-    print(f"\npackage   {t_package:8.2f} s   rwn_sql.perturb(..., into='released') in DuckDB"
-          f"   (peak RSS so far {peak_rss_mb():,.0f} MB)")
-
-    t0 = time.perf_counter()
-    ref_released, hoods = reference_perturb(values, args.k, args.eps, args.q, args.seed, args.threads)
-    t_reference = time.perf_counter() - t0
-    print(f"reference {t_reference:8.2f} s   numpy + scipy cKDTree, full perturbed array"
-          f"   (peak RSS so far {peak_rss_mb():,.0f} MB)")
-    print(f"ratio     {t_package / t_reference:8.2f}     package / reference")
-
-    # --- sanity checks (untimed) ---------------------------------------------------------
-    _, ref_sizes, ref_radius2, extra = hoods
-    nb = rwn_sql.neighborhoods(con, "data", COLUMNS, k=args.k, eps=args.eps).fetchnumpy()
-    sizes, radius = np.asarray(nb["size"]), np.asarray(nb["radius"])
-    size_values, counts = np.unique(sizes, return_counts=True)
-    ref_values, ref_counts = np.unique(ref_sizes, return_counts=True)
-    fmt = lambda v, c: ", ".join(f"{a}: {b:,}" for a, b in list(zip(v, c))[:6]) + (" ..." if len(v) > 6 else "")  # noqa: E731
-    # the timed release is in keyed order (it says nothing about input positions); the same
-    # release in input order pairs each row with its record for the checks
-    rwn_sql.perturb(con, "data", COLUMNS, **params, order="input", into="released_in_order")
-    released = np.column_stack([np.asarray(v) for v in
-                                con.table("released_in_order").select(*COLUMNS).fetchnumpy().values()])
-    print("\nsanity checks (untimed)")
-    print(f"  sum of |S_i|        package {sizes.sum():,}   reference {ref_sizes.sum():,}")
-    print(f"  |S_i| distribution  package {{{fmt(size_values, counts)}}}")
-    print(f"                      reference {{{fmt(ref_values, ref_counts)}}}")
-    print(f"  records whose |S_i| differ   {int((sizes != ref_sizes).sum()):,} of {args.rows:,}"
-          f"   (reference needed ball queries for {len(extra):,})")
-    print(f"  max |radius difference|      {np.abs(radius - np.sqrt(ref_radius2)).max():.3g}")
-    print(f"  cells changed       package {np.mean(released != values):.4f}   "
-          f"reference {np.mean(ref_released != values):.4f}")
-    print(f"  package cells not from a reference neighbour   "
-          f"{from_neighbourhood(released, values, hoods):,} of {released.size:,}")
-    print(f"\npeak RSS  {peak_rss_mb():,.0f} MB (whole process, at the end)")
+    results = []
+    for name in names:
+        wl = make_workload(name, args.rows)
+        if args.eps == "both":
+            eps_values = [0.0, choose_eps(wl, args.weight, args.k)]
+        elif args.eps == "positive":
+            eps_values = [choose_eps(wl, args.weight, args.k)]
+        else:
+            eps_values = [float(args.eps)]
+        if wl.big_hoods and args.eps == "both":
+            eps_values = eps_values[1:]        # W6 is about the large neighbourhoods
+        for eps in eps_values:
+            results.append(run(wl, eps, args))
+    print("\nsummary (times in s; peak RSS of the process in MB during each side's run, the data included)")
+    print(f"{'workload':9} {'rows':>10} {'eps':>9} {'package':>8} {'reference':>9} {'ratio':>6} "
+          f"{'mean|S|':>8} {'differ':>6} {'RSS pkg':>8} {'RSS ref':>8}" + (" probes/rec pairs/rec" if args.candidates else ""))
+    for r in results:
+        print(f"{r['workload']:9} {r['rows']:>10,} {r['eps']:>9.4g} {r['package']:>8.2f} "
+              f"{r.get('reference', float('nan')):>9.2f} {r.get('ratio', float('nan')):>6.2f} "
+              f"{r.get('hood', float('nan')):>8.1f} {r.get('differ', -1):>6} {r['rss_package']:>8,.0f} "
+              f"{r.get('rss_reference', float('nan')):>8,.0f}"
+              + (f" {r.get('probes', float('nan')):10.1f} {r.get('candidates', float('nan')):9.1f}"
+                 if args.candidates else ""))
 
 
 if __name__ == "__main__":

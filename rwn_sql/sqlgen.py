@@ -19,8 +19,19 @@ from .identifiers import float_literal, quote_ident, quote_literal
 from .randomness import KEY_PLACEHOLDER, TWO_52, bits_sql, hash_sql, order_key_sql
 from .spec import RWNSpec
 
-MAX_GRID_DIMS = 3          # 3^3 = 27 neighbour cells per record; more dims cost more than they prune
-UNIT_BALL = {1: 2.0, 2: math.pi, 3: 4.0 * math.pi / 3.0}
+# Grid dimensions: min(D, 3), or up to MAX_GRID_DIMS when the data looks that high-dimensional
+# (participation ratio of the scaled covariance, see grid_dims). On data of lower intrinsic
+# dimension than the grid, most of the 3^G neighbour cells are empty and cost probes only.
+BASE_GRID_DIMS = 3
+MAX_GRID_DIMS = 5          # 3^5 = 243 neighbour cells per record
+UNIT_BALL = {g: math.pi ** (g / 2) / math.gamma(g / 2 + 1) for g in range(1, MAX_GRID_DIMS + 1)}
+# Levels per doubling of the cell side, by grid dimension: the block of a record that needs a
+# side just above a level's holds up to growth^G times the candidates it needs; finer steps in
+# more dimensions keep that factor small at the cost of more levels. (2 steps on a 3-d grid were
+# about 20% faster on 200k uniform rows but raised perturb's memory floor above tests/test_spill.py's.)
+LEVEL_STEPS = {0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 3}
+CELL_KEY_BITS = 62         # the packed cell key: G fields of 62 // G bits, a non-negative BIGINT
+CELL_CLAMP = "1e12"        # cell coordinates beyond this (in cells) are clamped; such records have no margin
 SLACK = "1e-9"             # relative safety margin against floating-point rounding at cell edges
 UNIT_ROUNDOFF = 2.0 ** -53
 PAIR_FIELDS = [("d2", "d2"), ("j", "j")]      # a neighbour in a list: sorted by (distance, record)
@@ -93,7 +104,15 @@ def neighborhood_steps(source: str, spec: RWNSpec, dialect: Dialect = DUCKDB) ->
 def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
     num, cat, strata = spec.numeric, spec.categorical, spec.strata
     D, C = len(num), len(cat)
-    G = min(D, MAX_GRID_DIMS)
+    G = min(D, MAX_GRID_DIMS)            # grid coordinates g_1..g_G; the first grid_dims are used
+    dims = range(min(D, BASE_GRID_DIMS), G + 1)
+
+    def by_dims(values, grid_dims="st.grid_dims"):
+        """A value that depends on the grid dimension chosen at run time."""
+        values = {g: values(g) for g in dims}
+        if len(values) == 1:
+            return str(next(iter(values.values())))
+        return f"CASE {grid_dims} " + " ".join(f"WHEN {g} THEN {v}" for g, v in values.items()) + " END"
     col = {name: quote_ident(name) for name in spec.columns + strata}
 
     # --- validation, scaling -------------------------------------------------------
@@ -113,6 +132,12 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
                   f"count(*) FILTER (WHERE {col[c]} IS NULL OR NOT {dialect.is_finite(v)}) AS bad_{i}"]
     for i, c in enumerate(cat, 1):
         stats.append(f"count(*) FILTER (WHERE {col[c]} IS NULL) AS badc_{i}")
+    if D > BASE_GRID_DIMS:
+        for i in range(1, D + 1):
+            for j in range(i + 1, D + 1):
+                vi, vj = (f"CAST({col[num[m - 1]]} AS DOUBLE)" for m in (i, j))
+                stats.append(f"covar_pop({vi}, {vj}) FILTER (WHERE {dialect.is_finite(vi)} AND "
+                             f"{dialect.is_finite(vj)}) AS cov_{i}_{j}")
 
     scaling, checks = [], []
     for i, c in enumerate(num, 1):
@@ -175,11 +200,23 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
     diameter2 = " + ".join([f"pow((hi_{i} - lo_{i}) / sc_{i}, 2)" for i in range(1, D + 1)]
                            + ([f"{C} * {w2}"] if C else [])) or "0.0"
     k_search = max(spec.k, 1)
+    if D > BASE_GRID_DIMS:
+        # Participation ratio (sum of eigenvalues)^2 / (sum of their squares) of the scaled
+        # covariance, from its entries: about the number of directions the data spreads in.
+        # It only chooses the grid (the speed): neighbourhoods are exact on any grid.
+        var = [f"var_{i} / (sc_{i} * sc_{i})" for i in range(1, D + 1)]
+        cov = [f"cov_{i}_{j} / (sc_{i} * sc_{j})" for i in range(1, D + 1) for j in range(i + 1, D + 1)]
+        ratio = (f"pow({' + '.join(var)}, 2) / ({' + '.join(f'pow({v}, 2)' for v in var)}"
+                 f" + 2 * ({' + '.join(f'pow({c}, 2)' for c in cov)}))")
+        grid_dims = (f"CASE WHEN {dialect.is_finite(ratio)} THEN greatest({dims[0]}, least({G}, "
+                     f"CAST(round({ratio}) AS INTEGER))) ELSE {dims[0]} END")
+    else:
+        grid_dims = str(G)
     if G:
         # Expected count within s of a record ~ n * V_G * s^G / volume: aim for 2 (k + 1).
         ranges = " * ".join(f"((hi_{i} - lo_{i}) / sc_{i})" for i in range(1, D + 1))
-        s_estimate = (f"coalesce(pow({2 * (k_search + 1)} * pow({ranges}, {G}.0 / {D}) "
-                      f"/ (n * {UNIT_BALL[G]!r}), 1.0 / {G}), 0.0)")
+        s_estimate = by_dims(lambda g: f"coalesce(pow({2 * (k_search + 1)} * pow({ranges}, {g}.0 / {D}) "
+                                       f"/ (n * {UNIT_BALL[g]!r}), 1.0 / {g}), 0.0)", "grid_dims")
     else:
         s_estimate = f"0.5 * {w}"
     grid_order = ""
@@ -195,23 +232,43 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
     point_columns += [f"s.{col[c]} AS c_{i}" for i, c in enumerate(cat, 1)]
     for d in range(1, G + 1):
         if D == G:
-            point_columns.append(f"{x[d]} AS g_{d}")
+            g = x[d]
         else:
             cases = " ".join(f"WHEN {i} THEN {x[i]}" for i in x)
-            point_columns.append(f"CASE {dialect.list_element('st.grid_order', str(d))} {cases} END AS g_{d}")
+            g = f"CASE {dialect.list_element('st.grid_order', str(d))} {cases} END"
+        if d > dims[0]:     # an unused grid dimension: one cell, offset 0 only
+            g = f"CASE WHEN st.grid_dims >= {d} THEN {g} ELSE 0.0 END"
+        point_columns.append(f"{g} AS g_{d}")
 
     if G:
         offset_columns = ", ".join(f"t{d}.o AS o_{d}" for d in range(1, G + 1)) + "\n    FROM " + \
             ", ".join(f"range(-1, 2) t{d}(o)" for d in range(1, G + 1))
+        if G > dims[0]:
+            offset_columns += ", settings st\n    WHERE " + " AND ".join(
+                f"(t{d}.o = 0 OR st.grid_dims >= {d})" for d in range(dims[0] + 1, G + 1))
     else:
         offset_columns = "0 AS o_0"
-    probe_keys = [f"{dialect.floor(f'g_{d} / s')} AS cell_{d}" for d in range(1, G + 1)]
-    build_keys = [f"{dialect.floor(f'p.g_{d} / l.s')} AS cell_{d}" for d in range(1, G + 1)]
+    # Cells as integers, clamped (a record that far out in cell units has no margin left, see
+    # grid_margin); the join key packs them, each modulo 2^bits, into one BIGINT. Cells that
+    # wrap onto the same key only add candidates outside the margin, which the margin filters.
+    bits = CELL_KEY_BITS // G if G else 0
+
+    def cell(g, s):
+        return f"CAST({dialect.floor(f'least(greatest({g} / {s}, -{CELL_CLAMP}), {CELL_CLAMP})')} AS BIGINT)"
+
+    def pack(cells):
+        return " + ".join(f"(({c}) % {1 << bits} + {1 << bits}) % {1 << bits}" + (f" * {1 << (bits * d)}" if d else "")
+                          for d, c in enumerate(cells))
+
+    probe_keys = [f"{cell(f'g_{d}', 's')} AS cell_{d}" for d in range(1, G + 1)]
+    build_keys = ([f"{pack([cell(f'p.g_{d}', 'l.s') for d in range(1, G + 1)])} AS cell_key"] if G else [])
     probe_keys += [f"CASE WHEN s < {w} THEN c_{i} END AS ck_{i}" for i in range(1, C + 1)]
     build_keys += [f"CASE WHEN l.s < {w} THEN p.c_{i} END AS ck_{i}" for i in range(1, C + 1)]
     if G:
         fracs = [f"g_{d} / s - {dialect.floor(f'g_{d} / s')}" for d in range(1, G + 1)]
-        edges = ", ".join(f"{f}, 1 - ({f})" for f in fracs)
+        edges = ", ".join(f"{f}, 1 - ({f})" if d <= dims[0] else
+                          f"CASE WHEN grid_dims >= {d} THEN least({f}, 1 - ({f})) ELSE 1.0 END"
+                          for d, f in enumerate(fracs, 1))
         far = ", ".join(f"abs(g_{d} / s)" for d in range(1, G + 1))
         grid_margin = f"s * (1 + least({edges}) - {SLACK} * (1 + greatest({far})))"
     else:
@@ -219,14 +276,14 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
     category_margin = (f", CASE WHEN s < {w} THEN {w} * (1 - {SLACK}) ELSE 'Infinity'::DOUBLE END"
                        if C else "")
     exact_keys = [f"k_{i}" for i in range(1, len(strata) + 1)] + [f"ck_{i}" for i in range(1, C + 1)]
-    joins = [f"b.cell_{d} = a.nb_{d}" for d in range(1, G + 1)]
+    joins = ["b.cell_key = a.nb_key"] if G else []
     if G and exact_keys:
         # Strata and categorical keys ride in one struct with the first cell key (struct
         # equality matches NULL fields, like IS NOT DISTINCT FROM): a separate condition
         # between a and b alone let the optimizer join a stratum with itself before applying
         # the offsets, which is quadratic within a stratum.
-        joins[0] = (f"{dialect.struct_pack([('c', 'b.cell_1')] + [(e, f'b.{e}') for e in exact_keys])} = "
-                    f"{dialect.struct_pack([('c', 'a.nb_1')] + [(e, f'a.{e}') for e in exact_keys])}")
+        joins[0] = (f"{dialect.struct_pack([('c', 'b.cell_key')] + [(e, f'b.{e}') for e in exact_keys])} = "
+                    f"{dialect.struct_pack([('c', 'a.nb_key')] + [(e, f'a.{e}') for e in exact_keys])}")
     else:
         joins += [f"b.{e} IS NOT DISTINCT FROM a.{e}" for e in exact_keys]
     terms = [f"((a.v_{i} - b.v_{i}) / a.sc_{i}) * ((a.v_{i} - b.v_{i}) / a.sc_{i})" for i in range(1, D + 1)]
@@ -240,22 +297,24 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
                           + [dialect.floor(f"g_{d} / st.s0") for d in range(1, G + 1)])
         # expected count per cell at s0 for evenly spread data: 2 (k + 1) / V_G (see s_estimate)
         start_level = (f"-CAST(round(log2(greatest(count(*) OVER (PARTITION BY {cells}) * "
-                       f"{UNIT_BALL[G]!r} / {2 * (k_search + 1)}, 1)) / {G}) AS INTEGER)")
+                       f"{by_dims(lambda g: repr(UNIT_BALL[g]))} / {2 * (k_search + 1)}, 1)) * "
+                       f"{by_dims(lambda g: f'{LEVEL_STEPS[g]}.0 / {g}')}) AS INTEGER)")
     else:
         start_level = "0"
     level_step = _render(
         "rwn_level.sql",
-        scales="".join(f", sc_{i}" for i in range(1, D + 1)),
+        settings_columns="".join(f", sc_{i}" for i in range(1, D + 1)) + ", grid_dims",
+        growth=by_dims(lambda g: float_literal(2.0 ** (1.0 / LEVEL_STEPS[g]))) if G else "2.0",
         probe_keys=_join(probe_keys, sep=",\n            ", lead=",\n            "),
         build_keys=_join(build_keys, sep=",\n            ", lead=",\n            "),
         margin=f"least({grid_margin}{category_margin})" if C else grid_margin,
         distance2="\n                + ".join(terms),
         join_condition=" AND ".join(joins) if joins else "true",
-        neighbour_cells="".join(f", p.cell_{d} + o.o_{d} AS nb_{d}" for d in range(1, G + 1)),
+        neighbour_cells=(f", {pack([f'p.cell_{d} + o.o_{d}' for d in range(1, G + 1)])} AS nb_key" if G else ""),
         k_search=k_search,
         eps2=eps2,
         tie_factor=tie_factor,
-        found_list=dialect.sorted_struct_list_agg(PAIR_FIELDS, "j <> i"),
+        found_list=dialect.sorted_struct_list_agg(PAIR_FIELDS, "j <> i AND d2 <= margin2"),
         members=dialect.list_filter("found", "e", f"e.d2 <= ({radius2}) * {tie_factor}"),
         radius2=radius2,
         closest=f"{dialect.list_element('found', '1')}.d2",
@@ -278,6 +337,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
         s_estimate=s_estimate,
         diameter2=diameter2,
         grid_order=grid_order,
+        grid_dims=grid_dims,
         point_columns=_join(point_columns),
         offset_columns=offset_columns,
         scales="".join(f", sc_{i}" for i in range(1, D + 1)),

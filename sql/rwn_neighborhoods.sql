@@ -30,13 +30,14 @@ params AS (
     FROM stats, strata_sizes
 ),
 settings AS (
-    -- s0: starting cell side; diameter: no two records are further apart than this
+    -- s0: starting cell side; diameter: no two records are further apart than this;
+    -- grid_dims: how many grid coordinates the search uses (the rest stay in one cell)
     SELECT
         CASE WHEN problem IS NOT NULL THEN $raise_problem
              ELSE greatest($eps * 1.000001, $s_estimate, 1e-9 * diameter, 1e-12)
         END AS s0,
-        diameter$scales$grid_order
-    FROM (SELECT *, sqrt($diameter2) AS diameter FROM params)
+        diameter, grid_dims$scales$grid_order
+    FROM (SELECT *, sqrt($diameter2) AS diameter, $grid_dims AS grid_dims FROM params)
 ),
 scaled AS (
     -- unscaled distance values v_*, categorical distance columns c_*, strata k_*, and the

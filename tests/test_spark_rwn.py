@@ -222,3 +222,19 @@ def test_record_numbers_are_the_id_rank_over_many_partitions(spark, tmp_path, ki
     assert "SinglePartition" in single and "Window" in single
     for text in plans:
         assert "SinglePartition" not in text and "Window" not in text, text
+
+
+def test_five_dimensional_grid_on_spark_equals_brute_force(spark, tmp_path):
+    """5 isotropic columns: the search chooses a 5-d grid (tests/test_grid_dims.py) and its
+    packed cell keys; Spark's neighbourhoods equal the brute force, ties included."""
+    n = 200
+    rng = np.random.default_rng(5)
+    data = {c: rng.integers(0, 4, n).astype(float) for c in "abcde"}
+    path = write_parquet(tmp_path / "five.parquet", {"rid": np.arange(n) + 1, **data}, np.arange(n))
+    d2 = squared_distances([scaled(data[c], "minmax") for c in "abcde"], [])
+    want, _, _ = brute_neighborhoods(d2, 3, 0.0)
+    rows = rwn_sql.neighborhoods(spark, path, list("abcde"), k=3, pairs=True, id="rid").collect()
+    got = {r: set() for r in range(1, n + 1)}
+    for r in rows:
+        got[r["record"]].add(r["neighbor"])
+    assert got == want

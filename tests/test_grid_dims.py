@@ -1,0 +1,101 @@
+"""Grids of more than 3 dimensions, the grid dimension chosen at run time, and the packed cell
+key: neighbourhoods equal the brute force, as sets, on every code path."""
+import numpy as np
+import pytest
+
+import bruteforce as bf
+import rwn_sql
+from conftest import load_numpy
+from rwn_sql import sqlgen
+from test_neighborhoods import nonempty, sql_sets
+
+
+def grid_dims(con, table, columns, **kw) -> int:
+    """The grid dimension the search chose for this data (the `settings` step)."""
+    spec = rwn_sql.RWNSpec(columns=tuple(columns), **kw)
+    steps = sqlgen.neighborhood_steps(f'"{table}"', spec)
+    names = ["src", "staged", "stats", "strata_sizes", "params", "settings"]
+    return con.execute("WITH " + ",\n".join(steps[n] for n in names)
+                       + "\nSELECT grid_dims FROM settings").fetchone()[0]
+
+
+def check(con, table, data, cols, k, eps, categorical=(), strata=None, weight=1.0, scale="minmax"):
+    numeric = [c for c in cols if c not in categorical]
+    d2 = bf.squared_distances([bf.scaled(np.asarray(data[c], dtype=float), scale) for c in numeric],
+                              [np.asarray(data[c]) for c in categorical], weight=weight)
+    labels = None
+    if strata:
+        labels = np.array(["|".join(str(data[s][i]) for s in strata) for i in range(len(d2))])
+    ref, _, _ = bf.neighborhoods(d2, k, eps, strata=labels)
+    got = sql_sets(con, table, cols, k=k, eps=eps, categorical=list(categorical),
+                   strata=list(strata or []), weight=weight, scale=scale)
+    assert got == nonempty(ref)
+
+
+@pytest.mark.parametrize("dims", [4, 5])
+def test_isotropic_data_gets_a_grid_of_its_dimension(con, dims):
+    rng = np.random.default_rng(dims)
+    pts = rng.normal(size=(500, dims))
+    pts[:3] *= 2                                              # a few far records
+    data = {f"v{i}": pts[:, i] for i in range(dims)}
+    load_numpy(con, "iso", data)
+    assert grid_dims(con, "iso", list(data)) == dims
+    for k, eps in [(5, 0.0), (1, 0.0), (3, 0.15), (0, 0.2)]:
+        check(con, "iso", data, list(data), k, eps)
+
+
+def test_more_columns_than_grid_dimensions(con):
+    """7 isotropic columns: a 5-d grid on the columns of largest spread, distances over all 7."""
+    rng = np.random.default_rng(7)
+    data = {f"v{i}": rng.uniform(size=400) * (1 + i) for i in range(7)}
+    load_numpy(con, "wide", data)
+    assert grid_dims(con, "wide", list(data)) == 5
+    for k, eps in [(5, 0.0), (2, 0.3)]:
+        check(con, "wide", data, list(data), k, eps)
+
+
+def test_correlated_data_keeps_a_3d_grid_and_stays_exact(con):
+    """Five columns driven by two latent factors: the unused grid dimensions are one cell."""
+    rng = np.random.default_rng(2)
+    latent = rng.normal(size=(500, 2))
+    pts = latent @ rng.normal(size=(2, 5)) + 0.01 * rng.normal(size=(500, 5))
+    data = {f"v{i}": pts[:, i] for i in range(5)}
+    load_numpy(con, "corr", data)
+    assert grid_dims(con, "corr", list(data)) == 3
+    for k, eps in [(5, 0.0), (2, 0.05)]:
+        check(con, "corr", data, list(data), k, eps)
+
+
+@pytest.mark.parametrize("k,eps", [(1, 0.0), (4, 0.0), (3, 0.25)])
+def test_ties_on_a_5d_lattice(con, k, eps):
+    """Integer values: exact ties at the radius and duplicate records, on a 5-d grid."""
+    rng = np.random.default_rng(k)
+    data = {c: rng.integers(0, 4, 400).astype(float) for c in "abcde"}
+    load_numpy(con, "lattice", data)
+    assert grid_dims(con, "lattice", list(data)) == 5
+    check(con, "lattice", data, list(data), k, eps)
+
+
+def test_strata_and_categorical_columns_on_a_5d_grid(con):
+    rng = np.random.default_rng(9)
+    n = 500
+    data = {**{f"v{i}": rng.normal(size=n) for i in range(5)},
+            "colour": rng.choice(["red", "green", "blue"], n), "sex": rng.choice(["F", "M"], n)}
+    load_numpy(con, "mixed", data)
+    cols = [f"v{i}" for i in range(5)] + ["colour"]
+    assert grid_dims(con, "mixed", cols, categorical=("colour",), strata=("sex",)) == 5
+    for k, eps, weight in [(4, 0.0, 0.2), (2, 0.1, 1.0)]:
+        check(con, "mixed", data, cols, k, eps, categorical=["colour"], strata=["sex"], weight=weight)
+
+
+@pytest.mark.parametrize("dims", [3, 5])
+def test_cell_keys_that_wrap_stay_exact(con, monkeypatch, dims):
+    """With 2 bits per grid dimension, far cells share a packed key: they only add candidates,
+    which the margin filters."""
+    monkeypatch.setattr(sqlgen, "CELL_KEY_BITS", 2 * dims)
+    rng = np.random.default_rng(dims + 20)
+    pts = rng.normal(size=(400, dims)) * np.where(rng.random((400, 1)) < 0.5, 0.01, 1.0)  # dense core
+    data = {f"v{i}": pts[:, i] for i in range(dims)}
+    load_numpy(con, "wrap", data)
+    for k, eps in [(5, 0.0), (2, 0.05)]:
+        check(con, "wrap", data, list(data), k, eps)
