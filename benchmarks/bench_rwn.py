@@ -31,7 +31,9 @@ Afterwards, untimed: neighbourhood sizes and radii from rwn_sql.neighborhoods ag
 reference's (equal sizes and radii mean equal sets: S_i is everything within the radius), and a
 check that every released cell of the package comes from a member of the reference's S_i.
 With --candidates, per record: the probe rows of the grid's cell join (records times neighbour
-cells, over all levels) and the candidate pairs it emits (distances computed). Needs scipy
+cells, over all levels) and the candidate pairs it emits (distances computed). With
+--compare-grid, the release is timed again with the grid on the columns instead of principal axes
+(rwn.grid_axes), and the two releases are checked identical. Needs scipy
 (pip install -e '.[bench]').
 
     python benchmarks/bench_rwn.py --rows 100000 --workload all     # everything, scaled down
