@@ -159,7 +159,9 @@ def grid_axes(be, src: engine.Source, spec: RWNSpec):
     for u in vectors[:, :min(D, sqlgen.MAX_GRID_DIMS)].T:
         u = u / np.linalg.norm(u)
         u = u * (1.0 if u[np.argmax(np.abs(u))] > 0 else -1.0)     # deterministic signs
-        axes.append(tuple(float(c) * (1 - 1e-15) for c in u))     # norm just below 1
+        # 9 decimals, toward zero: short literals, the same text whatever the summation order
+        # of the covariance (thread count) in all but rare cases, and the norm stays <= 1
+        axes.append(tuple(float(c) for c in np.trunc(u * 1e9) / 1e9))
     return tuple(axes)
 
 
