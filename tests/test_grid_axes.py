@@ -54,7 +54,8 @@ def test_correlated_data_gets_axes_and_equals_brute_force(con, monkeypatch, inte
     assert axes is not None and len(axes) == 5
     for u in axes:
         assert sum(c * c for c in u) <= 1 + sqlgen.AXIS_NORM_SLACK
-    for k, eps, scale in [(5, 0.0, "minmax"), (1, 0.0, "minmax"), (3, 0.1, "minmax"), (4, 0.0, "zscore")]:
+    for k, eps, scale in [(5, 0.0, "minmax"), (1, 0.0, "minmax"), (3, 0.1, "minmax"),
+                          (4, 0.0, "zscore"), (2, 0.0, "none")]:
         got = sql_sets(con, "corr", cols, k=k, eps=eps, scale=scale)
         assert got == brute(data, cols, k, eps, scale=scale)
     with_axes = rwn_sql.perturb(con, "corr", cols, k=4, eps=0.05, key=KEY, order="input").fetchall()
