@@ -31,7 +31,9 @@ Afterwards, untimed: neighbourhood sizes and radii from rwn_sql.neighborhoods ag
 reference's (equal sizes and radii mean equal sets: S_i is everything within the radius), and a
 check that every released cell of the package comes from a member of the reference's S_i.
 With --candidates, per record: the probe rows of the grid's cell join (records times neighbour
-cells, over all levels) and the candidate pairs it emits (distances computed). Needs scipy
+cells, over all levels) and the candidate pairs it emits (distances computed). With
+--compare-grid, the release is timed again with the grid on the columns instead of principal axes
+(rwn.grid_axes), and the two releases are checked identical. Needs scipy
 (pip install -e '.[bench]').
 
     python benchmarks/bench_rwn.py --rows 100000 --workload all     # everything, scaled down
@@ -52,6 +54,8 @@ import pyarrow.csv  # noqa: F401  (pa.csv)
 from scipy.spatial import cKDTree
 
 import rwn_sql
+from rwn_sql import rwn
+from rwn_sql.backends import backend_for
 from machine import cpu_name
 
 DATA = Path(__file__).resolve().parent.parent / "examples" / "data"
@@ -279,6 +283,26 @@ def run(wl: Workload, eps: float, args) -> dict:
     out = dict(workload=wl.name, rows=n, eps=eps, package=t_package, rss_package=peak_rss_mb())
     print(f"package   {t_package:8.2f} s   rwn_sql.perturb(..., into='released')   "
           f"(peak RSS {out['rss_package']:,.0f} MB, {rss0:,.0f} MB at the start)")
+    if args.compare_grid:
+        # the same release with the grid on the columns (no principal axes), same process
+        gain, rwn.PCA_GAIN = rwn.PCA_GAIN, float("inf")
+        try:
+            t0 = time.perf_counter()
+            rwn_sql.perturb(con, "data", wl.columns, **params, into="released_on_columns")
+            out["package_columns"] = time.perf_counter() - t0
+        finally:
+            rwn.PCA_GAIN = gain
+        same = con.execute("SELECT (SELECT count(*) FROM (SELECT * FROM released EXCEPT ALL SELECT * FROM "
+                           "released_on_columns)) + (SELECT count(*) FROM (SELECT * FROM released_on_columns "
+                           "EXCEPT ALL SELECT * FROM released))").fetchone()[0] == 0
+        con.execute("DROP TABLE released_on_columns")
+        spec = rwn_sql.RWNSpec(columns=tuple(wl.columns), k=args.k, eps=eps, q=args.q, strata=tuple(wl.strata),
+                               categorical=tuple(wl.categorical), weight=args.weight)
+        be = backend_for(con)
+        out["axes"] = rwn.grid_axes(be, rwn.check_source(be, "data", spec, guard=False), spec) is not None
+        print(f"columns   {out['package_columns']:8.2f} s   the same with the grid on the columns "
+              f"(principal axes {'used' if out['axes'] else 'not used'}; releases "
+              f"{'identical' if same else 'DIFFER'})")
     ref = Reference(wl, args.weight)
     if wl.reference:
         _reset_peak()
@@ -376,6 +400,9 @@ def main(argv=None) -> None:
                     help="perturbation seed for both implementations (default 1); the data seed is fixed")
     ap.add_argument("--candidates", action="store_true",
                     help="also count candidate pairs per record (an extra EXPLAIN ANALYZE run)")
+    ap.add_argument("--compare-grid", action="store_true",
+                    help="also time the package with the grid on the columns instead of principal axes, "
+                         "and check that both releases are identical")
     ap.add_argument("--check-w5", action="store_true", help="run W5's reference check (untimed)")
     args = ap.parse_args(argv)
     if args.k < 1 or args.threads < 1 or (args.rows is not None and args.rows <= args.k + 1):
@@ -402,14 +429,16 @@ def main(argv=None) -> None:
             results.append(run(wl, eps, args))
     print("\nsummary (times in s; peak RSS of the process in MB during each side's run, the data included)")
     print(f"{'workload':9} {'rows':>10} {'eps':>9} {'package':>8} {'reference':>9} {'ratio':>6} "
-          f"{'mean|S|':>8} {'differ':>6} {'RSS pkg':>8} {'RSS ref':>8}" + (" probes/rec pairs/rec" if args.candidates else ""))
+          f"{'mean|S|':>8} {'differ':>6} {'RSS pkg':>8} {'RSS ref':>8}" + (" probes/rec pairs/rec" if args.candidates else "")
+          + (" columns-grid axes" if args.compare_grid else ""))
     for r in results:
         print(f"{r['workload']:9} {r['rows']:>10,} {r['eps']:>9.4g} {r['package']:>8.2f} "
               f"{r.get('reference', float('nan')):>9.2f} {r.get('ratio', float('nan')):>6.2f} "
               f"{r.get('hood', float('nan')):>8.1f} {r.get('differ', -1):>6} {r['rss_package']:>8,.0f} "
               f"{r.get('rss_reference', float('nan')):>8,.0f}"
               + (f" {r.get('probes', float('nan')):10.1f} {r.get('candidates', float('nan')):9.1f}"
-                 if args.candidates else ""))
+                 if args.candidates else "")
+              + (f" {r['package_columns']:12.2f} {'yes' if r['axes'] else 'no':>4}" if args.compare_grid else ""))
 
 
 if __name__ == "__main__":

@@ -111,6 +111,60 @@ def check_pair_budget(be, src, spec: RWNSpec) -> None:
         f"higher memory limit (SET memory_limit / --memory-limit)")
 
 
+# Principal axes replace the columns as grid coordinates when their leading G capture at least
+# this much more of the scaled variance than the G columns of largest variance (correlated data,
+# whose blocks are otherwise elongated along the data); isotropic data keeps the columns.
+PCA_GAIN = 1.1
+
+
+def grid_axes(be, src: engine.Source, spec: RWNSpec):
+    """The grid's directions for more than 3 numeric columns: the leading eigenvectors of the
+    scaled covariance (one aggregate pass through the backend, numpy's eigh on the driver), or
+    None to grid on the columns. Only the speed depends on them (sqlgen.check_axes): any unit
+    directions keep the neighbourhoods exact, so the covariance is taken over all records,
+    finite values only, with the scale approximated here; a pass that fails leaves the columns
+    (the statement then reports the data's problem)."""
+    import numpy as np
+    D = len(spec.numeric)
+    if D <= sqlgen.BASE_GRID_DIMS:
+        return None
+    finite = be.dialect.is_finite
+    x = [f"CAST({quote_ident(c)} AS DOUBLE)" for c in spec.numeric]
+    ok = [f"FILTER (WHERE {finite(v)})" for v in x]
+    aggs = [f"max({v}) {ok[i]} - min({v}) {ok[i]}, stddev_samp({v}) {ok[i]}" for i, v in enumerate(x)]
+    aggs += [f"covar_pop({x[i]}, {x[j]}) FILTER (WHERE {finite(x[i])} AND {finite(x[j])})"
+             for i in range(D) for j in range(i, D)]
+    row = be.try_rows("SELECT " + ", ".join(aggs) + f" FROM {src.sql}")
+    if not row:
+        return None
+    row = [float("nan") if v is None else float(v) for v in row[0]]
+    scale = np.array([{"minmax": row[2 * i], "zscore": row[2 * i + 1]}.get(spec.scale, 1.0) for i in range(D)])
+    cov = np.empty((D, D))
+    entries = iter(row[2 * D:])
+    for i in range(D):
+        for j in range(i, D):
+            cov[i, j] = cov[j, i] = next(entries)
+    with np.errstate(all="ignore"):
+        cov = cov / np.outer(scale, scale)
+    if not np.all(np.isfinite(cov)) or np.trace(cov) <= 0:
+        return None
+    values, vectors = np.linalg.eigh(cov)
+    values, vectors = values[::-1], vectors[:, ::-1]
+    # the grid dimension the statement will choose (rotation does not change it)
+    ratio = np.trace(cov) ** 2 / np.sum(cov * cov)
+    g = int(min(max(round(ratio), sqlgen.BASE_GRID_DIMS), min(D, sqlgen.MAX_GRID_DIMS)))
+    if values[:g].sum() < PCA_GAIN * np.sort(np.diag(cov))[::-1][:g].sum():
+        return None
+    axes = []
+    for u in vectors[:, :min(D, sqlgen.MAX_GRID_DIMS)].T:
+        u = u / np.linalg.norm(u)
+        u = u * (1.0 if u[np.argmax(np.abs(u))] > 0 else -1.0)     # deterministic signs
+        # 9 decimals, toward zero: short literals, the same text whatever the summation order
+        # of the covariance (thread count) in all but rare cases, and the norm stays <= 1
+        axes.append(tuple(float(c) for c in np.trunc(u * 1e9) / 1e9))
+    return tuple(axes)
+
+
 @dataclass
 class Prepared:
     """The statement that gives an RWN result, and the relations the backend staged for it."""
@@ -131,11 +185,12 @@ def prepare(be, src: engine.Source, spec: RWNSpec, what: str, key_sql: str | Non
         raise ValueError("perturb and donors need key_sql")
     d = be.dialect
     if d.recursive_cte:
+        axes = grid_axes(be, src, spec)
         if what == "perturb":
-            return Prepared(sqlgen.perturb_sql(src.sql, spec, key_sql, d, reps=reps, order=order))
+            return Prepared(sqlgen.perturb_sql(src.sql, spec, key_sql, d, reps=reps, order=order, axes=axes))
         if what == "donors":
-            return Prepared(sqlgen.donors_sql(src.sql, spec, key_sql, d))
-        return Prepared(sqlgen.neighborhoods_sql(src.sql, spec, pairs=pairs, dialect=d))
+            return Prepared(sqlgen.donors_sql(src.sql, spec, key_sql, d, axes=axes))
+        return Prepared(sqlgen.neighborhoods_sql(src.sql, spec, pairs=pairs, dialect=d, axes=axes))
     if reps is not None:
         raise RWNError(f"engine {be.name} does not support replicate releases in one statement (tune runs on DuckDB)")
     hoods = stage_neighborhoods(be, src, spec, trace)
@@ -174,7 +229,8 @@ def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None) -> Ne
     search one statement per level. `trace`: a list that gets one dict per search level
     where the levels run one by one."""
     from .spark_rwn import RWNPlan
-    plan, staged = RWNPlan(src.sql, spec, be.dialect), []
+    axes = grid_axes(be, src, spec)
+    plan, staged = RWNPlan(src.sql, spec, be.dialect, axes), []
 
     def step(sql: str) -> str:
         staged.append(be.stage(sql))
@@ -183,7 +239,7 @@ def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None) -> Ne
     try:
         if be.dialect.recursive_cte:
             rows_of = step(plan.staged())
-            hood = step("WITH RECURSIVE\n" + sqlgen.neighborhood_ctes(src.sql, spec, be.dialect) + "\nSELECT * FROM hood")
+            hood = step("WITH RECURSIVE\n" + sqlgen.neighborhood_ctes(src.sql, spec, be.dialect, axes) + "\nSELECT * FROM hood")
             return Neighborhoods(be, src, spec, rows_of, hood, staged)
         rows_of = None
         for _, make in plan.numbering():
@@ -224,7 +280,7 @@ def script(be, src: engine.Source, spec: RWNSpec, what: str, order: str = "keyed
     if d.recursive_cte:
         return be.engine_sql(prepare(be, src, spec, what, KEY_PLACEHOLDER, order=order, pairs=pairs).sql)
     from .spark_rwn import RWNPlan
-    plan = RWNPlan(src.sql, spec, d)
+    plan = RWNPlan(src.sql, spec, d, grid_axes(be, src, spec))
     key = "(SELECT k FROM rwn_key)"
     steps, previous = [], None
     for name, make in plan.numbering():

@@ -31,10 +31,11 @@ class RWNPlan:
     source: str
     spec: RWNSpec
     dialect: Dialect = SPARK
+    axes: tuple | None = None       # the grid's directions (rwn.grid_axes), None: the columns
     steps: dict = field(init=False)
 
     def __post_init__(self):
-        self.steps = sqlgen.neighborhood_steps(self.source, self.spec, self.dialect)
+        self.steps = sqlgen.neighborhood_steps(self.source, self.spec, self.dialect, self.axes)
         self.level_ctes = self.steps["level"][:self.steps["level"].index(LEVEL_SELECT)]
 
     def staged(self) -> str:

@@ -33,6 +33,7 @@ LEVEL_STEPS = {0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 3}
 CELL_KEY_BITS = 62         # the packed cell key: G fields of 62 // G bits, a non-negative BIGINT
 CELL_CLAMP = "1e12"        # cell coordinates beyond this (in cells) are clamped; such records have no margin
 SLACK = "1e-9"             # relative safety margin against floating-point rounding at cell edges
+AXIS_NORM_SLACK = 1e-12    # a grid direction's norm may exceed 1 by this (well inside SLACK)
 UNIT_ROUNDOFF = 2.0 ** -53
 PAIR_FIELDS = [("d2", "d2"), ("j", "j")]      # a neighbour in a list: sorted by (distance, record)
 PERTURB_PURPOSE = "rwn.perturb"
@@ -78,20 +79,21 @@ def source_from_table(name: str, dialect: Dialect = DUCKDB) -> str:
     return dialect.table_by_name(quote_literal(name))
 
 
-def neighborhood_ctes(source: str, spec: RWNSpec, dialect: Dialect = DUCKDB) -> str:
-    """The CTEs (without WITH) that end in `hood(rid, members, radius2, dcr2)`."""
-    return _render("rwn_neighborhoods.sql", **_neighborhood_values(source, spec, dialect))
+def neighborhood_ctes(source: str, spec: RWNSpec, dialect: Dialect = DUCKDB, axes=None) -> str:
+    """The CTEs (without WITH) that end in `hood(rid, members, radius2, dcr2)`. `axes`: the
+    grid's directions in the scaled space (see check_axes), or None for the columns."""
+    return _render("rwn_neighborhoods.sql", **_neighborhood_values(source, spec, dialect, axes))
 
 
 CTE_HEAD = re.compile(r"^(\w+)(?:\([^)]*\))? AS ", re.M)
 
 
-def neighborhood_steps(source: str, spec: RWNSpec, dialect: Dialect = DUCKDB) -> dict[str, str]:
+def neighborhood_steps(source: str, spec: RWNSpec, dialect: Dialect = DUCKDB, axes=None) -> dict[str, str]:
     """The steps of neighborhood_ctes for an engine that drives the search levels itself: every
     CTE by name ("name AS (...)", in order), "seed": the SELECT of the search's level -1, and
     "level": the recursive member, one level of the search (CTEs then a SELECT) reading the
     previous level's rows from `search`; "rows": the SELECT of the rows `staged` numbers.""" 
-    values = _neighborhood_values(source, spec, dialect)
+    values = _neighborhood_values(source, spec, dialect, axes)
     text = _render("rwn_neighborhoods.sql", **values)
     heads = list(CTE_HEAD.finditer(text))
     steps = {m.group(1): text[m.start():(heads[i + 1].start() if i + 1 < len(heads) else len(text))].rstrip().rstrip(",")
@@ -101,10 +103,29 @@ def neighborhood_steps(source: str, spec: RWNSpec, dialect: Dialect = DUCKDB) ->
     return steps
 
 
-def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
+def check_axes(axes, spec: RWNSpec):
+    """The grid's directions as a tuple of G = min(D, 5) tuples of D floats (D numeric columns),
+    or None (the grid uses the columns themselves). Any direction u with |u| <= 1 keeps the
+    search exact, |u.(x_i - x_j)| <= |x_i - x_j|; only D > 3 columns can use directions."""
+    if axes is None:
+        return None
+    D = len(spec.numeric)
+    G = min(D, MAX_GRID_DIMS)
+    axes = tuple(tuple(float(c) for c in u) for u in axes)
+    if D <= BASE_GRID_DIMS or len(axes) != G or any(len(u) != D for u in axes):
+        raise ValueError(f"axes: need {G} directions of {D} coefficients for more than "
+                         f"{BASE_GRID_DIMS} numeric columns, got {len(axes)}")
+    for u in axes:
+        if not all(math.isfinite(c) for c in u) or math.fsum(c * c for c in u) > 1 + AXIS_NORM_SLACK:
+            raise ValueError(f"axes: a direction must be finite with norm at most 1, got {u}")
+    return axes
+
+
+def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None) -> dict:
     num, cat, strata = spec.numeric, spec.categorical, spec.strata
     D, C = len(num), len(cat)
     G = min(D, MAX_GRID_DIMS)            # grid coordinates g_1..g_G; the first grid_dims are used
+    axes = check_axes(axes, spec)
     dims = range(min(D, BASE_GRID_DIMS), G + 1)
 
     def by_dims(values, grid_dims="st.grid_dims"):
@@ -220,7 +241,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
     else:
         s_estimate = f"0.5 * {w}"
     grid_order = ""
-    if D > G:
+    if D > G and axes is None:
         entries = [dialect.struct_pack([("v", f"var_{i} / pow(sc_{i}, 2)"), ("i", str(i))]) for i in range(1, D + 1)]
         grid_order = f",\n        {dialect.descending_field(entries, 'i')} AS grid_order"
 
@@ -230,8 +251,14 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
     # once, a difference of two scaled values is not (METHODS.md, "Exact ties")
     point_columns += [f"CAST(s.{col[c]} AS DOUBLE) AS v_{i}" for i, c in enumerate(num, 1)]
     point_columns += [f"s.{col[c]} AS c_{i}" for i, c in enumerate(cat, 1)]
+    if axes is not None:
+        # Grid coordinates along the given directions; g_mag = sum |x_k| bounds the rounding
+        # of a coordinate (see grid_margin).
+        point_columns.append(" + ".join(f"abs({x[i]})" for i in x) + " AS g_mag")
     for d in range(1, G + 1):
-        if D == G:
+        if axes is not None:
+            g = " + ".join(f"{float_literal(c)} * {x[i]}" for i, c in enumerate(axes[d - 1], 1) if c != 0.0) or "0.0"
+        elif D == G:
             g = x[d]
         else:
             cases = " ".join(f"WHEN {i} THEN {x[i]}" for i in x)
@@ -269,7 +296,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect) -> dict:
         edges = ", ".join(f"{f}, 1 - ({f})" if d <= dims[0] else
                           f"CASE WHEN grid_dims >= {d} THEN least({f}, 1 - ({f})) ELSE 1.0 END"
                           for d, f in enumerate(fracs, 1))
-        far = ", ".join(f"abs(g_{d} / s)" for d in range(1, G + 1))
+        far = ", ".join([f"abs(g_{d} / s)" for d in range(1, G + 1)] + (["g_mag / s"] if axes is not None else []))
         grid_margin = f"s * (1 + least({edges}) - {SLACK} * (1 + greatest({far})))"
     else:
         grid_margin = "'Infinity'::DOUBLE"
@@ -387,11 +414,11 @@ def pair_estimate_sql(source: str, spec: RWNSpec) -> str:
 
 
 def neighborhoods_sql(source: str, spec: RWNSpec, pairs: bool = False,
-                      dialect: Dialect = DUCKDB) -> str:
+                      dialect: Dialect = DUCKDB, axes=None) -> str:
     """Per record: `record` (1-based input position), neighbourhood `size`, `radius`
     = max(eps, r_k) and `dcr` (distance to the closest other record). With pairs=True:
     one row per (record, neighbor, distance) instead."""
-    return "WITH RECURSIVE\n" + neighborhood_ctes(source, spec, dialect) + "\n" + neighborhoods_final(pairs, dialect)
+    return "WITH RECURSIVE\n" + neighborhood_ctes(source, spec, dialect, axes) + "\n" + neighborhoods_final(pairs, dialect)
 
 
 def neighborhoods_final(pairs: bool, dialect: Dialect = DUCKDB) -> str:
@@ -410,13 +437,13 @@ def replicate_key(key: str, rep: int) -> str:
 
 
 def perturb_ctes(source: str, spec: RWNSpec, key_sql: str, dialect: Dialect = DUCKDB,
-                 reps: int | None = None) -> str:
+                 reps: int | None = None, axes=None) -> str:
     """Neighbourhood CTEs plus `draws`, `picks(rid, donor_1, ...)`: the donor record of
     every perturbed cell (the record itself when the cell is kept, NULL when S_i is empty), and
     `lookup`: the staged rows, to read the donors' values from once every draw is made.
     With `reps`, `reps` independent releases over the same neighbourhoods, replicate r drawn
     with the key `key#r` (see replicate_key), and a `rep` column."""
-    return neighborhood_ctes(source, spec, dialect) + ",\n" + perturb_tail_ctes(spec, key_sql, dialect, reps)
+    return neighborhood_ctes(source, spec, dialect, axes) + ",\n" + perturb_tail_ctes(spec, key_sql, dialect, reps)
 
 
 def perturb_tail_ctes(spec: RWNSpec, key_sql: str, dialect: Dialect = DUCKDB, reps: int | None = None) -> str:
@@ -448,14 +475,14 @@ ORDERS = ("keyed", "input")
 
 
 def perturb_sql(source: str, spec: RWNSpec, key_sql: str = KEY_PLACEHOLDER,
-                dialect: Dialect = DUCKDB, reps: int | None = None, order: str = "keyed") -> str:
+                dialect: Dialect = DUCKDB, reps: int | None = None, order: str = "keyed", axes=None) -> str:
     """The release: every input row once, the spec's columns perturbed, other columns unchanged
     (minus `spec.drop`), column types preserved. order='keyed' writes the rows in an order drawn
     by the keyed hash, so row order carries nothing about the input order; order='input' keeps
     the input order (experiments). With `reps`: that many releases, in a leading column
     `replicate` (0-based), each in input order."""
     final = perturb_final(spec, key_sql, dialect, reps, order)
-    return "WITH RECURSIVE\n" + perturb_ctes(source, spec, key_sql, dialect, reps) + "\n" + final
+    return "WITH RECURSIVE\n" + perturb_ctes(source, spec, key_sql, dialect, reps, axes) + "\n" + final
 
 
 def perturb_final(spec: RWNSpec, key_sql: str, dialect: Dialect = DUCKDB, reps: int | None = None,
@@ -484,10 +511,10 @@ def perturb_final(spec: RWNSpec, key_sql: str, dialect: Dialect = DUCKDB, reps: 
 
 
 def donors_sql(source: str, spec: RWNSpec, key_sql: str = KEY_PLACEHOLDER,
-               dialect: Dialect = DUCKDB) -> str:
+               dialect: Dialect = DUCKDB, axes=None) -> str:
     """Diagnostics (never publish): per record and perturbed column, the donor record and
     the neighbourhood size. `donor` equals `record` when the cell was kept."""
-    return "WITH RECURSIVE\n" + perturb_ctes(source, spec, key_sql, dialect) + "\n" + donors_final(spec, dialect)
+    return "WITH RECURSIVE\n" + perturb_ctes(source, spec, key_sql, dialect, axes=axes) + "\n" + donors_final(spec, dialect)
 
 
 def donors_final(spec: RWNSpec, dialect: Dialect = DUCKDB) -> str:

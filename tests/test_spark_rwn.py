@@ -238,3 +238,25 @@ def test_five_dimensional_grid_on_spark_equals_brute_force(spark, tmp_path):
     for r in rows:
         got[r["record"]].add(r["neighbor"])
     assert got == want
+
+
+def test_principal_axes_on_spark_equal_brute_force(spark, tmp_path):
+    """6 integer columns from 3 latent factors: Spark grids on principal axes
+    (tests/test_grid_axes.py) and its neighbourhoods equal the brute force, ties included."""
+    from rwn_sql import rwn
+    from rwn_sql.backends import backend_for
+    n = 200
+    rng = np.random.default_rng(6)
+    pts = rng.integers(0, 5, (n, 3)) @ rng.integers(-2, 3, (3, 6)) + rng.integers(0, 2, (n, 6))
+    data = {f"v{i}": pts[:, i].astype(float) for i in range(6)}
+    path = write_parquet(tmp_path / "corr.parquet", {"rid": np.arange(n) + 1, **data}, np.arange(n))
+    spec = rwn_sql.RWNSpec(columns=tuple(data), k=3, id="rid")
+    be = backend_for(spark)
+    assert rwn.grid_axes(be, rwn.check_source(be, path, spec, guard=False), spec) is not None
+    d2 = squared_distances([scaled(data[c], "minmax") for c in data], [])
+    want, _, _ = brute_neighborhoods(d2, 3, 0.0)
+    rows = rwn_sql.neighborhoods(spark, path, list(data), k=3, pairs=True, id="rid").collect()
+    got = {r: set() for r in range(1, n + 1)}
+    for r in rows:
+        got[r["record"]].add(r["neighbor"])
+    assert got == want

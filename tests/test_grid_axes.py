@@ -1,0 +1,130 @@
+"""Principal axes as grid coordinates (rwn.grid_axes, sqlgen.check_axes): on correlated data the
+grid runs along the data's leading directions. Only the speed may change: neighbourhoods equal
+the brute force and releases equal those of the column grid, bit for bit."""
+import duckdb
+import numpy as np
+import pytest
+
+import bruteforce as bf
+import rwn_sql
+from conftest import load_numpy
+from rwn_sql import rwn, sqlgen
+from rwn_sql.backends import backend_for
+from test_neighborhoods import nonempty, sql_sets
+
+KEY = "axes test key, long enough to use"
+
+
+def correlated(n, seed, integer=False):
+    """6 columns from 3 latent factors plus small noise; integer data has many exact ties."""
+    rng = np.random.default_rng(seed)
+    if integer:
+        pts = rng.integers(0, 5, (n, 3)) @ rng.integers(-2, 3, (3, 6)) + rng.integers(0, 2, (n, 6))
+    else:
+        pts = rng.normal(size=(n, 3)) @ rng.normal(size=(3, 6)) + 0.02 * rng.normal(size=(n, 6))
+    return {f"v{i}": pts[:, i].astype(float) for i in range(6)}
+
+
+def axes_of(con, table, cols, **kw):
+    be = backend_for(con)
+    spec = rwn_sql.RWNSpec(columns=tuple(cols), **kw)
+    return rwn.grid_axes(be, rwn.check_source(be, table, spec, guard=False), spec)
+
+
+def brute(data, cols, k, eps, categorical=(), strata=None, weight=1.0, scale="minmax"):
+    numeric = [c for c in cols if c not in categorical]
+    d2 = bf.squared_distances([bf.scaled(np.asarray(data[c], dtype=float), scale) for c in numeric],
+                              [np.asarray(data[c]) for c in categorical], weight=weight)
+    labels = None
+    if strata:
+        labels = np.array(["|".join(str(data[s][i]) for s in strata) for i in range(len(d2))])
+    return nonempty(bf.neighborhoods(d2, k, eps, strata=labels)[0])
+
+
+def without_axes(monkeypatch):
+    monkeypatch.setattr(rwn, "PCA_GAIN", float("inf"))
+
+
+@pytest.mark.parametrize("integer", [False, True])
+def test_correlated_data_gets_axes_and_equals_brute_force(con, monkeypatch, integer):
+    data = correlated(500, 3, integer)
+    load_numpy(con, "corr", data)
+    cols = list(data)
+    axes = axes_of(con, "corr", cols)
+    assert axes is not None and len(axes) == 5
+    for u in axes:
+        assert sum(c * c for c in u) <= 1 + sqlgen.AXIS_NORM_SLACK
+    for k, eps, scale in [(5, 0.0, "minmax"), (1, 0.0, "minmax"), (3, 0.1, "minmax"),
+                          (4, 0.0, "zscore"), (2, 0.0, "none")]:
+        got = sql_sets(con, "corr", cols, k=k, eps=eps, scale=scale)
+        assert got == brute(data, cols, k, eps, scale=scale)
+    with_axes = rwn_sql.perturb(con, "corr", cols, k=4, eps=0.05, key=KEY, order="input").fetchall()
+    without_axes(monkeypatch)
+    assert axes_of(con, "corr", cols) is None
+    assert rwn_sql.perturb(con, "corr", cols, k=4, eps=0.05, key=KEY, order="input").fetchall() == with_axes
+
+
+def test_strata_and_categorical_columns_with_axes(con, monkeypatch):
+    n = 500
+    rng = np.random.default_rng(8)
+    data = {**correlated(n, 8, integer=True), "colour": rng.choice(["red", "green"], n),
+            "sex": rng.choice(["F", "M"], n)}
+    load_numpy(con, "mixed", data)
+    cols = [f"v{i}" for i in range(6)] + ["colour"]
+    kw = dict(categorical=("colour",), strata=("sex",))
+    assert axes_of(con, "mixed", cols, **kw) is not None
+    for k, eps, weight in [(4, 0.0, 0.2), (2, 0.1, 1.0)]:
+        got = sql_sets(con, "mixed", cols, k=k, eps=eps, weight=weight, **{c: list(v) for c, v in kw.items()})
+        assert got == brute(data, cols, k, eps, categorical=["colour"], strata=["sex"], weight=weight)
+    release = lambda: rwn_sql.perturb(con, "mixed", cols, k=3, key=KEY, **kw).fetchall()  # noqa: E731
+    with_axes = release()
+    without_axes(monkeypatch)
+    assert release() == with_axes
+
+
+def test_isotropic_data_keeps_the_column_grid(con):
+    rng = np.random.default_rng(1)
+    data = {f"v{i}": rng.normal(size=400) for i in range(5)}
+    load_numpy(con, "iso", data)
+    assert axes_of(con, "iso", list(data)) is None
+    data3 = correlated(300, 2)
+    load_numpy(con, "three", {c: data3[c] for c in ("v0", "v1", "v2")})
+    assert axes_of(con, "three", ["v0", "v1", "v2"]) is None        # D <= 3: never
+
+
+def test_any_unit_directions_stay_exact(con):
+    """Random unit directions (not the data's): exactness does not depend on the eigenvectors."""
+    data = correlated(400, 5, integer=True)
+    load_numpy(con, "rand", data)
+    cols = list(data)
+    rng = np.random.default_rng(0)
+    u = rng.normal(size=(5, 6))
+    axes = tuple(tuple(r * (1 - 1e-15)) for r in u / np.linalg.norm(u, axis=1, keepdims=True))
+    spec = rwn_sql.RWNSpec(columns=tuple(cols), k=3)
+    rows = con.execute(sqlgen.neighborhoods_sql('"rand"', spec, pairs=True, axes=axes)).fetchall()
+    got = {}
+    for record, neighbor, _ in rows:
+        got.setdefault(record, set()).add(neighbor)
+    assert got == brute(data, cols, 3, 0.0)
+
+
+def test_directions_longer_than_one_are_refused():
+    spec = rwn_sql.RWNSpec(columns=tuple(f"v{i}" for i in range(4)))
+    unit = [tuple(1.0 if j == i else 0.0 for j in range(4)) for i in range(4)]
+    sqlgen.check_axes(unit, spec)
+    with pytest.raises(ValueError, match="norm at most 1"):
+        sqlgen.check_axes([(1.0, 0.01, 0.0, 0.0)] + unit[1:], spec)
+    with pytest.raises(ValueError, match="4 directions of 4"):
+        sqlgen.check_axes(unit[:3], spec)
+    with pytest.raises(ValueError):
+        sqlgen.check_axes(unit[:3], rwn_sql.RWNSpec(columns=("a", "b", "c")))
+
+
+def test_the_statement_is_a_function_of_spec_and_axes():
+    """Deterministic axes (signs fixed) give the same SQL text on every call."""
+    con = duckdb.connect()
+    data = correlated(300, 4)
+    load_numpy(con, "d", data)
+    assert axes_of(con, "d", list(data)) == axes_of(con, "d", list(data))
+    for u in axes_of(con, "d", list(data)):
+        assert u[int(np.argmax(np.abs(u)))] > 0
