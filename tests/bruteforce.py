@@ -68,3 +68,16 @@ def neighborhoods(d2: np.ndarray, k: int, eps: float, strata: np.ndarray | None 
         radius2[i + 1] = r2
         dcr2[i + 1] = dist[0] if len(dist) else None
     return out, radius2, dcr2
+
+
+def neighborhoods_of(data: dict, columns, k: int, eps: float, categorical=(), strata=None, weight: float = 1.0,
+                     scale: str = "minmax") -> dict:
+    """S_i for a dict of column arrays, as rwn_sql's perturb parameters name them: the numeric
+    columns scaled, categorical mismatch costing `weight`, strata matched exactly."""
+    numeric = [c for c in columns if c not in categorical]
+    d2 = squared_distances([scaled(np.asarray(data[c], dtype=float), scale) for c in numeric],
+                           [np.asarray(data[c]) for c in categorical], weight=weight)
+    labels = None
+    if strata:
+        labels = np.array(["|".join(str(data[s][i]) for s in strata) for i in range(len(d2))])
+    return neighborhoods(d2, k, eps, strata=labels)[0]

@@ -32,13 +32,7 @@ def axes_of(con, table, cols, **kw):
 
 
 def brute(data, cols, k, eps, categorical=(), strata=None, weight=1.0, scale="minmax"):
-    numeric = [c for c in cols if c not in categorical]
-    d2 = bf.squared_distances([bf.scaled(np.asarray(data[c], dtype=float), scale) for c in numeric],
-                              [np.asarray(data[c]) for c in categorical], weight=weight)
-    labels = None
-    if strata:
-        labels = np.array(["|".join(str(data[s][i]) for s in strata) for i in range(len(d2))])
-    return nonempty(bf.neighborhoods(d2, k, eps, strata=labels)[0])
+    return nonempty(bf.neighborhoods_of(data, cols, k, eps, categorical, strata, weight, scale))
 
 
 def without_axes(monkeypatch):

@@ -20,13 +20,7 @@ def grid_dims(con, table, columns, **kw) -> int:
 
 
 def check(con, table, data, cols, k, eps, categorical=(), strata=None, weight=1.0, scale="minmax"):
-    numeric = [c for c in cols if c not in categorical]
-    d2 = bf.squared_distances([bf.scaled(np.asarray(data[c], dtype=float), scale) for c in numeric],
-                              [np.asarray(data[c]) for c in categorical], weight=weight)
-    labels = None
-    if strata:
-        labels = np.array(["|".join(str(data[s][i]) for s in strata) for i in range(len(d2))])
-    ref, _, _ = bf.neighborhoods(d2, k, eps, strata=labels)
+    ref = bf.neighborhoods_of(data, cols, k, eps, categorical, strata, weight, scale)
     got = sql_sets(con, table, cols, k=k, eps=eps, categorical=list(categorical),
                    strata=list(strata or []), weight=weight, scale=scale)
     assert got == nonempty(ref)
