@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .dialect import is_spark, require_duckdb  # noqa: F401  (re-exported: which engine an object is)
+from .dialect import is_spark
 
 
 class Backend(Protocol):

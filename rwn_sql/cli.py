@@ -27,9 +27,8 @@ import time
 
 import duckdb
 
-from . import __version__, api, engine
+from . import __version__, engine
 from .errors import RWNError
-from .identifiers import quote_ident
 from .randomness import read_key_file
 from .spec import ON_MISSING, SCALES
 

@@ -244,7 +244,7 @@ def _write_release(con, release_sql, path, meta, overwrite, trials, tmp) -> int:
 
 def comment_statements(meta: ReleaseMeta, one_way, rwn: dict) -> list[str]:
     """COMMENT ON every table, view and column of a release: what it is, how to aggregate it."""
-    name, sens = meta.name, quote_ident(meta.sensitive)
+    name = meta.name
     cells = cells_view_name(name)
     enforced = (f" Enforced ({meta.epsilon}, {meta.delta})-reconstruction privacy ({meta.test} test): records of a "
                 f"personal group move in blocks (see {TRIALS_TABLE})." if meta.enforced else "")

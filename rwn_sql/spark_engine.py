@@ -211,6 +211,5 @@ class SparkBackend:
 def translate(exc: Exception) -> Exception:
     """rwn_sql's checks fail a Spark job through raise_error('rwn_sql: ...'): their message, as
     an RWNError; anything else keeps Spark's own error."""
-    import re
     match = re.search(r"rwn_sql: (.*?)(?:\s+SQLSTATE: \w+)?\s*$", str(exc).splitlines()[0] if str(exc) else "")
     return RWNError(match.group(1)) if match else exc
