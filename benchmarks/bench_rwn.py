@@ -33,7 +33,10 @@ check that every released cell of the package comes from a member of the referen
 With --candidates, per record: the probe rows of the grid's cell join (records times neighbour
 cells, over all levels) and the candidate pairs it emits (distances computed). With
 --compare-grid, the release is timed again with the grid on the columns instead of principal axes
-(rwn.grid_axes), and the two releases are checked identical. Needs scipy
+(rwn.grid_axes), and the two releases are checked identical. With --cli, both sides are timed
+again as command lines with Parquet in and out, process start included: `python -m rwn_sql
+perturb in.parquet out.parquet ...` against this script's `--as-reference IN OUT ...` mode, which
+imports only numpy, scipy and pyarrow; each side's peak RSS is its own process's. Needs scipy
 (pip install -e '.[bench]').
 
     python benchmarks/bench_rwn.py --rows 100000 --workload all     # everything, scaled down
@@ -47,16 +50,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
+import os
+import subprocess
+import sys
+import tempfile
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv  # noqa: F401  (pa.csv)
+import pyarrow.parquet as pq
 from scipy.spatial import cKDTree
 
-import rwn_sql
-from rwn_sql import rwn
-from rwn_sql.backends import backend_for
-from machine import cpu_name
+# duckdb and rwn_sql are imported where used: the reference's CLI process (--as-reference)
+# then starts with numpy, scipy and pyarrow only, as a user's script would.
 
 DATA = Path(__file__).resolve().parent.parent / "examples" / "data"
 DATA_SEED = 20240601
@@ -262,6 +268,10 @@ def choose_eps(wl: Workload, weight: float, k: int) -> float:
 
 
 def run(wl: Workload, eps: float, args) -> dict:
+    import duckdb
+    import rwn_sql
+    from rwn_sql import rwn
+    from rwn_sql.backends import backend_for
     con = duckdb.connect()
     con.execute(f"SET threads = {args.threads}")
     if wl.memory_limit:
@@ -341,6 +351,80 @@ def run(wl: Workload, eps: float, args) -> dict:
     return out
 
 
+# Runs a command and writes its peak RSS (KB) to a file. Linux carries a process's peak RSS across
+# fork and exec, so a child forked straight from this (large) process would report ours; forked
+# from this small launcher, it reports its own.
+LAUNCHER = """import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def run_cli(wl: Workload, eps: float, args) -> dict:
+    """Both sides as command lines, Parquet in and out, process start included: `rwn-sql perturb`
+    against this script's --as-reference mode (numpy + scipy + pyarrow only)."""
+    n = len(next(iter(wl.numeric.values())))
+    with tempfile.TemporaryDirectory(prefix="bench-rwn-cli-") as folder:
+        data = os.path.join(folder, "data.parquet")
+        pq.write_table(wl.table(), data)                    # untimed
+        common = ["--columns", ",".join(wl.columns), "--k", str(args.k), "--eps", repr(eps), "--q", str(args.q),
+                  "--seed", str(args.seed), "--threads", str(args.threads), "--weight", str(args.weight)]
+        common += ["--categorical", ",".join(wl.categorical)] if wl.categorical else []
+        common += ["--strata", ",".join(wl.strata)] if wl.strata else []
+        package = [sys.executable, "-m", "rwn_sql", "perturb", data, os.path.join(folder, "package.parquet"), *common]
+        package += ["--memory-limit", wl.memory_limit] if wl.memory_limit else []
+        reference = [sys.executable, __file__, "--as-reference", data, os.path.join(folder, "reference.parquet"), *common]
+        print(f"\n== {wl.name} (CLI, Parquet in and out): {n:,} rows, eps = {eps:.6g}")
+        out = dict(workload=wl.name + " cli", rows=n, eps=eps)
+        sides = [("package", package)] + ([("reference", reference)] if wl.reference else [])
+        for side, command in sides:
+            peak = os.path.join(folder, side + ".peak")
+            t0 = time.perf_counter()
+            done = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, peak, *command],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            out[side] = time.perf_counter() - t0
+            if done.returncode:
+                raise SystemExit(f"{side} failed ({done.returncode}): {done.stderr[-2000:]}")
+            with open(peak) as fh:
+                out["rss_" + side] = int(fh.read()) / 1024
+            print(f"{side:9} {out[side]:8.2f} s   {' '.join(command[1:4])} ...   (peak RSS {out['rss_' + side]:,.0f} MB)")
+        released = pq.read_table(os.path.join(folder, "package.parquet"))
+        if released.num_rows != n:
+            raise SystemExit(f"the package's CLI wrote {released.num_rows:,} rows, not {n:,}")
+        if wl.reference:
+            out["ratio"] = out["package"] / out["reference"]
+            print(f"ratio     {out['ratio']:8.2f}     package CLI / reference CLI")
+    return out
+
+
+def as_reference(argv) -> None:
+    """--as-reference IN OUT ...: the reference as a user's script: read Parquet, release, write Parquet."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--as-reference", nargs=2, metavar=("IN", "OUT"))
+    for name in ("--columns", "--categorical", "--strata"):
+        ap.add_argument(name, default="")
+    for name, kind in (("--k", int), ("--eps", float), ("--q", float), ("--seed", int), ("--threads", int),
+                       ("--weight", float)):
+        ap.add_argument(name, type=kind)
+    args = ap.parse_args(argv)
+    source, target = args.as_reference
+    table = pq.read_table(source)
+    listed = lambda text: [c for c in text.split(",") if c]          # noqa: E731
+    categorical, strata = listed(args.categorical), listed(args.strata)
+    numeric = [c for c in listed(args.columns) if c not in categorical]
+    col = lambda c: table[c].to_numpy()                               # noqa: E731
+    wl = Workload("cli", {c: col(c).astype(float) for c in numeric}, {c: col(c) for c in categorical},
+                  {c: col(c) for c in strata})
+    released = Reference(wl, args.weight).perturb(args.k, args.eps, args.q, args.seed, args.threads)[0]
+    for i, c in enumerate(wl.columns):
+        table = table.set_column(table.column_names.index(c), c, pa.array(released[:, i]).cast(table[c].type))
+    pq.write_table(table, target)
+
+
 def candidates_per_record(con, wl: Workload, eps: float, args) -> tuple[float, float]:
     """Per record, summed over the search's levels: (probe rows of the cell join, i.e. records
     times neighbour cells; candidate pairs, the pairs of records in neighbouring cells that the
@@ -404,6 +488,12 @@ def main(argv=None) -> None:
                     help="also time the package with the grid on the columns instead of principal axes, "
                          "and check that both releases are identical")
     ap.add_argument("--check-w5", action="store_true", help="run W5's reference check (untimed)")
+    ap.add_argument("--cli", action="store_true",
+                    help="also time both sides as command lines with Parquet in and out (process start "
+                         "included): rwn-sql perturb against this script's reference mode")
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--as-reference":
+        return as_reference(argv)
     args = ap.parse_args(argv)
     if args.k < 1 or args.threads < 1 or (args.rows is not None and args.rows <= args.k + 1):
         ap.error("need --k >= 1, --rows > k + 1 and --threads >= 1")
@@ -412,6 +502,9 @@ def main(argv=None) -> None:
         names = ["W1" if args.data == "uniform" else "W1c"]
 
     print(f"threads   {args.threads}")
+    import duckdb
+    import rwn_sql
+    from machine import cpu_name
     print(f"duckdb    {duckdb.__version__}; numpy {np.__version__}; rwn_sql {rwn_sql.__version__}")
     print(f"machine   {cpu_name()}")
     results = []
@@ -427,6 +520,8 @@ def main(argv=None) -> None:
             eps_values = eps_values[1:]        # W6 is about the large neighbourhoods
         for eps in eps_values:
             results.append(run(wl, eps, args))
+            if args.cli:
+                results.append(run_cli(wl, eps, args))
     print("\nsummary (times in s; peak RSS of the process in MB during each side's run, the data included)")
     print(f"{'workload':9} {'rows':>10} {'eps':>9} {'package':>8} {'reference':>9} {'ratio':>6} "
           f"{'mean|S|':>8} {'differ':>6} {'RSS pkg':>8} {'RSS ref':>8}" + (" probes/rec pairs/rec" if args.candidates else "")
@@ -434,7 +529,7 @@ def main(argv=None) -> None:
     for r in results:
         print(f"{r['workload']:9} {r['rows']:>10,} {r['eps']:>9.4g} {r['package']:>8.2f} "
               f"{r.get('reference', float('nan')):>9.2f} {r.get('ratio', float('nan')):>6.2f} "
-              f"{r.get('hood', float('nan')):>8.1f} {r.get('differ', -1):>6} {r['rss_package']:>8,.0f} "
+              f"{r.get('hood', float('nan')):>8.1f} {r.get('differ', -1):>6} {r.get('rss_package', float('nan')):>8,.0f} "
               f"{r.get('rss_reference', float('nan')):>8,.0f}"
               + (f" {r.get('probes', float('nan')):10.1f} {r.get('candidates', float('nan')):9.1f}"
                  if args.candidates else "")
