@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import duckdb
 import numpy as np
 
-from . import engine, rwn, sqlgen
+from . import engine, rwn
 from .dialect import require_duckdb
 from .errors import RWNError
 from .evaluate import Evaluation, evaluate, evaluate_replicates
@@ -171,8 +171,9 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
           reps: int = 20, scale: str = "minmax", target: str | None = None, categorical=(),
           key: str | None = None, seed: int | None = None, rank_swap=(), mdav=(), progress=None) -> SweepResult:
     """RWN over a grid of eps (k, q fixed), `reps` releases each, plus optional baselines:
-    rank swapping for each P in `rank_swap` (percent, `reps` releases each) and MDAV for each
-    group size in `mdav` (deterministic: one release). `progress(done, total, label)` counts
+    rank swapping for each P in `rank_swap` (percent, `reps` releases each, drawn in one
+    statement: release r equals rank_swap(key=f"{key}#{r}")) and MDAV for each group size in
+    `mdav` (deterministic: one release). `progress(done, total, label)` counts
     releases evaluated (total = reps per eps and per P, plus one per MDAV k); it is called
     when the sweep and each setting start (label says what runs, e.g. "rwn eps=0.3:
     neighbourhoods and 20 releases") and after every release evaluated."""
@@ -195,6 +196,7 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
 
     original_sql = f"SELECT * FROM {src.sql}"
     table = "__rwn_sweep_releases"
+    table_b = table + "_b"          # the baselines' releases: plain tables (rank_swap's and mdav's into=)
     try:
         for eps in eps_values:
             report(f"rwn eps={eps:g}: neighbourhoods and {reps} releases")
@@ -220,28 +222,27 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
                 "size_min": float(size.min()), "size_median": float(np.median(size)),
                 "size_mean": float(size.mean()), "size_max": float(size.max()),
                 "share_at_k": float(np.mean(size == k))}))
-        for name, values, param, random_ in (("rank_swap", rank_swap, "P", True), ("mdav", mdav, "k", False)):
-            if not values:
-                continue
-            from . import baselines
-            for value in values:
-                runs = reps if random_ else 1
-                evs = []
-                for r in range(runs):
-                    report(f"{name} {param}={value:g}: release {r + 1}/{runs}")
-                    if random_:
-                        baselines.rank_swap(con, source, columns, value,
-                                            key=sqlgen.replicate_key(the_key, r), into=table + "_b", replace=True)
-                    else:
-                        baselines.mdav(con, source, columns, int(value), scale=scale, into=table + "_b",
-                                       replace=True)
-                    evs.append(evaluate(con, original_sql, f"SELECT * FROM {quote_ident(table + '_b')} ORDER BY rowid",
-                                        columns, target=target, categorical=categorical))
-                    done += 1
-                settings.append(Setting(name, param, float(value), runs, _summarise(evs)))
-                report(f"{name} {param}={value:g}: done")
+        from . import baselines
+        for value in rank_swap:        # all reps releases in one statement, release r with the key key#r
+            report(f"rank_swap P={value:g}: {reps} releases")
+            baselines.rank_swap(con, source, columns, value, key=the_key, reps=reps, into=table_b, replace=True)
+            evs = []
+            for ev in evaluate_replicates(con, original_sql, f"SELECT * FROM {quote_ident(table_b)} ORDER BY rowid",
+                                          reps, columns, target=target, categorical=categorical):
+                evs.append(ev)
+                done += 1
+                report(f"rank_swap P={value:g}: release {len(evs)}/{reps} evaluated")
+            settings.append(Setting("rank_swap", "P", float(value), reps, _summarise(evs)))
+        for value in mdav:
+            report(f"mdav k={value:g}: release 1/1")
+            baselines.mdav(con, source, columns, int(value), scale=scale, into=table_b, replace=True)
+            evs = [evaluate(con, original_sql, f"SELECT * FROM {quote_ident(table_b)} ORDER BY rowid",
+                            columns, target=target, categorical=categorical)]
+            done += 1
+            settings.append(Setting("mdav", "k", float(value), 1, _summarise(evs)))
+            report(f"mdav k={value:g}: done")
     finally:
-        for t in (table, table + "_b"):
+        for t in (table, table_b):
             con.execute(f"DROP TABLE IF EXISTS {quote_ident(t)}").fetchall()
     return SweepResult(source=src.label, columns=columns, k=k, q=q, settings=settings, figure1=figure1)
 
