@@ -189,6 +189,7 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
     columns = list(columns)
     total = (len(eps_values) + len(rank_swap)) * reps + len(mdav)
     settings, figure1, done = [], {}, 0
+    axes = rwn.FROM_DATA
 
     def report(label):
         if progress:
@@ -202,8 +203,10 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
             report(f"rwn eps={eps:g}: neighbourhoods and {reps} releases")
             spec = rwn.spec(tuple(columns), categorical=tuple(categorical), k=k, eps=eps, q=q, scale=scale)
             rwn.check_source(be, src, spec)
+            if axes is rwn.FROM_DATA:       # the grid's directions do not depend on eps: one pass
+                axes = rwn.grid_axes(be, src, spec)
             # the neighbourhoods once, for Figure 1 and for every release
-            hoods = rwn.stage_neighborhoods(be, src, spec)
+            hoods = rwn.stage_neighborhoods(be, src, spec, axes=axes)
             try:
                 sizes = be.relation(hoods.final("neighborhoods")).fetchnumpy()
                 engine.run(con, f"CREATE OR REPLACE TEMP TABLE {table} AS "
