@@ -37,7 +37,7 @@ from .randomness import bits_sql, hash_sql, key_variable, resolve_key
 from .spec import RESERVED_PREFIX, SCALES
 
 __all__ = ["mdav", "mdav_groups", "mdav_labels", "mdav_statement", "rank_swap", "rank_swap_donors",
-           "rank_swap_pairs", "rank_swap_statement"]
+           "rank_swap_pairs", "rank_swap_statement", "rank_swap_statements"]
 
 RANK_SWAP_PURPOSE = "rwn.rank_swap"
 RID = quote_ident("__rwn_rid")
@@ -319,8 +319,16 @@ def _rank_swap_plan(con, source, columns, p_percent, key: str, reps: int | None 
     """(src, columns, n, fingerprint, donors): donors[c] holds the 1-based donor record of every
     record (n values), or with `reps` of every record of every replicate (reps x n; replicate r
     drawn with the key `key#r`), all from one query."""
+    src, columns, n, fp, donors_of = _rank_swap_plans(con, source, columns, [p_percent], key, reps)
+    return src, columns, n, fp, donors_of(p_percent)
+
+
+def _rank_swap_plans(con, source, columns, p_values, key: str, reps: int | None = None):
+    """_rank_swap_plan for several P from one query (the ranks and draws do not depend on P):
+    (src, columns, n, fingerprint, donors_of), donors_of(P) giving the donors for that P."""
     columns = _column_list(columns)
-    percent = _swap_percent(p_percent)
+    for p in p_values:
+        _swap_percent(p)
     reps = _check_reps(reps)
     src = _resolve(con, source, columns, "rank swapping",
                    lambda t: bool(engine.NUMERIC_TYPES.match(t) or TEMPORAL_OR_ENUM.match(t)),
@@ -329,7 +337,6 @@ def _rank_swap_plan(con, source, columns, p_percent, key: str, reps: int | None 
         raise RWNError(f"{src.label} has a column named 'replicate'; with reps= the release numbers its "
                        f"replicates in a column of that name: rename it")
     n = _check_values(con, src, columns, "rank swapping", finite=False)
-    window = int(percent * n // 100)
     key_sql = key_variable(con, key)
     rep, replicates = "", ""
     if reps is not None:          # replicate r's key is key#r (sqlgen.replicate_key), read per row
@@ -359,14 +366,19 @@ def _rank_swap_plan(con, source, columns, p_percent, key: str, reps: int | None 
         order = np.lexsort((position, column("tie"), column("v")), axis=-1)   # record index at each rank
         orders.append(order)
         picks.append(np.take_along_axis(column("pick"), order, axis=1))
-    # one pairing of every column and replicate
-    partners = rank_swap_pairs(np.concatenate(picks), window).reshape(len(columns), *shape)
-    donors = {}
-    for c, order, partner in zip(columns, orders, partners):
-        donor = np.empty(shape, dtype=np.int64)
-        np.put_along_axis(donor, order, np.take_along_axis(order, partner, axis=1) + 1, axis=1)
-        donors[c] = donor if reps is not None else donor[0]       # 1-based donor record
-    return src, columns, n, int(data["fp"][0]), donors
+    picks = np.concatenate(picks)
+
+    def donors_of(p_percent) -> dict:
+        window = int(_swap_percent(p_percent) * n // 100)
+        # one pairing of every column and replicate
+        partners = rank_swap_pairs(picks, window).reshape(len(columns), *shape)
+        donors = {}
+        for c, order, partner in zip(columns, orders, partners):
+            donor = np.empty(shape, dtype=np.int64)
+            np.put_along_axis(donor, order, np.take_along_axis(order, partner, axis=1) + 1, axis=1)
+            donors[c] = donor if reps is not None else donor[0]       # 1-based donor record
+        return donors
+    return src, columns, n, int(data["fp"][0]), donors_of
 
 
 def rank_swap(con: duckdb.DuckDBPyConnection, source, columns, p_percent: float,
@@ -421,7 +433,25 @@ def rank_swap_statement(con: duckdb.DuckDBPyConnection, source, columns, p_perce
         the_key = resolve_key(key, seed)
     except (TypeError, ValueError) as exc:
         raise RWNError(str(exc)) from None
-    src, columns, n, fp, donors = _rank_swap_plan(con, source, columns, p_percent, the_key, reps)
+    return next(rank_swap_statements(con, source, columns, [p_percent], key=the_key, reps=reps))
+
+
+def rank_swap_statements(con: duckdb.DuckDBPyConnection, source, columns, p_values,
+                         key: str | None = None, seed: int | None = None, reps: int | None = None):
+    """Yields rank_swap_statement for each P of `p_values` in turn (the same release for the same
+    key), all from one query of the data, since the ranks and keyed draws do not depend on P
+    (tune's sweeps). The query runs when the first statement is asked for."""
+    try:
+        the_key = resolve_key(key, seed)
+    except (TypeError, ValueError) as exc:
+        raise RWNError(str(exc)) from None
+    p_values = list(p_values)
+    src, columns, n, fp, donors_of = _rank_swap_plans(con, source, columns, p_values, the_key, reps)
+    for p in p_values:
+        yield _rank_swap_release(src, columns, n, fp, donors_of(p), reps)
+
+
+def _rank_swap_release(src, columns, n: int, fp: int, donors: dict, reps: int | None) -> str:
     guard_cte, guard_ok = _guard(src, columns, n, fp)
     # row `pos` of the release is record pos % n + 1 of replicate pos // n
     width = len(f"{n:x}")

@@ -226,9 +226,12 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
                 "size_mean": float(size.mean()), "size_max": float(size.max()),
                 "share_at_k": float(np.mean(size == k))}))
         from . import baselines
-        for value in rank_swap:        # all reps releases in one statement, release r with the key key#r
+        # every P from one query of the keyed draws; all reps releases of a P in one statement,
+        # release r with the key key#r
+        statements = baselines.rank_swap_statements(con, source, columns, rank_swap, key=the_key, reps=reps)
+        for value in rank_swap:
             report(f"rank_swap P={value:g}: {reps} releases")
-            baselines.rank_swap(con, source, columns, value, key=the_key, reps=reps, into=table_b, replace=True)
+            engine.write_table(con, next(statements), table_b, replace=True)
             evs = []
             for ev in evaluate_replicates(con, original_sql, f"SELECT * FROM {quote_ident(table_b)} ORDER BY rowid",
                                           reps, columns, target=target, categorical=categorical):

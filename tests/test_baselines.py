@@ -205,6 +205,16 @@ def test_replicates_equal_the_releases_of_their_keys(con, bodyfat):
         [(0,) + row for row in rank_swap(con, bodyfat, cols, 30, key=key).fetchall()]      # key#0, not key
 
 
+def test_statements_for_several_p_equal_one_p_at_a_time(con, bodyfat):
+    """rank_swap_statements: one query of the draws for every P, the same releases as one call per P."""
+    from rwn_sql.baselines import rank_swap_statements
+    cols, key = ["Age", "Weight", "Knee"], "several-p-key-0123456789"
+    for reps in (None, 3):
+        statements = rank_swap_statements(con, bodyfat, cols, [0.4, 12, 54], key=key, reps=reps)
+        for p, text in zip([0.4, 12, 54], statements):
+            assert con.sql(text).fetchall() == rank_swap(con, bodyfat, cols, p, key=key, reps=reps).fetchall()
+
+
 def test_replicates_bad_input(con, people):
     for reps in (0, -1, 1.5, True, "2"):
         with pytest.raises(RWNError, match="reps must be an integer >= 1"):
