@@ -668,10 +668,11 @@ def _ks(xo, xr) -> np.ndarray:
     every run of equal values the counts so far are each sample's count of values <= it."""
     reps, m, p = xr.shape
     n = len(xo)
-    # R x p x (n + m), each sample of a column contiguous; the order within a run of equal
-    # values does not matter, so any (fast, unstable) sort will do
-    merged = np.concatenate([np.broadcast_to(xo.T, (reps, p, n)), xr.transpose(0, 2, 1)], axis=2)
-    order = np.argsort(merged, axis=2)
+    # R x p x (n + m): each column's two samples sorted, side by side; a stable sort of two
+    # sorted runs is a merge (the original is sorted once for all releases)
+    merged = np.concatenate([np.broadcast_to(np.sort(xo, axis=0).T, (reps, p, n)),
+                             np.sort(xr, axis=1).transpose(0, 2, 1)], axis=2)
+    order = np.argsort(merged, axis=2, kind="stable")
     values = np.take_along_axis(merged, order, axis=2)
     count_o = np.cumsum(order < n, axis=2)
     count_r = np.arange(1, n + m + 1) - count_o
