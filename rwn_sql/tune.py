@@ -4,9 +4,10 @@ paper's Sections 7 and 8).
 
 For each eps of a grid (k and q fixed) the sweep computes the exact neighbourhoods once,
 draws `reps` releases over them in one SQL statement (release r uses the key `key#r`, so it
-equals rwn_sql.perturb(key=f"{key}#{r}")), evaluates every release with rwn_sql.evaluate
-and keeps the mean and spread of each measure. Baselines (rank swapping, MDAV) can be added
-on the same measures. The report is a self-contained HTML page: the paper's Figure 1
+equals rwn_sql.perturb(key=f"{key}#{r}")), evaluates them together (evaluate_replicates:
+per release the numbers of rwn_sql.evaluate) and keeps the mean and spread of each measure.
+Baselines (rank swapping, MDAV) can be added on the same measures; rank swapping's releases
+of a P come from one statement too (rank_swap(reps=...), release r with the key key#r). The report is a self-contained HTML page: the paper's Figure 1
 (distance to the closest record against neighbourhood size, one panel per eps), a risk-
 against-utility plot, and the table of every setting; matplotlib (the `report` extra) is
 imported only to draw it.
