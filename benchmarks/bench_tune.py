@@ -11,7 +11,9 @@ as it was before the k-d tree (rwn_sql/evaluate.py of commit OLD_COMMIT, loaded 
             old and new give the same measures.
   paper     examples/paper_reproduction.py's sweep on bodyfat (241 x 14): RWN eps 0.25:0.95:0.05,
             rank swapping P 12:54:6, MDAV k 2..16, 100 releases per random setting (2,315
-            evaluations), plus the HTML report; time per part.
+            evaluations), plus the HTML report; time per part. Then a check: the batched
+            sweep against one release statement and one evaluate() per release (the sweep
+            before the batching) on part of the grid with 3 releases per setting.
   tune28k   `rwn-sql tune`'s sweep on the first 28,000 rows of adult.csv, columns age,
             education_num, hours_per_week, fnlwgt and sex (categorical), eps 0.05 and 0.1
             (mean neighbourhoods 56 and 409), 2 releases each; time in evaluation apart.

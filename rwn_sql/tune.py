@@ -7,10 +7,10 @@ draws `reps` releases over them in one SQL statement (release r uses the key `ke
 equals rwn_sql.perturb(key=f"{key}#{r}")), evaluates them together (evaluate_replicates:
 per release the numbers of rwn_sql.evaluate) and keeps the mean and spread of each measure.
 Baselines (rank swapping, MDAV) can be added on the same measures; rank swapping's releases
-of a P come from one statement too (rank_swap(reps=...), release r with the key key#r). The report is a self-contained HTML page: the paper's Figure 1
-(distance to the closest record against neighbourhood size, one panel per eps), a risk-
-against-utility plot, and the table of every setting; matplotlib (the `report` extra) is
-imported only to draw it.
+of a P come from one statement too (rank_swap(reps=...), release r with the key key#r).
+The report is a self-contained HTML page: the paper's Figure 1 (distance to the closest
+record against neighbourhood size, one panel per eps), a risk-against-utility plot, and the
+table of every setting; matplotlib (the `report` extra) is imported only to draw it.
 """
 from __future__ import annotations
 
