@@ -11,7 +11,9 @@ as it was before the k-d tree (rwn_sql/evaluate.py of commit OLD_COMMIT, loaded 
             old and new give the same measures.
   paper     examples/paper_reproduction.py's sweep on bodyfat (241 x 14): RWN eps 0.25:0.95:0.05,
             rank swapping P 12:54:6, MDAV k 2..16, 100 releases per random setting (2,315
-            evaluations), plus the HTML report; time per part.
+            evaluations), plus the HTML report; time per part. Then a check: the batched
+            sweep against one release statement and one evaluate() per release (the sweep
+            before the batching) on part of the grid with 3 releases per setting.
   tune28k   `rwn-sql tune`'s sweep on the first 28,000 rows of adult.csv, columns age,
             education_num, hours_per_week, fnlwgt and sex (categorical), eps 0.05 and 0.1
             (mean neighbourhoods 56 and 409), 2 releases each; time in evaluation apart.
@@ -35,6 +37,7 @@ import numpy as np
 import pyarrow as pa
 
 import rwn_sql
+import rwn_sql.randomness
 from machine import cpu_name, peak_rss_mb
 from rwn_sql import tune
 
@@ -143,6 +146,52 @@ def paper_sweeps(con, columns, reps):
     return results
 
 
+def per_release_sweep(con, columns, reps, eps_values, swaps, groups, seed):
+    """The sweep as it ran before the batching: one release statement (perturb or rank_swap with
+    the key key#r) and one evaluate() per release; the settings tune.sweep would report."""
+    key, settings = rwn_sql.randomness.key_from_seed(seed), []
+    for method, values in (("rwn", eps_values), ("rank_swap", swaps), ("mdav", groups)):
+        for value in values:
+            evs = []
+            for r in range(reps if method != "mdav" else 1):
+                if method == "rwn":
+                    rwn_sql.perturb(con, "bodyfat", columns, k=5, eps=value, q=1.0, key=f"{key}#{r}", into="one",
+                                    replace=True, order="input")
+                elif method == "rank_swap":
+                    rwn_sql.rank_swap(con, "bodyfat", columns, value, key=f"{key}#{r}", into="one", replace=True)
+                else:
+                    rwn_sql.mdav(con, "bodyfat", columns, value, into="one", replace=True)
+                evs.append(rwn_sql.evaluate(con, "bodyfat", "one", columns, target="BodyFat"))
+            settings.append(tune._summarise(evs))
+    con.execute("DROP TABLE one").fetchall()
+    return settings
+
+
+def same_settings(a, b) -> bool:
+    """Risk means and sds identical, utility ones within 1e-9 (numpy's reductions may round the
+    last bit differently for batched arrays)."""
+    for x, y in zip(a, b):
+        for name, (kind, _) in tune.MEASURES.items():
+            for u, v in zip(x[name], y[name]):
+                if kind == "risk" and u != v:
+                    return False
+                if kind == "utility" and not (u == v or abs(u - v) <= 1e-9 * max(1.0, abs(u))):
+                    return False
+    return len(a) == len(b)
+
+
+def check_paper(con, columns) -> None:
+    """The batched sweep against one statement and one evaluation per release, on part of the
+    grid with 3 releases per setting."""
+    eps_values, swaps, groups, reps = [0.25, 0.95], [12.0, 54.0], [2], 3
+    new = tune.sweep(con, "bodyfat", columns, eps_values, k=5, q=1.0, reps=reps, target="BodyFat", seed=2024,
+                     rank_swap=swaps, mdav=groups)
+    (before, t_before) = timed(lambda: per_release_sweep(con, columns, reps, eps_values, swaps, groups, 2024))
+    print(f"  same measures as one statement and one evaluation per release (eps {eps_values}, P {swaps}, "
+          f"MDAV k {groups}, {reps} releases each; {t_before:.1f} s): "
+          f"{same_settings([s.measures for s in new.settings], before)}")
+
+
 def bench_paper(con, old, reps: int) -> None:
     con.execute(f"CREATE OR REPLACE TABLE bodyfat AS SELECT * FROM read_csv('{DATA / 'bodyfat_clean.csv'}')").fetchall()
     columns = [r[0] for r in con.execute("DESCRIBE bodyfat").fetchall()]
@@ -171,6 +220,7 @@ def bench_paper(con, old, reps: int) -> None:
         old_total = sum(t for _, t in before.values()) + t_report
         line += f"   old {old_total:6.1f} s   ratio {old_total / total:5.1f}x (old total with the new report time)"
     print(line)
+    check_paper(con, columns)
 
 
 def bench_tune28k(con, old) -> None:

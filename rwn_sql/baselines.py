@@ -37,10 +37,11 @@ from .randomness import bits_sql, hash_sql, key_variable, resolve_key
 from .spec import RESERVED_PREFIX, SCALES
 
 __all__ = ["mdav", "mdav_groups", "mdav_labels", "mdav_statement", "rank_swap", "rank_swap_donors",
-           "rank_swap_pairs", "rank_swap_statement"]
+           "rank_swap_pairs", "rank_swap_statement", "rank_swap_statements"]
 
 RANK_SWAP_PURPOSE = "rwn.rank_swap"
 RID = quote_ident("__rwn_rid")
+REP = quote_ident("__rwn_rep")
 TEMPORAL_OR_ENUM = re.compile(r"^(DATE|TIME|TIMESTAMP(_S|_MS|_NS)?|TIMESTAMP WITH TIME ZONE|"
                               r"TIME WITH TIME ZONE|ENUM\(.*\))$", re.IGNORECASE | re.DOTALL)
 FLOAT_TYPES = re.compile(r"^(FLOAT|DOUBLE|REAL)$", re.IGNORECASE)
@@ -130,6 +131,19 @@ def _float_list(values) -> str:
     return quote_literal(",".join(repr(float(v)) for v in values))
 
 
+def _hex_digits(values: np.ndarray, width: int) -> str:
+    """Non-negative integers as one text of `width` hex digits each (no separators)."""
+    shifts = 4 * np.arange(width - 1, -1, -1)
+    nibbles = (np.asarray(values, dtype=np.int64)[:, None] >> shifts) & 15
+    return np.frombuffer(b"0123456789abcdef", np.uint8)[nibbles].tobytes().decode("ascii")
+
+
+def _hex_element(digits: str, index_sql: str, width: int) -> str:
+    """SQL for element `index_sql` (0-based) of a _hex_digits text: one substring per row decodes
+    about 8 times faster than unnesting string_split of a comma list (tens of thousands of values)."""
+    return f"CAST('0x' || substr({quote_literal(digits)}, {width} * {index_sql} + 1, {width}) AS BIGINT)"
+
+
 def _guard(src, columns, n: int, fp: int) -> tuple[str, str]:
     """The `guard` CTE and the WHERE condition that fails unless the rows are those seen."""
     message = quote_literal(
@@ -166,7 +180,8 @@ def rank_swap_pairs(draws, window: int) -> np.ndarray:
 
     `draws[i]` is the 52-bit integer drawn for rank i; `window` = floor(P n / 100). Returns
     `partner` with partner[i] = the rank whose value rank i receives (partner[i] == i: kept;
-    partner is an involution and |partner[i] - i| <= window).
+    partner is an involution and |partner[i] - i| <= window). A 2-d `draws` (B x n) holds B
+    independent pairings (replicates, columns) and gives B x n partners, row by row the same.
 
     Walk i = 0, 1, ..., n-1. Skip i if it is already swapped. Otherwise let F be the ranks j
     with i < j <= min(i + window, n - 1) not yet swapped; if F is empty, i keeps its value;
@@ -174,14 +189,30 @@ def rank_swap_pairs(draws, window: int) -> np.ndarray:
     swap i and j and mark both swapped. A Fenwick tree over the swapped flags finds j in
     O(log n), so the pairing is O(n log n).
     """
+    if np.ndim(draws) == 2:
+        block = np.asarray(draws, dtype=np.int64)
+        if block.size and (block.min() < 0 or block.max() >= 1 << 52):
+            raise ValueError("draws must be integers in [0, 2^52)")
+        if len(block) >= BATCHED_PAIRINGS:
+            return _pairs_batched(block, int(window))
+        return np.array([_pairs(row.tolist(), int(window)) for row in block], dtype=np.int64).reshape(block.shape)
     draws = [int(d) for d in draws]
-    n = len(draws)
     if any(d < 0 or d >= 1 << 52 for d in draws):
         raise ValueError("draws must be integers in [0, 2^52)")
-    window = int(window)
+    return np.asarray(_pairs(draws, int(window)), dtype=np.int64)
+
+
+# From this many pairings of one length on, one numpy walk over all of them beats a Python
+# walk each (a numpy step costs about as much as 40 Python steps).
+BATCHED_PAIRINGS = 32
+
+
+def _pairs(draws: list[int], window: int) -> list[int]:
+    """rank_swap_pairs for one row of draws (checked), in plain Python."""
+    n = len(draws)
     partner = list(range(n))
     if n < 2 or window < 1:
-        return np.asarray(partner, dtype=np.int64)
+        return partner
     tree = [0] * (n + 1)            # Fenwick tree of swapped-as-partner flags (1-based)
     top = 1 << (n.bit_length() - 1)
     taken = bytearray(n)
@@ -218,7 +249,54 @@ def rank_swap_pairs(draws, window: int) -> np.ndarray:
         total += 1
         pending += 1
         partner[i], partner[j] = j, i
-    return np.asarray(partner, dtype=np.int64)
+    return partner
+
+
+def _pairs_batched(draws: np.ndarray, window: int) -> np.ndarray:
+    """_pairs on every row of `draws` (B x n, checked) at once: the same walk, each step a
+    numpy operation over the rows that still choose a partner at rank i."""
+    rows, n = draws.shape
+    partner = np.tile(np.arange(n, dtype=np.int64), (rows, 1))
+    if n < 2 or window < 1 or rows == 0:
+        return partner
+    tree = np.zeros((rows, n + 1), dtype=np.int64)
+    taken = np.zeros((rows, n), dtype=bool)
+    total = np.zeros(rows, dtype=np.int64)
+    pending = np.zeros(rows, dtype=np.int64)
+    top = 1 << (n.bit_length() - 1)
+    # m = floor(d * free / 2^52) without 64-bit overflow: d = hi 2^26 + lo, and
+    # floor((hi free 2^26 + lo free) / 2^52) = floor((hi free + floor(lo free / 2^26)) / 2^26)
+    high, low = draws >> 26, draws & ((1 << 26) - 1)
+    for i in range(n):
+        pending -= taken[:, i]
+        free = (min(i + window, n - 1) - i) - pending
+        r = np.flatnonzero(~taken[:, i] & (free > 0))
+        if not len(r):
+            continue
+        f = free[r]
+        m = (high[r, i] * f + ((low[r, i] * f) >> 26)) >> 26
+        rem = (i + 1) - (total[r] - pending[r]) + m + 1
+        pos, step = np.zeros(len(r), dtype=np.int64), top
+        while step:
+            nxt = pos + step
+            blk = step - tree[r, np.minimum(nxt, n)]
+            move = (nxt <= n) & (blk < rem)
+            pos = np.where(move, nxt, pos)
+            rem = np.where(move, rem - blk, rem)
+            step >>= 1
+        j = pos                      # 0-based rank
+        taken[r, j] = True
+        idx, live = j + 1, r
+        while len(live):
+            tree[live, idx] += 1     # distinct rows: no repeated index in one assignment
+            idx = idx + (idx & -idx)
+            keep = idx <= n
+            idx, live = idx[keep], live[keep]
+        total[r] += 1
+        pending[r] += 1
+        partner[r, i] = j
+        partner[r, j] = i
+    return partner
 
 
 def _swap_percent(p_percent) -> Fraction:
@@ -229,43 +307,83 @@ def _swap_percent(p_percent) -> Fraction:
     return Fraction(repr(p))
 
 
-def _rank_swap_plan(con, source, columns, p_percent, key: str):
+def _check_reps(reps) -> int | None:
+    if reps is None:
+        return None
+    if isinstance(reps, bool) or not isinstance(reps, (int, np.integer)) or reps < 1:
+        raise RWNError(f"reps must be an integer >= 1 (or None for one release), got {reps!r}")
+    return int(reps)
+
+
+def _rank_swap_plan(con, source, columns, p_percent, key: str, reps: int | None = None):
+    """(src, columns, n, fingerprint, donors): donors[c] holds the 1-based donor record of every
+    record (n values), or with `reps` of every record of every replicate (reps x n; replicate r
+    drawn with the key `key#r`), all from one query."""
+    src, columns, n, fp, donors_of = _rank_swap_plans(con, source, columns, [p_percent], key, reps)
+    return src, columns, n, fp, donors_of(p_percent)
+
+
+def _rank_swap_plans(con, source, columns, p_values, key: str, reps: int | None = None):
+    """_rank_swap_plan for several P from one query (the ranks and draws do not depend on P):
+    (src, columns, n, fingerprint, donors_of), donors_of(P) giving the donors for that P."""
     columns = _column_list(columns)
-    percent = _swap_percent(p_percent)
+    for p in p_values:
+        _swap_percent(p)
+    reps = _check_reps(reps)
     src = _resolve(con, source, columns, "rank swapping",
                    lambda t: bool(engine.NUMERIC_TYPES.match(t) or TEMPORAL_OR_ENUM.match(t)),
                    "an ordered column (numeric, date/time or ENUM)")
+    if reps is not None and any(name.lower() == "replicate" for name in src.names):
+        raise RWNError(f"{src.label} has a column named 'replicate'; with reps= the release numbers its "
+                       f"replicates in a column of that name: rename it")
     n = _check_values(con, src, columns, "rank swapping", finite=False)
-    window = int(percent * n // 100)
     key_sql = key_variable(con, key)
-    hashes = [f"{hash_sql(key_sql, RANK_SWAP_PURPOSE, RID, c)} AS __rwn_h_{i}" for i, c in enumerate(columns)]
-    picks = []
+    rep, replicates = "", ""
+    if reps is not None:          # replicate r's key is key#r (sqlgen.replicate_key), read per row
+        key_sql = f"({key_sql} || '#' || {DUCKDB.as_text(REP)})"
+        rep, replicates = f"{REP}, ", f" CROSS JOIN range({reps}) AS __rwn_reps({REP})"
+    # The order of the values is the same in every replicate: dense ranks (equal values, equal
+    # rank) once over the n records; each replicate's ranks come from sorting (value rank,
+    # tie-break, position) in numpy, far cheaper than a window sort per column and replicate.
+    values = ", ".join(f"dense_rank() OVER (ORDER BY {quote_ident(c)}) AS v_{i}" for i, c in enumerate(columns))
+    draws = []
     for i, c in enumerate(columns):
-        tie = bits_sql(f"__rwn_h_{i}", 0)
-        picks.append(f"row_number() OVER (ORDER BY {quote_ident(c)}, {tie}, {RID}) AS rank_{i}")
-        picks.append(f"{bits_sql(f'__rwn_h_{i}', 1)} AS pick_{i}")
-    text = (f"WITH {_staged(src)},\nhashed AS (\n    SELECT *, {', '.join(hashes)} FROM staged\n)\n"
-            f"SELECT {RID} AS rid, {', '.join(picks)}, {_fingerprint(columns)} OVER () AS fp\n"
-            f"FROM hashed ORDER BY {RID}")
+        h = hash_sql(key_sql, RANK_SWAP_PURPOSE, RID, c)
+        draws.append(f"v_{i}, {bits_sql(h, 0)} AS tie_{i}, {bits_sql(h, 1)} AS pick_{i}")
+    text = (f"WITH {_staged(src)},\nranked AS (\n    SELECT {RID}, {values} FROM staged\n)\n"
+            f"SELECT {RID} AS rid, {', '.join(draws)}, (SELECT {_fingerprint(columns)} FROM staged) AS fp\n"
+            f"FROM ranked{replicates} ORDER BY {rep}{RID}")
     data = _fetch(con, text)
+    shape = (reps or 1, n)
     rid = np.asarray(data["rid"], dtype=np.int64)
-    if len(rid) != n or not np.array_equal(rid, np.arange(1, n + 1)):
+    if len(rid) != shape[0] * n or not np.array_equal(rid.reshape(shape), np.broadcast_to(np.arange(1, n + 1), shape)):
         raise RWNError(f"the rows of {src.label} changed between reads; create a table from it first")
-    donors = {}
-    for i, c in enumerate(columns):
-        rank = np.asarray(data[f"rank_{i}"], dtype=np.int64) - 1
-        order = np.empty(n, dtype=np.int64)
-        order[rank] = np.arange(n)                  # order[r] = record index at rank r
-        partner = rank_swap_pairs(np.asarray(data[f"pick_{i}"])[order], window)
-        donor = np.empty(n, dtype=np.int64)
-        donor[order] = order[partner] + 1           # 1-based donor record
-        donors[c] = donor
-    return src, columns, n, int(data["fp"][0]), donors
+    position = np.broadcast_to(np.arange(n), shape)
+    orders, picks = [], []
+    for i in range(len(columns)):
+        def column(name):
+            return np.asarray(data[f"{name}_{i}"], dtype=np.int64).reshape(shape)
+        order = np.lexsort((position, column("tie"), column("v")), axis=-1)   # record index at each rank
+        orders.append(order)
+        picks.append(np.take_along_axis(column("pick"), order, axis=1))
+    picks = np.concatenate(picks)
+
+    def donors_of(p_percent) -> dict:
+        window = int(_swap_percent(p_percent) * n // 100)
+        # one pairing of every column and replicate
+        partners = rank_swap_pairs(picks, window).reshape(len(columns), *shape)
+        donors = {}
+        for c, order, partner in zip(columns, orders, partners):
+            donor = np.empty(shape, dtype=np.int64)
+            np.put_along_axis(donor, order, np.take_along_axis(order, partner, axis=1) + 1, axis=1)
+            donors[c] = donor if reps is not None else donor[0]       # 1-based donor record
+        return donors
+    return src, columns, n, int(data["fp"][0]), donors_of
 
 
 def rank_swap(con: duckdb.DuckDBPyConnection, source, columns, p_percent: float,
               key: str | None = None, seed: int | None = None, into: str | None = None,
-              replace: bool = False, sql: bool = False):
+              replace: bool = False, sql: bool = False, reps: int | None = None):
     """Rank swapping (Moore 1996), in the simplified form stated here.
 
     Independently for each column c of `columns`:
@@ -292,17 +410,22 @@ def rank_swap(con: duckdb.DuckDBPyConnection, source, columns, p_percent: float,
     are keyed hashes (computed in DuckDB; `randomness.keyed_bits` mirrors them), so the result
     does not depend on the number of threads.
 
+    `reps` (experiments, as tune's sweeps): that many releases from one query and one
+    statement, in a leading column `replicate` (0, 1, ...), each in input order; replicate r
+    equals the release with the key `key#r` (sqlgen.replicate_key; with `seed`, the key
+    the seed gives, then #r).
+
     Returns a DuckDB relation, or None when `into` names a table to create (one CREATE TABLE
     ... AS statement: an error leaves no table). sql=True is not supported.
     """
     require_duckdb(con, "rank_swap")
     _no_sql(sql, "rank_swap")
-    text = rank_swap_statement(con, source, columns, p_percent, key=key, seed=seed)
+    text = rank_swap_statement(con, source, columns, p_percent, key=key, seed=seed, reps=reps)
     return engine.deliver(con, text, into, replace)
 
 
 def rank_swap_statement(con: duckdb.DuckDBPyConnection, source, columns, p_percent: float,
-                        key: str | None = None, seed: int | None = None) -> str:
+                        key: str | None = None, seed: int | None = None, reps: int | None = None) -> str:
     """The SELECT statement of a `rank_swap` release (same arguments), for writers such as
     `engine.write_output`. It embeds the computed swaps (not the key): treat it like the key,
     never publish it, since it undoes the swapping."""
@@ -310,17 +433,38 @@ def rank_swap_statement(con: duckdb.DuckDBPyConnection, source, columns, p_perce
         the_key = resolve_key(key, seed)
     except (TypeError, ValueError) as exc:
         raise RWNError(str(exc)) from None
-    src, columns, n, fp, donors = _rank_swap_plan(con, source, columns, p_percent, the_key)
+    return next(rank_swap_statements(con, source, columns, [p_percent], key=the_key, reps=reps))
+
+
+def rank_swap_statements(con: duckdb.DuckDBPyConnection, source, columns, p_values,
+                         key: str | None = None, seed: int | None = None, reps: int | None = None):
+    """Yields rank_swap_statement for each P of `p_values` in turn (the same release for the same
+    key), all from one query of the data, since the ranks and keyed draws do not depend on P
+    (tune's sweeps). The query runs when the first statement is asked for."""
+    try:
+        the_key = resolve_key(key, seed)
+    except (TypeError, ValueError) as exc:
+        raise RWNError(str(exc)) from None
+    p_values = list(p_values)
+    src, columns, n, fp, donors_of = _rank_swap_plans(con, source, columns, p_values, the_key, reps)
+    for p in p_values:
+        yield _rank_swap_release(src, columns, n, fp, donors_of(p), reps)
+
+
+def _rank_swap_release(src, columns, n: int, fp: int, donors: dict, reps: int | None) -> str:
     guard_cte, guard_ok = _guard(src, columns, n, fp)
-    perm = ", ".join(f"unnest(string_split({_int_list(donors[c])}, ','))::BIGINT AS donor_{i}"
+    # row `pos` of the release is record pos % n + 1 of replicate pos // n
+    width = len(f"{n:x}")
+    perm = ", ".join(f"{_hex_element(_hex_digits(donors[c].reshape(-1), width), 'pos', width)} AS donor_{i}"
                      for i, c in enumerate(columns))
     replaced = [(f"d_{i}.{quote_ident(c)}", quote_ident(c)) for i, c in enumerate(columns)]
     joins = "\n".join(f"JOIN staged d_{i} ON d_{i}.{RID} = p.donor_{i}" for i in range(len(columns)))
+    lead = f"p.pos // {n} AS replicate, " if reps is not None else ""
     return (f"WITH {_staged(src)},\n"
-            f"perm AS (\n    SELECT unnest(range(1, {n + 1})) AS rid, {perm}\n),\n{guard_cte}\n"
-            f"SELECT {DUCKDB.star('s', (RID,), replaced)}\n"
-            f"FROM staged s\nJOIN perm p ON p.rid = s.{RID}\n{joins}\nCROSS JOIN guard\n"
-            f"WHERE {guard_ok}\nORDER BY s.{RID}")
+            f"perm AS (\n    SELECT pos, {perm}\n    FROM range({(reps or 1) * n}) AS __rwn_perm(pos)\n),\n{guard_cte}\n"
+            f"SELECT {lead}{DUCKDB.star('s', (RID,), replaced)}\n"
+            f"FROM staged s\nJOIN perm p ON p.pos % {n} + 1 = s.{RID}\n{joins}\nCROSS JOIN guard\n"
+            f"WHERE {guard_ok}\nORDER BY p.pos")
 
 
 def rank_swap_donors(con: duckdb.DuckDBPyConnection, source, columns, p_percent: float,

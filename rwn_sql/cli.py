@@ -9,7 +9,7 @@
     rwn-sql report RELEASE.duckdb -o report.html
     rwn-sql evaluate ORIGINAL RELEASED --columns a,b,c [--target a] [--json out.json]
     rwn-sql tune INPUT --columns a,b,c --eps 0.2:1.2:0.05 [--reps 20] [--rank-swap ...] [--mdav ...]
-    rwn-sql rank-swap INPUT OUTPUT --columns a,b --p 15 [--key-file F | --seed N]
+    rwn-sql rank-swap INPUT OUTPUT --columns a,b --p 15 [--key-file F | --seed N] [--reps N]
     rwn-sql mdav INPUT OUTPUT --columns a,b --k 5
 
 INPUT and OUTPUT may be CSV, TSV, Parquet, or file.duckdb:table. Exit codes: see EXIT_CODES.
@@ -253,7 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="columns among --columns with mismatch distance")
     t.add_argument("--target", default=None, help="numeric column for the OLS measures")
     t.add_argument("--rank-swap", default=None, metavar="P1,P2 | START:STOP:STEP",
-                   help="also rank swapping with these P (percent of n)")
+                   help="also rank swapping with these P (percent of n); the --reps releases of a P are "
+                        "drawn in one statement, release r with the key KEY#r")
     t.add_argument("--mdav", default=None, metavar="K1,K2 | START:STOP:STEP",
                    help="also MDAV microaggregation with these group sizes")
     t.add_argument("--output-dir", default=".", metavar="DIR", help="where tune.csv and report.html go (default .)")
@@ -270,6 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_argument("output", metavar="OUTPUT")
     rs.add_argument("--columns", required=True, type=column_list, metavar="A,B,C", help="columns to swap")
     rs.add_argument("--p", type=float, required=True, help="largest rank distance of a swap, in percent of n")
+    rs.add_argument("--reps", type=int, default=None, metavar="N",
+                    help="experiments: N releases in one run, in a leading column replicate (0..N-1), each in "
+                         "input order; release r equals the release with the key KEY#r")
     _add_key_options(rs)
     rs.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     md = sub.add_parser("mdav", help="baseline: MDAV microaggregation of INPUT to OUTPUT",
@@ -755,7 +759,8 @@ def cmd_baseline(args) -> int:
     start = time.perf_counter()
     source = engine.DuckDBBackend(con).passthrough_source(args.input, args.output, args.columns)
     if args.command == "rank-swap":
-        sql = baselines.rank_swap_statement(con, source, args.columns, args.p, key=key, seed=args.seed)
+        sql = baselines.rank_swap_statement(con, source, args.columns, args.p, key=key, seed=args.seed,
+                                            reps=args.reps)
     else:
         sql = baselines.mdav_statement(con, source, args.columns, args.k, scale=args.scale)
     rows = engine.write_output(con, sql, args.output, overwrite=args.overwrite)

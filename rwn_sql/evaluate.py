@@ -73,7 +73,10 @@ minimum is rechecked, so zero distances and ties are exact (a tie is exact float
 equality of distances computed in the same order). Records whose nearest neighbour is a
 mismatch away are searched in every combination within reach, or, with more than 64
 combinations, by a blocked brute force (O(n^2) for those records); searches of at most
-SMALL_SEARCH pairs are one blocked brute force. Measured on 2 busy cores (benchmarks/
+SMALL_SEARCH pairs, or against at most SMALL_REFERENCE records, are a blocked brute force.
+evaluate_replicates evaluates the releases of a setting together (tune's sweeps): every measure
+in one numpy pass over all of them, their linkage searches in one search; per release the
+numbers are evaluate()'s (risk exactly, utility up to the last bit of numpy's reductions). Measured on 2 busy cores (benchmarks/
 bench_tune.py), 100,000 rows: 12 independent normal columns + 1 category 3.4 to 6.6 s; adult-like,
 6 numeric + 7 categorical columns (thousands of combinations), 18 to 19 s. Everything else is
 O(n log n) or O(n p^2).
@@ -104,12 +107,15 @@ __all__ = ["Evaluation", "OLSComparison", "Pair", "Risk", "Utility", "ci_overlap
 
 MISMATCH_COST = 1.0                # squared distance added by a categorical mismatch (RWN's w = 1)
 SMALL_SEARCH = 250_000             # at most this many pairs: blocked brute force, no trees
+SMALL_REFERENCE = 512              # nor against at most this many reference rows (tune: many releases' queries)
+CACHED_ELEMENTS = 65_536           # the brute force's blocks when the reference is small: they stay in cache
 MAX_GROUPS = 64                    # more category combinations: far queries by blocked brute force
 CHUNK_ELEMENTS = 4_000_000         # distances held at once by the blocked brute force
 ONEHOT_LEVELS = 64                 # in the brute force, columns with more levels are compared directly
 TREE_SLACK = 1e-9                  # relative allowance for the tree's rounding (actual: ~1e-15)
 TREE_FLOOR = 1e-300                # absolute allowance, for squared distances that underflow
 TREE_BATCH = 128                   # queries per bounded second-neighbour search (similar radii)
+BATCH_ELEMENTS = 4_000_000         # evaluate_replicates: releases evaluated together, values at once
 INTERCEPT = "(Intercept)"
 
 
@@ -269,8 +275,10 @@ def evaluate_replicates(con: duckdb.DuckDBPyConnection, original, released, reps
                         replicate: str = "replicate"):
     """Yields evaluate(con, original, <the rows of `released` with `replicate` = r>, ...) for
     r = 0 .. reps - 1, each replicate's rows in the order `released` gives them, paired by
-    position. The original and `released` are each read once, at the first value (tune's
-    sweeps: many releases, each evaluated as soon as the caller asks for it)."""
+    position. The original and `released` are each read once, at the first value; the
+    replicates are evaluated in batches of about BATCH_ELEMENTS values, each in one numpy
+    pass (tune's sweeps: many small releases, where one call each would mostly pay numpy's
+    fixed costs)."""
     require_duckdb(con, "evaluate_replicates")
     columns, categorical, numeric = _check_parameters(columns, categorical, target)
     sdid_k = _check_sdid_k(sdid_k)
@@ -285,13 +293,18 @@ def evaluate_replicates(con: duckdb.DuckDBPyConnection, original, released, reps
     xr, cr, _ = _read(con, src_r, "released", numeric, categorical, replicate=replicate)
     rep = cr.pop()[0].astype(np.int64)
     original_data = _checked_original(xo, co, n, numeric)
-    for r in range(reps):
-        rows = np.flatnonzero(rep == r)
-        if len(rows) != n:
-            raise RWNError(f"replicate {r} of the released data ({src_r.label}) has {len(rows)} rows but the "
-                           f"original ({src_o.label}) has {n}")
-        yield _measures(original_data, xr[rows], [(t[rows], m[rows]) for t, m in cr], src_o.label,
-                        f"{src_r.label}, {replicate} {r}", columns, numeric, categorical, target, sdid_k)
+    batch = max(1, BATCH_ELEMENTS // max(n * (len(numeric) + len(categorical)), 1))
+    for first in range(0, reps, batch):
+        rows = []
+        for r in range(first, min(reps, first + batch)):
+            rows.append(np.flatnonzero(rep == r))
+            if len(rows[-1]) != n:
+                raise RWNError(f"replicate {r} of the released data ({src_r.label}) has {len(rows[-1])} rows but "
+                               f"the original ({src_o.label}) has {n}")
+        yield from _measures_batch(original_data, np.stack([xr[i] for i in rows]),
+                                   [[(t[i], m[i]) for t, m in cr] for i in rows], src_o.label,
+                                   [f"{src_r.label}, {replicate} {first + j}" for j in range(len(rows))],
+                                   columns, numeric, categorical, target, sdid_k)
 
 
 def _check_sdid_k(sdid_k) -> float:
@@ -326,21 +339,39 @@ def _checked_original(xo, co, n, numeric):
 
 def _measures(original_data, xr, cr, label_o, label_r, columns, numeric, categorical, target, sdid_k,
               paired_by="position", dropped=0) -> Evaluation:
+    return _measures_batch(original_data, xr[None], [cr], label_o, [label_r], columns, numeric, categorical, target,
+                           sdid_k, paired_by, dropped)[0]
+
+
+def _measures_batch(original_data, xr, crs, label_o, labels_r, columns, numeric, categorical, target, sdid_k,
+                    paired_by="position", dropped=0) -> list[Evaluation]:
+    """The Evaluation of each of R releases of one original: xr (R, n, p) numeric values, crs[r]
+    the categorical columns of release r. One numpy pass over all R for every measure that
+    allows it (one call per release would pay numpy's fixed costs R times: tune's sweeps);
+    evaluate() is the case R = 1, so both give the same numbers."""
     xo, co, n, sd, lo, hi = original_data
-    ko, kr = _codes(co, cr, n)
-    utility = Utility(
-        corr_mad=_corr_mad(xo, xr) if len(numeric) >= 2 else None,
-        **_pca(xo, xr, numeric, sd),
-        **_ols_measures(xo, xr, numeric, target, n),
-        ks={c: _ks(xo[:, j], xr[:, j]) for j, c in enumerate(numeric)},
-        tv={c: _tv(ko[:, j], kr[:, j]) for j, c in enumerate(categorical)},
-        multi_information=(Pair(_multi_information(ko), _multi_information(kr))
-                           if len(categorical) >= 2 else None),
-    )
-    risk = _risk(xo, xr, ko, kr, lo, hi, sd, sdid_k, bool(numeric))
-    return Evaluation(original=label_o, released=label_r, rows=n, columns=columns,
-                      numeric=numeric, categorical=categorical, target=target, sdid_k=sdid_k,
-                      utility=utility, risk=risk, paired_by=paired_by, dropped=dropped)
+    reps = len(xr)
+    corr_mad = _corr_mad(xo, xr) if len(numeric) >= 2 else [None] * reps
+    pca = _pca(xo, xr, numeric, sd)
+    ols = _ols_measures(xo, xr, numeric, target, n)
+    ks = _ks(xo, xr)
+    category_stats = []
+    for cr in crs:          # categorical utility: codes of the original and this release alone
+        ko, kr = _codes(co, cr, n)
+        category_stats.append(({c: _tv(ko[:, j], kr[:, j]) for j, c in enumerate(categorical)},
+                               Pair(_multi_information(ko), _multi_information(kr)) if len(categorical) >= 2 else None))
+    ko, kr = _codes_of_all(co, crs, n)
+    risks = _risk(xo, xr, ko, kr, lo, hi, sd, sdid_k, bool(numeric))
+    out = []
+    for r in range(reps):
+        utility = Utility(
+            corr_mad=corr_mad[r], **pca[r], **ols[r],
+            ks={c: float(ks[r, j]) for j, c in enumerate(numeric)},
+            tv=category_stats[r][0], multi_information=category_stats[r][1])
+        out.append(Evaluation(original=label_o, released=labels_r[r], rows=n, columns=columns,
+                              numeric=numeric, categorical=categorical, target=target, sdid_k=sdid_k,
+                              utility=utility, risk=risks[r], paired_by=paired_by, dropped=dropped))
+    return out
 
 
 def _pair_by_id(con, src_o: Source, src_r: Source, id: str):
@@ -466,72 +497,114 @@ def _codes(co, cr, n):
     return np.column_stack(ko), np.column_stack(kr)
 
 
+def _codes_of_all(co, crs, n):
+    """_codes over the original and every release at once: (n, m) and (R, n, m) codes, one
+    numbering for all (the risk searches compare records of different releases' codes only
+    for equality, so any numbering gives the same measures)."""
+    reps = len(crs)
+    if not co:
+        return np.zeros((n, 0), np.int64), np.zeros((reps, n, 0), np.int64)
+    cols = []
+    for j, (to, mo) in enumerate(co):
+        text = np.concatenate([to] + [cr[j][0] for cr in crs])
+        mask = np.concatenate([mo] + [cr[j][1] for cr in crs])
+        _, inv = np.unique(text, return_inverse=True)
+        _, inv = np.unique(inv.reshape(-1).astype(np.int64) * 2 + mask, return_inverse=True)   # NULL apart from ''
+        cols.append(inv.reshape(-1).astype(np.int64))
+    codes = np.column_stack(cols)
+    return codes[:n], codes[n:].reshape(reps, n, len(co))
+
+
 # ----------------------------------------------------------------------------- utility
 
-def _corr_mad(xo, xr) -> float:
+def _correlations(x):
+    """Pearson correlation matrices of the columns of each x[r] (x: R x n x p), NaN where a
+    column is constant."""
+    centred = x - x.mean(axis=1, keepdims=True)
+    c = np.matmul(centred.transpose(0, 2, 1), centred)
+    d = np.sqrt(np.diagonal(c, axis1=1, axis2=2))
     with np.errstate(divide="ignore", invalid="ignore"):
-        ro = np.corrcoef(xo, rowvar=False)
-        rr = np.corrcoef(xr, rowvar=False)
+        c = c / d[:, :, None] / d[:, None, :]
+    return np.clip(c, -1.0, 1.0)
+
+
+def _corr_mad(xo, xr) -> list[float]:
     iu = np.triu_indices(xo.shape[1], 1)
-    return float(np.mean(np.abs(ro[iu] - rr[iu])))
+    ro = _correlations(xo[None])[0][iu]
+    rr = _correlations(xr)[:, iu[0], iu[1]]
+    return [float(v) for v in np.mean(np.abs(ro - rr), axis=1)]
 
 
-def _pca(xo, xr, numeric, sd) -> dict:
+def _covariances(z):
+    """Sample covariance matrices (ddof=1) of the columns of each z[r] (z: R x n x p)."""
+    centred = z - z.mean(axis=1, keepdims=True)
+    return np.matmul(centred.transpose(0, 2, 1), centred) / (z.shape[1] - 1)
+
+
+def _pca(xo, xr, numeric, sd) -> list[dict]:
     if len(numeric) < 2:
-        return dict(pca_loading_mad=None, pca_variance_share=None, pca_loadings=None)
+        return [dict(pca_loading_mad=None, pca_variance_share=None, pca_loadings=None)] * len(xr)
     mean = xo.mean(axis=0)
 
-    def components(x):
-        z = (x - mean) / sd
-        values, vectors = np.linalg.eigh(np.cov(z, rowvar=False))
-        order = np.argsort(values)[::-1]
-        values, vectors = np.clip(values[order], 0.0, None), vectors[:, order]
-        return values[:2] / values.sum(), vectors[:, :2]
+    def components(x):          # leading two of every x[r]: (shares R x 2, loadings R x p x 2)
+        values, vectors = np.linalg.eigh(_covariances((x - mean) / sd))     # ascending
+        values, vectors = np.clip(values[:, ::-1], 0.0, None), vectors[:, :, ::-1]
+        return values[:, :2] / values.sum(axis=1, keepdims=True), vectors[:, :, :2]
 
-    share_o, load_o = components(xo)
+    share_o, load_o = components(xo[None])
+    share_o, load_o = share_o[0], load_o[0].copy()
     share_r, load_r = components(xr)
     for j in range(2):
         big = np.argmax(np.abs(load_o[:, j]))
         if load_o[big, j] < 0:
             load_o[:, j] = -load_o[:, j]
-        if load_o[:, j] @ load_r[:, j] < 0:
-            load_r[:, j] = -load_r[:, j]
+    load_r = load_r * np.where(np.einsum("pj,rpj->rj", load_o, load_r) < 0, -1.0, 1.0)[:, None, :]
+    mad = np.mean(np.abs(load_o - load_r), axis=(1, 2))
 
     def as_dict(load):
         return {f"PC{j + 1}": {c: float(load[i, j]) for i, c in enumerate(numeric)} for j in range(2)}
 
-    return dict(
-        pca_loading_mad=float(np.mean(np.abs(load_o - load_r))),
-        pca_variance_share=Pair({"PC1": float(share_o[0]), "PC2": float(share_o[1])},
-                                {"PC1": float(share_r[0]), "PC2": float(share_r[1])}),
-        pca_loadings=Pair(as_dict(load_o), as_dict(load_r)),
-    )
+    shares_o, loadings_o = {"PC1": float(share_o[0]), "PC2": float(share_o[1])}, as_dict(load_o)
+    return [dict(pca_loading_mad=float(mad[r]),
+                 pca_variance_share=Pair(shares_o, {"PC1": float(share_r[r, 0]), "PC2": float(share_r[r, 1])}),
+                 pca_loadings=Pair(loadings_o, as_dict(load_r[r])))
+            for r in range(len(xr))]
 
 
 def _ols_fit(y, X, role: str) -> dict:
-    n, p = X.shape
+    """Least squares of each y[r] on X[r] (y: R x n, X: R x n x p)."""
+    n, p = X.shape[1:]
     rank = np.linalg.matrix_rank(X)
-    if rank < p:
-        raise RWNError(f"OLS on the {role} data: the intercept and regressors are collinear (rank {rank} "
-                       f"< {p}); leave a column out or evaluate without target")
+    if np.any(rank < p):
+        raise RWNError(f"OLS on the {role} data: the intercept and regressors are collinear (rank "
+                       f"{int(rank.min())} < {p}); leave a column out or evaluate without target")
     q, r = np.linalg.qr(X)
-    beta = np.linalg.solve(r, q.T @ y)
-    resid = y - X @ beta
-    rss = float(resid @ resid)
+    beta = np.linalg.solve(r, np.matmul(q.transpose(0, 2, 1), y[:, :, None]))[:, :, 0]
+    resid = y - np.matmul(X, beta[:, :, None])[:, :, 0]
+    rss = np.sum(resid * resid, axis=1)
     s2 = rss / (n - p)
     rinv = np.linalg.inv(r)
-    se = np.sqrt(s2 * np.sum(rinv * rinv, axis=1))      # diag(R^-1 R^-T) = row sums of squares
-    tss = float(np.sum((y - y.mean()) ** 2))
-    h = np.sum(q * q, axis=1)
+    se = np.sqrt(s2[:, None] * np.sum(rinv * rinv, axis=2))      # diag(R^-1 R^-T) = row sums of squares
+    tss = np.sum((y - y.mean(axis=1, keepdims=True)) ** 2, axis=1)
+    h = np.sum(q * q, axis=2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        r2 = 1.0 - rss / tss if tss > 0 else float("nan")
-        cooks = resid ** 2 / (p * s2) * h / (1.0 - h) ** 2
-    return dict(beta=beta, se=se, r2=r2, cooks_max=float(np.max(cooks)))
+        r2 = np.where(tss > 0, 1.0 - rss / tss, np.nan)
+        cooks = resid ** 2 / (p * s2[:, None]) * h / (1.0 - h) ** 2
+    return dict(beta=beta, se=se, r2=r2, cooks_max=np.max(cooks, axis=1))
 
 
-def _ols_measures(xo, xr, numeric, target, n) -> dict:
+def _overlaps(lo_a, hi_a, lo_b, hi_b):
+    """ci_overlap elementwise over arrays of interval bounds (the same operations)."""
+    inter = np.minimum(hi_a, hi_b) - np.maximum(lo_a, lo_b)
+    la, lb = hi_a - lo_a, hi_b - lo_b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        both = 0.5 * (inter / la + inter / lb)
+    return np.where((la > 0) & (lb > 0), np.where(inter <= 0, 0.0, both), np.nan)
+
+
+def _ols_measures(xo, xr, numeric, target, n) -> list[dict]:
     if target is None:
-        return dict(ols=None, cooks_max=None)
+        return [dict(ols=None, cooks_max=None)] * len(xr)
     t = numeric.index(target)
     others = [j for j in range(len(numeric)) if j != t]
     terms = (INTERCEPT,) + tuple(numeric[j] for j in others)
@@ -543,29 +616,36 @@ def _ols_measures(xo, xr, numeric, target, n) -> dict:
     crit = t_quantile(0.975, df)
 
     def design(x):
-        return np.column_stack([np.ones(n), x[:, others]])
+        return np.concatenate([np.ones(x.shape[:2] + (1,)), x[:, :, others]], axis=2)
 
-    fo = _ols_fit(xo[:, t], design(xo), "original")
-    fr = _ols_fit(xr[:, t], design(xr), "released")
-    ci_o = np.column_stack([fo["beta"] - crit * fo["se"], fo["beta"] + crit * fo["se"]])
-    ci_r = np.column_stack([fr["beta"] - crit * fr["se"], fr["beta"] + crit * fr["se"]])
-    overlap = [ci_overlap(tuple(a), tuple(b)) for a, b in zip(ci_o, ci_r)]
+    fo = _ols_fit(xo[None, :, t], design(xo[None]), "original")
+    fr = _ols_fit(xr[:, :, t], design(xr), "released")
+    ci_o = (fo["beta"] - crit * fo["se"], fo["beta"] + crit * fo["se"])         # each 1 x p
+    ci_r = (fr["beta"] - crit * fr["se"], fr["beta"] + crit * fr["se"])         # each R x p
+    overlap = _overlaps(ci_o[0], ci_o[1], ci_r[0], ci_r[1])
+    overlap_mean = np.mean(overlap, axis=1)
+    diff = np.abs(fo["beta"] - fr["beta"])
 
     def per_term(values):
         return {term: float(x) for term, x in zip(terms, values)}
 
-    ols = OLSComparison(
-        target=target, terms=terms, df=df, critical_value=crit,
-        coefficients=Pair(per_term(fo["beta"]), per_term(fr["beta"])),
-        std_errors=Pair(per_term(fo["se"]), per_term(fr["se"])),
-        ci=Pair({term: [float(a), float(b)] for term, (a, b) in zip(terms, ci_o)},
-                {term: [float(a), float(b)] for term, (a, b) in zip(terms, ci_r)}),
-        r2=Pair(float(fo["r2"]), float(fr["r2"])),
-        coef_abs_diff=per_term(np.abs(fo["beta"] - fr["beta"])),
-        ci_overlap=per_term(overlap),
-        ci_overlap_mean=float(np.mean(overlap)),
-    )
-    return dict(ols=ols, cooks_max=Pair(fo["cooks_max"], fr["cooks_max"]))
+    def intervals(low, high):
+        return {term: [float(a), float(b)] for term, a, b in zip(terms, low, high)}
+
+    out = []
+    for r in range(len(xr)):
+        ols = OLSComparison(
+            target=target, terms=terms, df=df, critical_value=crit,
+            coefficients=Pair(per_term(fo["beta"][0]), per_term(fr["beta"][r])),
+            std_errors=Pair(per_term(fo["se"][0]), per_term(fr["se"][r])),
+            ci=Pair(intervals(ci_o[0][0], ci_o[1][0]), intervals(ci_r[0][r], ci_r[1][r])),
+            r2=Pair(float(fo["r2"][0]), float(fr["r2"][r])),
+            coef_abs_diff=per_term(diff[r]),
+            ci_overlap=per_term(overlap[r]),
+            ci_overlap_mean=float(overlap_mean[r]),
+        )
+        out.append(dict(ols=ols, cooks_max=Pair(float(fo["cooks_max"][0]), float(fr["cooks_max"][r]))))
+    return out
 
 
 def ci_overlap(a: tuple[float, float], b: tuple[float, float]) -> float:
@@ -580,15 +660,26 @@ def ci_overlap(a: tuple[float, float], b: tuple[float, float]) -> float:
     return 0.5 * (inter / la + inter / lb)
 
 
-def _ks(a, b) -> float:
-    """scipy.stats.ks_2samp's statistic, computed as ks_2samp computes it (both empirical CDFs
-    at every data point). ks_2samp itself is not called: its p-value, unused here, costs about
-    0.5 ms a column, 16 s of the bodyfat paper reproduction's 2,315 evaluations."""
-    a, b = np.sort(a), np.sort(b)
-    grid = np.concatenate([a, b])
-    fa = np.searchsorted(a, grid, side="right") / len(a)
-    fb = np.searchsorted(b, grid, side="right") / len(b)
-    return float(np.max(np.abs(fa - fb)))
+def _ks(xo, xr) -> np.ndarray:
+    """The two-sample Kolmogorov-Smirnov statistic of every column of xo (n x p) against the same
+    column of each xr[r] (R x m x p): an R x p array, each as scipy.stats.ks_2samp's statistic
+    (both empirical CDFs at every data point; ks_2samp itself is not called: its p-value, unused
+    here, costs about 0.5 ms a column). Both samples are merged and sorted; at the last of
+    every run of equal values the counts so far are each sample's count of values <= it."""
+    reps, m, p = xr.shape
+    n = len(xo)
+    # R x p x (n + m): each column's two samples sorted, side by side; a stable sort of two
+    # sorted runs is a merge (the original is sorted once for all releases)
+    merged = np.concatenate([np.broadcast_to(np.sort(xo, axis=0).T, (reps, p, n)),
+                             np.sort(xr, axis=1).transpose(0, 2, 1)], axis=2)
+    order = np.argsort(merged, axis=2, kind="stable")
+    values = np.take_along_axis(merged, order, axis=2)
+    count_o = np.cumsum(order < n, axis=2)
+    count_r = np.arange(1, n + m + 1) - count_o
+    last = np.ones(values.shape, dtype=bool)
+    last[:, :, :-1] = values[:, :, 1:] != values[:, :, :-1]
+    gap = np.abs(count_o / n - count_r / m)
+    return np.max(np.where(last, gap, 0.0), axis=2)
 
 
 def _tv(a, b) -> float:
@@ -668,7 +759,7 @@ def _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts):
     - |q|^2 + mismatches (as [a != b] = 1 - onehot(a).onehot(b)), and every candidate within a
     1e-9 relative allowance is recomputed exactly by _sqdist."""
     nq, nr = len(q_num), len(r_num)
-    chunk = max(1, CHUNK_ELEMENTS // max(nr, 1))
+    chunk = max(1, min(CHUNK_ELEMENTS // max(nr, 1), max(256, CACHED_ELEMENTS // max(nr, 1))))
     q_sq = np.sum(q_num * q_num, axis=1)
     r_sq = np.sum(r_num * r_num, axis=1)
     slack = TREE_SLACK * (1.0 + q_sq + float(r_sq.max()) + q_cat.shape[1])
@@ -720,7 +811,7 @@ def _nearest(q_num, q_cat, r_num, r_cat, r_counts):
     When U < MISMATCH_COST only the own group (m = 0) can hold such rows; otherwise every
     group within reach is searched, or, beyond MAX_GROUPS groups, _blocked_nearest answers."""
     nq, nr = len(q_num), len(r_num)
-    if nq * nr <= SMALL_SEARCH:            # tiny data (bodyfat: 241 x 241): one block beats the trees
+    if nq * nr <= SMALL_SEARCH or nr <= SMALL_REFERENCE:    # tiny data (bodyfat: 241 x 241): blocks beat the trees
         return _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts)
     if q_cat.shape[1]:
         both = np.ascontiguousarray(np.vstack([q_cat, r_cat]))
@@ -822,41 +913,52 @@ def nearest_sqdist(q_num, q_cat, r_num, r_cat, count_ties: bool = False):
     return (best[q_ids], ties[q_ids]) if count_ties else best[q_ids]
 
 
-def _risk(xo, xr, ko, kr, lo, hi, sd, k, has_numeric) -> Risk:
-    n = len(xo)
+def _risk(xo, xr, ko, kr, lo, hi, sd, k, has_numeric) -> list[Risk]:
+    """The Risk of each release xr[r], kr[r] (R x n x p, R x n x m) against xo, ko."""
+    n, reps = len(xo), len(xr)
     so = (xo - lo) / (hi - lo)
     sr = (xr - lo) / (hi - lo)
-    # one numbering of the distinct records of both data sets serves both searches and unique survival
-    ids, _ = _row_ids(np.vstack([xo, xr]), np.vstack([ko, kr]))
-    o_local, o_rows, o_counts = _distinct(ids, np.arange(n))
-    r_local, r_rows, r_counts = _distinct(ids, np.arange(n, 2 * n))
-    s_all, k_all = np.vstack([so, sr]), np.vstack([ko, kr])
-    dcr_u, _ = _nearest(s_all[o_rows], k_all[o_rows], s_all[r_rows], k_all[r_rows], r_counts)
-    near_u, ties_u = _nearest(s_all[r_rows], k_all[r_rows], s_all[o_rows], k_all[o_rows], o_counts)
-    dcr, nearest, ties = np.sqrt(dcr_u[o_local]), near_u[r_local], ties_u[r_local]
-    own = _sqdist(sr, kr, so, ko)
-    linked = own <= nearest                  # own source among the nearest (own >= nearest always)
-
+    # the distinct original records, once: the reference of every release's linkage search
+    o_ids, o_rows = _row_ids(xo, ko)
+    o_counts = np.bincount(o_ids, minlength=len(o_rows))
+    queries, survival, dcr = [], [], []
+    for r in range(reps):
+        # one numbering of the distinct records of both data sets: dcr's search and unique survival
+        ids, _ = _row_ids(np.vstack([xo, xr[r]]), np.vstack([ko, kr[r]]))
+        r_local, r_rows, r_counts = _distinct(ids, np.arange(n, 2 * n))
+        r_rows = r_rows - n
+        dcr_u, _ = _nearest(so[o_rows], ko[o_rows], sr[r][r_rows], kr[r][r_rows], r_counts)
+        dcr.append(np.sqrt(dcr_u[o_ids]))
+        queries.append((r_local, r_rows))
+        in_original = np.bincount(ids[:n], minlength=ids.max() + 1)
+        in_release = np.bincount(ids[n:], minlength=ids.max() + 1) > 0
+        unique = in_original[ids[:n]] == 1
+        survival.append((int((in_release[ids[:n]] & unique).sum()), int(unique.sum())))
+    # every release's distinct records searched against the original's in one search
+    near_u, ties_u = _nearest(np.concatenate([sr[r][rows] for r, (_, rows) in enumerate(queries)]),
+                              np.concatenate([kr[r][rows] for r, (_, rows) in enumerate(queries)]),
+                              so[o_rows], ko[o_rows], o_counts)
+    starts = np.cumsum([0] + [len(rows) for _, rows in queries])
     if has_numeric:
         inside = np.abs(xo - xr) <= k * sd
-        sdid = float(np.mean(np.all(inside, axis=1)))
-        sd_r = xr.std(axis=0, ddof=1)
+        sdid = np.mean(np.all(inside, axis=2), axis=1)
+        sd_r = xr.std(axis=1, ddof=1)[:, None, :]
         outside = (xo < xr - k * sd_r) | (xo > xr + k * sd_r)
-        sdid_sdcmicro = float(np.mean(np.sum(outside, axis=1) <= 1))
-    else:
-        sdid = sdid_sdcmicro = None
-
-    in_original = np.bincount(ids[:n], minlength=ids.max() + 1)
-    in_release = np.bincount(ids[n:], minlength=ids.max() + 1) > 0
-    unique = in_original[ids[:n]] == 1
-    survived = in_release[ids[:n]] & unique
-    n_unique = int(unique.sum())
-    return Risk(
-        dcr_mean=float(dcr.mean()),
-        linkage_rate=float(np.mean(linked)),
-        linkage_rate_expected=float(np.mean(np.where(linked, 1.0 / ties, 0.0))),
-        sdid=sdid,
-        sdid_sdcmicro=sdid_sdcmicro,
-        unique_survival=float(survived.sum() / n_unique) if n_unique else None,
-        unique_records=n_unique,
-    )
+        sdid_sdcmicro = np.mean(np.sum(outside, axis=2) <= 1, axis=1)
+    out = []
+    for r in range(reps):
+        local = queries[r][0] + starts[r]
+        nearest, ties = near_u[local], ties_u[local]
+        own = _sqdist(sr[r], kr[r], so, ko)
+        linked = own <= nearest                  # own source among the nearest (own >= nearest always)
+        survived, n_unique = survival[r]
+        out.append(Risk(
+            dcr_mean=float(dcr[r].mean()),
+            linkage_rate=float(np.mean(linked)),
+            linkage_rate_expected=float(np.mean(np.where(linked, 1.0 / ties, 0.0))),
+            sdid=float(sdid[r]) if has_numeric else None,
+            sdid_sdcmicro=float(sdid_sdcmicro[r]) if has_numeric else None,
+            unique_survival=survived / n_unique if n_unique else None,
+            unique_records=n_unique,
+        ))
+    return out

@@ -222,14 +222,19 @@ class Neighborhoods:
         return bind(bound, tail, sqlgen.perturb_final(spec, key_sql, d, reps, order, columns=self.src.names))
 
 
-def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None) -> Neighborhoods:
+FROM_DATA = "from data"      # stage_neighborhoods(axes=...): compute them with grid_axes
+
+
+def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None, axes=FROM_DATA) -> Neighborhoods:
     """Compute the neighbourhoods once into relations of the backend: with recursive CTEs in
     two statements (the numbered rows, then the whole search; both number the records the same
     way, by input position or id rank), else step by step (rwn_sql.spark_rwn.RWNPlan), the
     search one statement per level. `trace`: a list that gets one dict per search level
-    where the levels run one by one."""
+    where the levels run one by one. `axes`: grid_axes(be, src, spec) when already known (they
+    depend on the columns and the scale, not on eps: a sweep computes them once)."""
     from .spark_rwn import RWNPlan
-    axes = grid_axes(be, src, spec)
+    if axes is FROM_DATA:
+        axes = grid_axes(be, src, spec)
     plan, staged = RWNPlan(src.sql, spec, be.dialect, axes), []
 
     def step(sql: str) -> str:

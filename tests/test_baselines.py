@@ -173,6 +173,59 @@ def test_pairing_extreme_draws():
         assert rank_swap_pairs(draws, window).tolist() == naive_pairs(draws, window)
 
 
+@pytest.mark.parametrize("rows", [3, 40])          # the Python walk per row, and the numpy walk over all rows
+@pytest.mark.parametrize("n,window", [(1, 3), (2, 1), (10, 0), (37, 3), (200, 25), (200, 199), (241, 130)])
+def test_pairing_of_many_rows_equals_one_row_at_a_time(rows, n, window):
+    rng = np.random.default_rng(rows * 7 + n * 1000 + window)
+    draws = rng.integers(0, TWO_52, (rows, n), dtype=np.int64)
+    draws[0], draws[-1] = 0, TWO_52 - 1                   # the extreme draws too
+    got = rank_swap_pairs(draws, window)
+    assert got.shape == (rows, n)
+    for row, partner in zip(draws, got):
+        assert partner.tolist() == naive_pairs(row.tolist(), window)
+
+
+def test_replicates_equal_the_releases_of_their_keys(con, bodyfat):
+    """rank_swap(reps=R): replicate r, in input order, is the release with the key key#r."""
+    cols, key, reps = ["Age", "Weight", "Knee", "BodyFat"], "replicate-key-0123456789", 5
+    batch = rank_swap(con, bodyfat, cols, 30, key=key, reps=reps).fetchall()
+    names = [d[0] for d in rank_swap(con, bodyfat, cols, 30, key=key, reps=2).description]
+    assert names[0] == "replicate" and names[1:] == [d[0] for d in con.sql("SELECT * FROM bodyfat").description]
+    assert [row[0] for row in batch] == [r for r in range(reps) for _ in range(241)]
+    for r in range(reps):
+        single = rank_swap(con, bodyfat, cols, 30, key=f"{key}#{r}").fetchall()
+        assert [row[1:] for row in batch if row[0] == r] == single
+    # seed= gives the seed's key, then #r; the same call gives the same releases
+    from rwn_sql.randomness import key_from_seed
+    seeded = rank_swap(con, bodyfat, cols, 12, seed=3, reps=3).fetchall()
+    assert seeded == rank_swap(con, bodyfat, cols, 12, seed=3, reps=3).fetchall()
+    assert [row[1:] for row in seeded if row[0] == 2] == \
+        rank_swap(con, bodyfat, cols, 12, key=f"{key_from_seed(3)}#2").fetchall()
+    assert rank_swap(con, bodyfat, cols, 30, key=key, reps=1).fetchall() != \
+        [(0,) + row for row in rank_swap(con, bodyfat, cols, 30, key=key).fetchall()]      # key#0, not key
+
+
+def test_statements_for_several_p_equal_one_p_at_a_time(con, bodyfat):
+    """rank_swap_statements: one query of the draws for every P, the same releases as one call per P."""
+    from rwn_sql.baselines import rank_swap_statements
+    cols, key = ["Age", "Weight", "Knee"], "several-p-key-0123456789"
+    for reps in (None, 3):
+        statements = rank_swap_statements(con, bodyfat, cols, [0.4, 12, 54], key=key, reps=reps)
+        for p, text in zip([0.4, 12, 54], statements):
+            assert con.sql(text).fetchall() == rank_swap(con, bodyfat, cols, p, key=key, reps=reps).fetchall()
+
+
+def test_replicates_bad_input(con, people):
+    for reps in (0, -1, 1.5, True, "2"):
+        with pytest.raises(RWNError, match="reps must be an integer >= 1"):
+            rank_swap(con, people, ["age"], 10, seed=1, reps=reps, into="out")
+        assert no_table(con, "out")
+    con.execute("CREATE TABLE has_rep AS SELECT 1 AS Replicate, age FROM people").fetchall()
+    with pytest.raises(RWNError, match="column named 'replicate'"):
+        rank_swap(con, "has_rep", ["age"], 10, seed=1, reps=2)
+    assert len(rank_swap(con, "has_rep", ["age"], 10, seed=1).fetchall()) == 20     # without reps: fine
+
+
 def test_release_matches_python_mirror_of_the_definition(con, bodyfat):
     """Ranks with keyed tie-breaks, keyed partner draws and the literal pairing, in Python."""
     cols, p, key = ["Age", "Weight", "Knee"], 20, "a-test-key-0123456789"

@@ -181,6 +181,13 @@ def test_baseline_commands(tmp_path):
     assert res.returncode == 0, res.stderr
     via_cli = con.execute(f"SELECT * FROM read_csv('{out}')").fetchall()
     assert via_cli == rwn_sql.rank_swap(con, str(BODYFAT), COLS.split(","), 15, seed=5).fetchall()
+    out = tmp_path / "swaps.parquet"
+    res = run("rank-swap", BODYFAT, out, "--columns", COLS, "--p", "15", "--seed", "5", "--reps", "3")
+    assert res.returncode == 0, res.stderr
+    assert con.execute(f"SELECT * FROM '{out}'").fetchall() == \
+        rwn_sql.rank_swap(con, str(BODYFAT), COLS.split(","), 15, seed=5, reps=3).fetchall()
+    res = run("rank-swap", BODYFAT, tmp_path / "y.csv", "--columns", COLS, "--p", "15", "--seed", "5", "--reps", "0")
+    assert res.returncode == 2 and "reps must be" in res.stderr and not (tmp_path / "y.csv").exists()
     out = tmp_path / "agg.parquet"
     res = run("mdav", BODYFAT, out, "--columns", COLS, "--k", "4")
     assert res.returncode == 0, res.stderr

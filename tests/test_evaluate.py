@@ -265,6 +265,7 @@ def test_nearest_search_is_exact(monkeypatch, seed, max_groups, onehot_levels):
     (in blocks of 3 query rows; onehot_levels=1 compares categories directly, not by product)."""
     monkeypatch.setattr(evaluate_module, "MAX_GROUPS", max_groups)
     monkeypatch.setattr(evaluate_module, "SMALL_SEARCH", 0)
+    monkeypatch.setattr(evaluate_module, "SMALL_REFERENCE", 0)
     monkeypatch.setattr(evaluate_module, "ONEHOT_LEVELS", onehot_levels)
     monkeypatch.setattr(evaluate_module, "CHUNK_ELEMENTS", 3 * 250)
     rng = np.random.default_rng(seed)
@@ -300,6 +301,7 @@ def test_risk_measures_match_brute_force_with_categories_ties_and_duplicates(con
     integer data with duplicate records, exact ties and two categorical columns (one of them
     with NULLs), paired by position and by id with dropped records."""
     monkeypatch.setattr(evaluate_module, "SMALL_SEARCH", small_search)
+    monkeypatch.setattr(evaluate_module, "SMALL_REFERENCE", min(small_search, 512))
     rng = np.random.default_rng(7)
     n = 400
     a, b = rng.integers(0, 5, n).astype(float), rng.integers(0, 3, n).astype(float)
@@ -468,3 +470,76 @@ def test_pairing_by_id_with_a_shuffled_release_and_dropped_rows(con, bodyfat):
     assert partial.dropped == 24 and partial.rows == 241 - 24
     with pytest.raises(rwn_sql.RWNError, match="repeats values"):
         rwn_sql.evaluate(con, "orig", "SELECT * FROM orig UNION ALL SELECT * FROM orig", cols, id="rid")
+
+
+# ----------------------------------------------------------------------------- many releases at once
+
+def _close(a, b, rel):
+    """Equal structures, floats within `rel` (numpy's reductions may round the last bit
+    differently for arrays of different shapes or alignments)."""
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k], rel) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_close(u, v, rel) for u, v in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or abs(a - b) <= rel * max(abs(a), abs(b))
+    return a == b
+
+
+@pytest.mark.parametrize("small_search", [0, 10 ** 9])     # k-d trees / blocked brute force
+def test_replicates_evaluate_as_single_releases(con, monkeypatch, small_search):
+    """evaluate_replicates (all releases of a setting in one numpy pass) gives, release by
+    release, what evaluate gives for that release alone: risk measures exactly (exact distances,
+    ties and counts), utility to 1e-12; with categorical columns (one with NULLs), duplicate
+    records, ties and an OLS target, and a batch size that splits the releases unevenly."""
+    monkeypatch.setattr(evaluate_module, "SMALL_SEARCH", small_search)
+    monkeypatch.setattr(evaluate_module, "SMALL_REFERENCE", min(small_search, 512))
+    monkeypatch.setattr(evaluate_module, "BATCH_ELEMENTS", 300 * 5 * 3)         # 3 releases a batch
+    rng = np.random.default_rng(21)
+    n, reps = 300, 7
+    a, b, y = rng.integers(0, 6, n).astype(float), rng.normal(size=n), rng.normal(size=n)
+    g, h = rng.choice(["x", "y", "z"], n), rng.choice(["u", "v"], n)
+    a[:40], b[:40], y[:40], g[:40], h[:40] = a[40:80], b[40:80], y[40:80], g[40:80], h[40:80]   # duplicates
+    load_numpy(con, "orig", {"a": a, "b": b, "y": y, "g": g, "h": h})
+    rep = np.repeat(np.arange(reps), n)
+    noise = rng.random(reps * n) < 0.5
+    rel = {"replicate": rep,
+           "a": np.where(noise, rng.integers(0, 6, reps * n), np.tile(a, reps)).astype(float),
+           "b": np.tile(b, reps) + noise * rng.normal(0, 0.1, reps * n),
+           "y": np.tile(y, reps) + rng.normal(0, 0.2, reps * n) * (rep % 2),   # odd replicates only
+           "g": np.where(rng.random(reps * n) < 0.2, rng.choice(["x", "y", "z", "w"], reps * n), np.tile(g, reps)),
+           "h": np.tile(h, reps)}
+    load_numpy(con, "rels", rel)
+    con.execute("UPDATE rels SET h = NULL WHERE rowid % 11 = 0").fetchall()
+    cols, cats = ["a", "b", "y", "g", "h"], ["g", "h"]
+    batch = list(evaluate_module.evaluate_replicates(con, "orig", "SELECT * FROM rels ORDER BY rowid", reps, cols,
+                                                     target="y", categorical=cats))
+    assert len(batch) == reps
+    for r, ev in enumerate(batch):
+        alone = evaluate(con, "orig", f"SELECT * EXCLUDE (replicate) FROM rels WHERE replicate = {r} ORDER BY rowid",
+                         cols, target="y", categorical=cats).to_dict()
+        got = ev.to_dict()
+        assert got.pop("released").endswith(f"replicate {r}")
+        alone.pop("released")
+        assert got["risk"] == alone["risk"]
+        assert _close(got, alone, 1e-12)
+    assert batch[0].risk.linkage_rate != batch[1].risk.linkage_rate       # the releases differ
+
+
+def test_ks_statistic_with_ties_equals_scipy():
+    """The merged-sort KS statistic of many releases at once equals ks_2samp's, ties included."""
+    rng = np.random.default_rng(3)
+    xo = rng.integers(0, 9, size=(200, 3)).astype(float)
+    xr = np.stack([rng.integers(0, 9, size=(200, 3)).astype(float), xo + 0.0, rng.normal(4, 3, size=(200, 3))])
+    got = evaluate_module._ks(xo, xr)
+
+    def at_every_point(a, b):        # both empirical CDFs at every data point, as ks_2samp evaluates them
+        a, b = np.sort(a), np.sort(b)
+        grid = np.concatenate([a, b])
+        return np.max(np.abs(np.searchsorted(a, grid, side="right") / len(a)
+                             - np.searchsorted(b, grid, side="right") / len(b)))
+    for r in range(len(xr)):
+        for j in range(3):
+            assert got[r, j] == at_every_point(xo[:, j], xr[r, :, j])
+            assert got[r, j] == pytest.approx(stats.ks_2samp(xo[:, j], xr[r, :, j]).statistic, abs=1e-15)
+    assert np.all(got[1] == 0)
