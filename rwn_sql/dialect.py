@@ -90,6 +90,29 @@ class Dialect:
         pairs (expression SQL, quoted name) in place of same-named columns."""
         return self._lacks("SELECT * with EXCLUDE / REPLACE")
 
+    def type_matches(self, value_sql: str, pattern: str) -> str:
+        """TRUE when the type name of the expression (as the engine writes types) fully matches
+        the regular expression `pattern` (case-insensitive), decided when the statement is bound."""
+        return self._lacks("type tests in SQL")
+
+    def type_name(self, value_sql: str) -> str:
+        """The type name of an expression, as text."""
+        return self._lacks("type names in SQL")
+
+    def columns_matching(self, pattern: str) -> str:
+        """Every column whose name matches `pattern` (one expression that the engine expands per
+        column; all such expressions in a clause expand in step)."""
+        return self._lacks("column patterns")
+
+    def column_name(self, column_sql: str) -> str:
+        """The name of a column expression, as text."""
+        return self._lacks("column names in SQL")
+
+    def same_type_list(self, like_sql: str, items_sql) -> str:
+        """A list of the SQL string constants `items_sql` cast to the type of the expression
+        `like_sql` (whose own value is left out)."""
+        return self._lacks("lists typed like an expression")
+
     def typed_list(self, items_sql, type_sql: str) -> str:
         """A list (array) literal of the SQL constants `items_sql`, as type_sql values."""
         return self._lacks("list literals")
@@ -207,6 +230,22 @@ class DuckDBDialect(Dialect):
 
     def list_contains(self, list_sql: str, value_sql: str) -> str:
         return f"list_contains({list_sql}, {value_sql})"
+
+    def type_matches(self, value_sql: str, pattern: str) -> str:
+        return f"regexp_full_match(typeof({value_sql}), {_string_literal(pattern)}, 'i')"
+
+    def type_name(self, value_sql: str) -> str:
+        return f"typeof({value_sql})"
+
+    def columns_matching(self, pattern: str) -> str:
+        return f"COLUMNS({_string_literal(pattern)})"
+
+    def column_name(self, column_sql: str) -> str:
+        return f"alias({column_sql})"
+
+    def same_type_list(self, like_sql: str, items_sql) -> str:
+        # string constants take the type of the list's first element
+        return f"list_value({like_sql}, {', '.join(items_sql)})[2:]"
 
     def list_element(self, list_sql: str, index_sql: str) -> str:
         return f"{list_sql}[{index_sql}]"
@@ -398,6 +437,10 @@ class SparkDialect(Dialect):
     def unnest_columns(self, names_sql, values_sql, aliases) -> str:
         pairs = ", ".join(f"named_struct('{aliases[0]}', {n}, '{aliases[1]}', {v})" for n, v in zip(names_sql, values_sql))
         return f"\n    LATERAL VIEW inline(array({pairs})) u AS {aliases[0]}, {aliases[1]}"
+
+
+def _string_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _field_literal(name: str) -> str:

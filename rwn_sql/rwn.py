@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from . import engine, sqlgen
 from .backends import backend_for
 from .errors import RWNError
-from .identifiers import quote_ident
+from .identifiers import quote_ident, quote_literal
 from .randomness import KEY_PLACEHOLDER, resolve_key
 from .spec import RWNSpec
 
@@ -61,6 +61,45 @@ def check_source(be, source, spec: RWNSpec, guard: bool = True) -> engine.Source
     if guard:
         check_pair_budget(be, src, spec)
     return src
+
+
+def unseen_source(be, name: str, spec: RWNSpec) -> engine.Source:
+    """The table or view `name` as the statement's reader resolves it, for a planner that cannot
+    see it (the SQL macros plan on a cursor, which does not see the caller's TEMP tables and
+    views): no data or schema is read here. What check_source checks from the schema is checked
+    by the statement as it is bound, with the same messages: the types of the numeric columns
+    and of the id, and no reserved column name (a missing column is the engine's own binding
+    error, which names it); the data checks (NULLs, spans, sizes, ids) are the statement's as
+    on every path. Not checked: the pair budget (check_pair_budget), which needs a pass over
+    the data before the statement."""
+    d = be.dialect
+    if spec.id is None and not be.has_input_order:
+        raise RWNError(f"on {be.name}, id= is required")
+    d.check_scale(spec.scale)
+    guard = engine.RESERVED_PREFIX + "guard"
+
+    def typed(column: str, pattern: str, problem: str) -> tuple[str, str]:
+        c = quote_ident(column)
+        message = (f"{quote_literal('rwn_sql: ' + problem.split('{type}')[0])} || {d.type_name(c)} || "
+                   f"{quote_literal(problem.split('{type}')[1])}")
+        return f"CASE WHEN {d.type_matches(c, pattern)} THEN {c} ELSE {d.raise_error(message)} END", c
+
+    checked = [typed(c, d.NUMERIC.pattern, f"column {c!r} has type {{type}}, not a numeric type; list it in "
+                                            f"categorical= (--categorical) to use mismatch distance for it")
+               for c in spec.numeric]
+    if spec.id:
+        checked.append(typed(spec.id, engine.ID_TYPES.pattern, f"id column {spec.id!r} has type {{type}}; a record "
+                                                               f"id must be an integer or text column"))
+    reserved = d.columns_matching(f"(?i)^{engine.RESERVED_PREFIX}")
+    label = quote_literal(f"rwn_sql: table {name!r} has a column named '")
+    rest = quote_literal(f"'; names starting with {engine.RESERVED_PREFIX!r} are reserved for rwn_sql's internal "
+                         f"columns, rename it")
+    no_reserved = (f"CASE WHEN {d.column_name(reserved)} = {quote_literal(guard)} THEN true "
+                   f"ELSE {d.raise_error(f'{label} || {d.column_name(reserved)} || {rest}')} END")
+    sql = (f"(SELECT {d.star('', [guard], checked)}\n"
+           f"    FROM (SELECT *, true AS {guard} FROM {sqlgen.source_from_table(name, d)}) AS __rwn_unseen\n"
+           f"    WHERE {no_reserved}) AS __rwn_source")
+    return engine.Source(sql=sql, schema=(), label=f"table {name!r}")
 
 
 def _check_spans(be, src, spec) -> None:
@@ -185,7 +224,7 @@ def prepare(be, src: engine.Source, spec: RWNSpec, what: str, key_sql: str | Non
         raise ValueError("perturb and donors need key_sql")
     d = be.dialect
     if d.recursive_cte:
-        axes = grid_axes(be, src, spec)
+        axes = grid_axes(be, src, spec) if src.schema else None    # an unseen source: no pre-pass
         if what == "perturb":
             return Prepared(sqlgen.perturb_sql(src.sql, spec, key_sql, d, reps=reps, order=order, axes=axes))
         if what == "donors":

@@ -35,13 +35,26 @@ def _explain_unseen_sources(planner):
     return plan
 
 
+def _unseen(exc: RWNError) -> bool:
+    """The planner's cursor does not see the source: a TEMP table or view of the caller (or
+    none), which the statement resolves where it runs."""
+    return str(exc).startswith("no table or view named")
+
+
 def _plan(con, name, spec, what: str, key_sql=None, pairs: bool = False) -> str:
     """A macro's statement: the RWN plan of the table or view `name`, as rwn_sql.perturb /
-    neighborhoods make it (rwn_sql.rwn), on a cursor of `con`."""
+    neighborhoods make it (rwn_sql.rwn), on a cursor of `con`; for a source the cursor does not
+    see (a TEMP table or view) the same plan with its schema checks in the statement
+    (rwn.unseen_source): the same rows, since only the speed depends on what the pre-passes read."""
     if not isinstance(name, str):
         raise RWNError("the first argument must be a table or view name (a string)")
     be = engine.DuckDBBackend(con.cursor())
-    src = rwn.check_source(be, name, spec)
+    try:
+        src = rwn.check_source(be, name, spec)
+    except RWNError as exc:
+        if not _unseen(exc):
+            raise
+        src = rwn.unseen_source(be, name, spec)
     return rwn.prepare(be, src, spec, what, key_sql, pairs=pairs).sql
 
 

@@ -1,0 +1,110 @@
+"""The SQL macros over TEMP tables and TEMP views (issue 12). The macros plan on a cursor, which
+does not see the caller's TEMP objects; the statement query() runs is bound where the caller is,
+so a TEMP source is planned without reading it and checked by the statement. The same data as a
+persistent table, a TEMP table and a TEMP view give the same rows for a fixed key, and bad input
+over a TEMP source still gets an error naming the column."""
+import duckdb
+import numpy as np
+import pytest
+
+import rwn_sql
+from test_grid_axes import correlated
+
+KEY = "temp macro test key, long enough"
+
+
+@pytest.fixture
+def mcon(tmp_path):
+    """A file database (so that the planner's cursor is a second client of the same data) with
+    one table `base` and its TEMP copies."""
+    con = duckdb.connect(str(tmp_path / "work.duckdb"))
+    rwn_sql.install(con)
+    yield con
+    con.close()
+
+
+def with_temp_copies(con, table: str) -> list[str]:
+    """`table` (persistent), a TEMP table and a TEMP view holding the same rows in the same order."""
+    con.execute(f"CREATE TEMP TABLE {table}_tt AS SELECT * FROM {table}").fetchall()
+    con.execute(f"CREATE TEMP VIEW {table}_tv AS SELECT * FROM {table}").fetchall()
+    return [table, f"{table}_tt", f"{table}_tv"]
+
+
+def rows(con, call: str, name: str, params=None) -> list[tuple]:
+    return con.execute(f"SELECT * FROM {call.format(src=name)}", params or []).fetchall()
+
+
+def people(con, n=600, seed=1):
+    """Ages (many ties), incomes, a city, and a record id 1..n listed in a shuffled order."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 80, n)
+    income = np.round(rng.normal(40, 12, n), 1)
+    city = rng.choice(["a", "b", "c"], n)
+    rid = rng.permutation(n) + 1
+    con.execute("CREATE TABLE people AS SELECT unnest(?) AS age, CAST(unnest(?) AS DECIMAL(6,1)) AS income, "
+                "unnest(?) AS city, unnest(?) AS rid",
+                [age.tolist(), income.tolist(), city.tolist(), rid.tolist()]).fetchall()
+
+
+RWN_CALLS = [
+    "rwn_perturb('{src}', ['age', 'income'], k := 4, key := '" + KEY + "')",
+    "rwn_perturb('{src}', ['age', 'income', 'city'], categorical := ['city'], k := 3, eps := 0.05, q := 0.7, "
+    "scale := 'zscore', key := '" + KEY + "', id := 'rid', \"drop\" := ['rid'])",
+    "rwn_perturb('{src}', ['income'], strata := ['city'], k := 2, on_missing := 'drop', key := '" + KEY + "')",
+    "rwn_neighborhoods('{src}', ['age', 'income'], k := 5, eps := 0.1)",
+    "rwn_neighbor_pairs('{src}', ['age', 'city'], categorical := ['city'], k := 2, weight := 0.5)",
+]
+
+
+@pytest.mark.parametrize("call", RWN_CALLS)
+def test_rwn_macros_same_rows_over_temp_table_and_view(mcon, call):
+    people(mcon)
+    persistent, *temps = with_temp_copies(mcon, "people")
+    expected = rows(mcon, call, persistent)
+    assert len(expected) >= 600
+    for name in temps:
+        assert rows(mcon, call, name) == expected, name
+
+
+def test_rwn_macro_over_temp_skips_principal_axes_with_the_same_release(mcon):
+    """6 correlated columns: the persistent table's plan grids on principal axes, the TEMP one's
+    (no pre-pass) on the columns; the release is the same."""
+    from rwn_sql import rwn
+    from rwn_sql.backends import backend_for
+    data = correlated(400, 5)
+    mcon.execute("CREATE TABLE corr AS SELECT " + ", ".join(f"unnest(?) AS {c}" for c in data),
+                 [v.tolist() for v in data.values()]).fetchall()
+    be = backend_for(mcon)
+    spec = rwn_sql.RWNSpec(columns=tuple(data))
+    assert rwn.grid_axes(be, rwn.check_source(be, "corr", spec), spec) is not None
+    call = "rwn_perturb('{src}', " + str(list(data)) + ", k := 4, eps := 0.05, key := '" + KEY + "')"
+    persistent, *temps = with_temp_copies(mcon, "corr")
+    expected = rows(mcon, call, persistent)
+    for name in temps:
+        assert rows(mcon, call, name) == expected
+
+
+@pytest.mark.parametrize("call, message", [
+    ("rwn_perturb('{src}', ['age', 'incme'], key := 'k')", 'incme'),
+    ("rwn_perturb('{src}', ['age', 'city'], key := 'k')", "column 'city' has type VARCHAR, not a numeric type"),
+    ("rwn_neighborhoods('{src}', ['age', 'city'])", "column 'city' has type VARCHAR, not a numeric type"),
+    ("rwn_perturb('{src}', ['age', 'gap'], key := 'k')", 'column "gap" has 1 NULL, NaN or infinite values'),
+    ("rwn_perturb('{src}', ['age'], id := 'score', key := 'k')", "id column 'score' has type DOUBLE"),
+    ("rwn_perturb('{src}', ['age'], \"drop\" := ['nothere'], key := 'k')", "nothere"),
+    ("rwn_perturb('{src}', ['age'], k := 50, key := 'k')", "k = 50 needs at least 51"),
+])
+def test_rwn_macros_refuse_bad_input_over_temp(mcon, call, message):
+    mcon.execute("CREATE TABLE bad AS SELECT i AS age, (i % 3)::VARCHAR AS city, i / 2 AS score, "
+                 "CASE WHEN i = 7 THEN NULL ELSE i END AS gap FROM range(20) t(i)").fetchall()
+    persistent, *temps = with_temp_copies(mcon, "bad")
+    for name in [persistent] + temps:
+        with pytest.raises(duckdb.Error, match=message):
+            rows(mcon, call, name)
+
+
+def test_rwn_macros_refuse_reserved_names_and_missing_temp_tables(mcon):
+    mcon.execute("CREATE TEMP TABLE reserved AS SELECT i AS age, i AS __rwn_rid FROM range(20) t(i)").fetchall()
+    with pytest.raises(duckdb.Error, match="has a column named '__rwn_rid'; names starting with '__rwn_' are reserved"):
+        rows(mcon, "rwn_perturb('{src}', ['age'], key := 'k')", "reserved")
+    with pytest.raises(duckdb.Error, match="nowhere"):
+        rows(mcon, "rwn_perturb('{src}', ['age'], key := 'k')", "nowhere")
