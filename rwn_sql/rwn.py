@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from . import engine, sqlgen
 from .backends import backend_for
 from .errors import RWNError
-from .identifiers import quote_ident, quote_literal
+from .identifiers import quote_ident
 from .randomness import KEY_PLACEHOLDER, resolve_key
 from .spec import RWNSpec
 
@@ -72,34 +72,14 @@ def unseen_source(be, name: str, spec: RWNSpec) -> engine.Source:
     error, which names it); the data checks (NULLs, spans, sizes, ids) are the statement's as
     on every path. Not checked: the pair budget (check_pair_budget), which needs a pass over
     the data before the statement."""
-    d = be.dialect
-    if spec.id is None and not be.has_input_order:
-        raise RWNError(f"on {be.name}, id= is required")
-    d.check_scale(spec.scale)
-    guard = engine.RESERVED_PREFIX + "guard"
-
-    def typed(column: str, pattern: str, problem: str) -> tuple[str, str]:
-        c = quote_ident(column)
-        message = (f"{quote_literal('rwn_sql: ' + problem.split('{type}')[0])} || {d.type_name(c)} || "
-                   f"{quote_literal(problem.split('{type}')[1])}")
-        return f"CASE WHEN {d.type_matches(c, pattern)} THEN {c} ELSE {d.raise_error(message)} END", c
-
-    checked = [typed(c, d.NUMERIC.pattern, f"column {c!r} has type {{type}}, not a numeric type; list it in "
-                                            f"categorical= (--categorical) to use mismatch distance for it")
-               for c in spec.numeric]
+    be.dialect.check_scale(spec.scale)
+    typed = [(c, be.dialect.NUMERIC.pattern, f"column {c!r} has type ",
+              ", not a numeric type; list it in categorical= (--categorical) to use mismatch distance for it")
+             for c in spec.numeric]
     if spec.id:
-        checked.append(typed(spec.id, engine.ID_TYPES.pattern, f"id column {spec.id!r} has type {{type}}; a record "
-                                                               f"id must be an integer or text column"))
-    reserved = d.columns_matching(f"(?i)^{engine.RESERVED_PREFIX}")
-    label = quote_literal(f"rwn_sql: table {name!r} has a column named '")
-    rest = quote_literal(f"'; names starting with {engine.RESERVED_PREFIX!r} are reserved for rwn_sql's internal "
-                         f"columns, rename it")
-    no_reserved = (f"CASE WHEN {d.column_name(reserved)} = {quote_literal(guard)} THEN true "
-                   f"ELSE {d.raise_error(f'{label} || {d.column_name(reserved)} || {rest}')} END")
-    sql = (f"(SELECT {d.star('', [guard], checked)}\n"
-           f"    FROM (SELECT *, true AS {guard} FROM {sqlgen.source_from_table(name, d)}) AS __rwn_unseen\n"
-           f"    WHERE {no_reserved}) AS __rwn_source")
-    return engine.Source(sql=sql, schema=(), label=f"table {name!r}")
+        typed.append((spec.id, engine.ID_TYPES.pattern, f"id column {spec.id!r} has type ",
+                      "; a record id must be an integer or text column"))
+    return engine.unseen_source(name, be.dialect, typed)
 
 
 def _check_spans(be, src, spec) -> None:
