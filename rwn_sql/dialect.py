@@ -113,6 +113,19 @@ class Dialect:
         `like_sql` (whose own value is left out)."""
         return self._lacks("lists typed like an expression")
 
+    def count_by_all_but(self, relation: str, exclude, count: str) -> str:
+        """A SELECT: per distinct combination of every column of `relation` but `exclude` (quoted
+        names), those columns and the number of rows as `count`."""
+        return self._lacks("grouping by every column")
+
+    def distinct_list(self, value_sql: str) -> str:
+        """Aggregate: the distinct non-NULL values as a list (NULL over no rows)."""
+        return self._lacks("list aggregates")
+
+    def distinct_count(self, list_sql: str) -> str:
+        """The number of distinct non-NULL elements of a list."""
+        return self._lacks("list aggregates")
+
     def typed_list(self, items_sql, type_sql: str) -> str:
         """A list (array) literal of the SQL constants `items_sql`, as type_sql values."""
         return self._lacks("list literals")
@@ -242,6 +255,15 @@ class DuckDBDialect(Dialect):
 
     def column_name(self, column_sql: str) -> str:
         return f"alias({column_sql})"
+
+    def count_by_all_but(self, relation: str, exclude, count: str) -> str:
+        return f"SELECT {self.star('', exclude)}, count(*) AS {count} FROM {relation} GROUP BY ALL"
+
+    def distinct_list(self, value_sql: str) -> str:
+        return f"list(DISTINCT {value_sql})"
+
+    def distinct_count(self, list_sql: str) -> str:
+        return f"len(list_distinct({list_sql}))"
 
     def same_type_list(self, like_sql: str, items_sql) -> str:
         # string constants take the type of the list's first element

@@ -303,14 +303,15 @@ def raise_unless(dialect, condition_sql: str, message_sql: str, value_sql: str =
             f"ELSE {dialect.raise_error(quote_literal('rwn_sql: ') + ' || ' + message_sql)} END")
 
 
-def unseen_source(name: str, dialect=DUCKDB, typed=(), conditions=()) -> Source:
+def unseen_source(name: str, dialect=DUCKDB, typed=(), conditions=(), named=()) -> Source:
     """The table or view `name` for a planner that cannot see it (the SQL macros plan on a cursor,
     which does not see the caller's TEMP tables and views), read where the statement runs; no
     schema is known here. The statement checks, as it is bound, what require_columns and
     refuse_reserved check from a schema: a missing column is the engine's binding error (which
     names it), a reserved name the message of refuse_reserved, and each (column, type pattern,
     text before the type, text after it) of `typed` fails unless the column's type matches.
-    `conditions`: SQL that is true on every row or fails the statement (raise_unless)."""
+    `conditions`: SQL that is true on every row or fails the statement (raise_unless); `named`:
+    columns that must exist (bound here, so a missing one fails the statement)."""
     guard = RESERVED_PREFIX + "guard"
     checked = [(raise_unless(dialect, dialect.type_matches(quote_ident(c), pattern),
                              f"{quote_literal(before)} || {dialect.type_name(quote_ident(c))} || {quote_literal(after)}",
@@ -322,7 +323,8 @@ def unseen_source(name: str, dialect=DUCKDB, typed=(), conditions=()) -> Source:
                             f"{quote_literal(f'table {name!r} has a column named {chr(39)}')} || {column} || "
                             + quote_literal(f"'; names starting with {RESERVED_PREFIX!r} are reserved for rwn_sql's "
                                             "internal columns, rename it"))
-    where = " AND ".join([reserved, *conditions])
+    bound = [f"({quote_ident(c)} IS NULL OR true)" for c in dict.fromkeys(named)]
+    where = " AND ".join([reserved, *conditions, *bound])
     sql = (f"(SELECT {dialect.star('', [guard], checked)}\n"
            f"    FROM (SELECT *, true AS {guard} FROM {source_from_table(name, dialect)}) AS __rwn_unseen\n"
            f"    WHERE {where}) AS __rwn_source")

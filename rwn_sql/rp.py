@@ -642,6 +642,87 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
     return be.engine_sql(text) if sql else be.relation(text)
 
 
+def unseen_estimates(release: str, sensitive: str, p: float, domain, group_by=(), where: str | None = None,
+                     values=None, public=None, enforce=None, test: str = "exact", dialect=None) -> str:
+    """estimates(..., sql=True) for a release table or view the planner cannot see (a TEMP one of
+    the SQL macros' caller): planned from the parameters alone, the checks that read the release
+    made by the statement (engine.unseen_source): the columns exist (binding), the domain is
+    cast to the sensitive column's type and lists no value twice after the cast, every released
+    value is in it, and for an enforced release the blocks per group size come from
+    privacy.trials_for_sizes at execution (rp_sql.designed_trials). The same rows as estimates()."""
+    from .dialect import DUCKDB
+    d = dialect or DUCKDB
+    try:
+        privacy.check_p(p)
+    except ValueError as exc:
+        raise _fail(exc) from None
+    group_by = (group_by,) if isinstance(group_by, str) else tuple(group_by)
+    if sensitive in group_by:
+        raise RWNError(f"group_by: {sensitive!r} is the sensitive attribute; its values are the rows already")
+    pub = None if public is None else (public,) if isinstance(public, str) else tuple(public)
+    if pub is not None:
+        if sensitive in pub:
+            raise RWNError(f"column {sensitive!r} is both the sensitive attribute and public")
+        outside = [c for c in group_by if c not in pub]
+        if outside:
+            raise RWNError(f"group_by: column {outside[0]!r} is not a public column ({', '.join(pub)})")
+    if isinstance(domain, (str, os.PathLike)):
+        domain = read_domain_file(domain)
+    if domain is None or len(domain) < 2:
+        raise RWNError("estimates need the published domain (at least 2 values)")
+    domain = [str(v) for v in domain]
+    repeated = next((v for i, v in enumerate(domain) if v in domain[:i]), None)
+    if repeated is not None:
+        raise RWNError(f"the domain lists {repeated!r} more than once")
+    clash = [c for c in group_by if c.lower() in rp_sql.ESTIMATE_COLUMNS]
+    if clash:
+        raise RWNError(f"group_by: column {clash[0]!r} has the name of an output column of the estimates; "
+                       f"rename it in the release")
+    label = f"table {release!r}"
+    where_sql = None
+    if where is not None:
+        from .analyst import check_predicate, predicate_columns
+        where_sql = check_predicate(where, pub if pub is not None else
+                                    [c for c in predicate_columns(where) if c.lower() != sensitive.lower()],
+                                    sensitive, label)
+    vals = None
+    if values is not None:
+        values = list(dict.fromkeys(str(v) for v in values))
+        unknown = [v for v in values if v not in domain]
+        if unknown:
+            raise RWNError(f"values {unknown} are not in the domain")
+        vals = [quote_literal(v) for v in values]       # compared with the column: read as its type
+    pp = None
+    if enforce is not None:
+        try:
+            eps, delta = enforce
+        except (TypeError, ValueError):
+            raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
+        pp = _privacy(p, len(domain), eps, delta, test)
+    s = quote_ident(sensitive)
+    # the domain as the sensitive column's type, which only the statement knows
+    probe = f"(SELECT {s} FROM {d.table_by_name(quote_literal(release))} LIMIT 0)"     # NULL, of the column's type
+    typed = d.same_type_list(probe, [quote_literal(v) for v in domain])
+    literal = engine.raise_unless(
+        d, f"{d.distinct_count(typed)} = {len(domain)}",
+        quote_literal("the domain lists two values that are the same value as ") + f" || {d.type_name(probe)} || "
+        + quote_literal(f" (column {sensitive!r}); list each value once"), typed)
+    inside = engine.raise_unless(
+        d, f"{s} IS NOT NULL AND {d.list_contains(typed, s)}",
+        quote_literal(f"the release holds values of {sensitive!r} outside the domain: ")
+        + f" || coalesce({quote_literal(chr(39))} || {d.as_text(s)} || {quote_literal(chr(39))}, 'NULL') || "
+        + quote_literal("; give the published domain of this release"))
+    named = [sensitive, *group_by, *(pub or ())]
+    src = engine.unseen_source(release, d, conditions=[inside], named=named)
+    design = None
+    if pp is not None:
+        groups = (d.count_by_all_but(src.sql, [s], "n") if pub is None else
+                  f"SELECT count(*) AS n FROM {src.sql}" + (f" GROUP BY {', '.join(map(quote_ident, pub))}" if pub else ""))
+        design = (rp_sql.designed_trials(groups, pp.p, pp.m, pp.eps, pp.delta, pp.test, d), pub)
+    return rp_sql.estimates_sql(src.sql, sensitive, float_literal(p), literal, group_by, where_sql, vals, design,
+                                dialect=d)
+
+
 def published_design(con, release: str, sensitive: str, p) -> tuple[str, tuple[str, ...]] | None:
     """For the randomized table of an enforced release database named `release` ([schema.]table),
     the published blocks design (its rwn_release_trials relation, the public columns), so its

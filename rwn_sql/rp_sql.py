@@ -77,6 +77,24 @@ def trials_values(trials: dict[int, int]) -> str:
     return "(VALUES " + ", ".join(f"({int(n)}, {int(t)})" for n, t in sorted(trials.items())) + ") AS __rwn_tr(size, t)"
 
 
+def designed_trials(groups_sql: str, p: float, m: int, eps: float, delta: float, test: str,
+                    dialect: DuckDBDialect = DUCKDB) -> str:
+    """The relation __rwn_tr(size, t) of trials_values computed where the statement runs, for
+    a planner that cannot read the data: the distinct sizes `n` of the personal groups
+    `groups_sql` (a SELECT), their t from privacy.trials_for_sizes through the rwn_block_trials
+    function (rwn_sql.install); a size without a design (t = 0) fails the statement."""
+    impossible = (quote_literal("rwn_sql: a personal group of ") + " || size || "
+                  + quote_literal(f" records cannot pass the {test} test with any number of blocks (p = {p}, "
+                                  f"m = {m}, eps = {eps}, delta = {delta}); rwn_sql.randomize names what would "
+                                  f"work"))
+    trials = (f"rwn_block_trials(__rwn_sizes, {float_literal(p)}, {int(m)}, {float_literal(eps)}, "
+              f"{float_literal(delta)}, {quote_literal(test)})")
+    return (f"(SELECT size, CASE WHEN t > 0 THEN t ELSE {dialect.raise_error(impossible)} END AS t\n"
+            f"    FROM (SELECT {dialect.unnest('__rwn_sizes')} AS size, {dialect.unnest(trials)} AS t\n"
+            f"          FROM (SELECT {dialect.distinct_list('n')} AS __rwn_sizes FROM ({groups_sql}) AS __rwn_g)"
+            f" AS __rwn_s) AS __rwn_t) AS __rwn_tr(size, t)")
+
+
 def _trials_check(dialect: DuckDBDialect) -> str:
     """t for a group size, refusing sizes without a design (t = 0) or missing from the table."""
     missing = quote_literal("rwn_sql: a personal group size is missing from the trials table; "
@@ -252,7 +270,8 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
     of SQL literals of the sensitive type), whose estimate is the sum over the set.
     design=(trials_relation, public_columns) for a release enforced with blocks: the relation
     has columns (size, t), the number of blocks of a personal group of each size; the
-    standard errors then account for the records of a block moving together."""
+    standard errors then account for the records of a block moving together. public_columns
+    None: every column but the sensitive one."""
     s = quote_ident(sensitive)
     groups = [quote_ident(c) for c in group_by]
     if design is None:
@@ -260,14 +279,18 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
         units = "group_size AS ss, group_size AS sh"
     else:
         trials, public = design
-        personal = ", ".join(dict.fromkeys(groups + [quote_ident(c) for c in public]))
+        if public is None:       # every column but the sensitive one
+            personal_groups = dialect.count_by_all_but("released", [s], "n")
+        else:
+            personal = ", ".join(dict.fromkeys(groups + [quote_ident(c) for c in public]))
+            personal_groups = f"SELECT {''.join(g + ', ' for g in groups)}count(*) AS n FROM released GROUP BY {personal}"
         on = " AND ".join([f"d.{g} IS NOT DISTINCT FROM c.{g}" for g in groups]) or "true"
         design_cte = (
             "\nblocks AS (\n"
             "    -- every personal group in S, its t blocks: n mod t of size q+1, the rest of size q\n"
             f"    SELECT {''.join(g + ', ' for g in groups)}n, __rwn_tr.t, {dialect.int_div('n', '__rwn_tr.t')} AS q, "
             "n % __rwn_tr.t AS r\n"
-            f"    FROM (SELECT {''.join(g + ', ' for g in groups)}count(*) AS n FROM released GROUP BY {personal}) pg\n"
+            f"    FROM ({personal_groups}) pg\n"
             f"    JOIN {trials} ON __rwn_tr.size = pg.n\n"
             "),\n"
             "design AS (\n"

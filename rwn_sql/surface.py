@@ -122,8 +122,14 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         if (epsilon is None) != (delta is None):
             raise RWNError("rwn_estimates: give both epsilon and delta (the release's enforcement) or neither")
         enforce = None if epsilon is None else (epsilon, delta)
-        return rp.estimates(con.cursor(), release, sensitive, p, domain, group_by=group_by or (),
-                            where=where, values=values, public=public, enforce=enforce, test=test, sql=True)
+        try:
+            return rp.estimates(con.cursor(), release, sensitive, p, domain, group_by=group_by or (),
+                                where=where, values=values, public=public, enforce=enforce, test=test, sql=True)
+        except RWNError as exc:
+            if not _unseen(exc):
+                raise
+        return rp.unseen_estimates(release, sensitive, p, domain, group_by=group_by or (), where=where,
+                                   values=values, public=public, enforce=enforce, test=test)
 
     functions = {
         "rwn_randomize_sql": (randomize_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,

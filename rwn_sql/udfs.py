@@ -84,6 +84,15 @@ def _audit_tails_udf(enforced, n, k, p, m, eps):
     return pa.ListArray.from_arrays(pa.array(offsets), values, mask=mask)
 
 
+def _block_trials(sizes, p, m, eps, delta, test):
+    """rwn_block_trials: t(n) for each personal-group size n (privacy.trials_for_sizes); 0 where
+    no design passes. Computed at execution, for a planner that cannot read the sizes."""
+    if None in (sizes, p, m, eps, delta, test):
+        return None
+    trials = privacy.trials_for_sizes(sizes, privacy.PrivacyParams(p=p, m=int(m), eps=eps, delta=delta, test=test))
+    return [trials[int(n)] for n in sizes]
+
+
 def register_function(con, name, fn, params, returns, kind: str = "native") -> None:
     try:
         con.remove_function(name)
@@ -107,6 +116,8 @@ def register_tails(con) -> None:
     params = [BIGINT, BIGINT, DOUBLE, BIGINT, DOUBLE]
     register_function(con, "rwn_exact_tails", _exact_tails_udf, params, TAILS, "arrow")
     register_function(con, "rwn_block_tails", _vectorised(privacy.block_tails), params, TAILS, "arrow")
+    register_function(con, "rwn_block_trials", _block_trials,
+                      [duckdb.list_type(BIGINT), DOUBLE, BIGINT, DOUBLE, DOUBLE, VARCHAR], duckdb.list_type(BIGINT))
     register_function(con, "rwn_audit_tails", _audit_tails_udf,
               [duckdb.list_type(BOOLEAN), duckdb.list_type(BIGINT), duckdb.list_type(BIGINT), DOUBLE, BIGINT,
                DOUBLE], duckdb.list_type(TAILS), "arrow")

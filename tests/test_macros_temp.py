@@ -108,3 +108,68 @@ def test_rwn_macros_refuse_reserved_names_and_missing_temp_tables(mcon):
         rows(mcon, "rwn_perturb('{src}', ['age'], key := 'k')", "reserved")
     with pytest.raises(duckdb.Error, match="nowhere"):
         rows(mcon, "rwn_perturb('{src}', ['age'], key := 'k')", "nowhere")
+
+
+def releases(con, n=900, seed=2):
+    """A randomized-looking release: public columns (personal groups of 50 to 100 records), an
+    INTEGER sensitive column with 5 values."""
+    rng = np.random.default_rng(seed)
+    con.execute("CREATE TABLE rel AS SELECT unnest(?) AS sex, unnest(?) AS region, unnest(?) AS grade",
+                [rng.choice(["f", "m"], n).tolist(), rng.integers(0, 6, n).tolist(),
+                 rng.integers(1, 6, n).tolist()]).fetchall()
+    return ["1", "2", "3", "4", "5"]
+
+
+ESTIMATE_CALLS = [
+    "rwn_estimates('{src}', 'grade', 0.6, ?)",
+    "rwn_estimates('{src}', 'grade', 0.6, ?, group_by := ['sex'], \"where\" := 'region IN (1, 2) OR sex = ''f''')",
+    "rwn_estimates('{src}', 'grade', 0.6, ?, group_by := ['region'], \"values\" := ['2', '4'])",
+    "rwn_estimates('{src}', 'grade', 0.6, ?, group_by := ['sex'], epsilon := 0.5, delta := 0.05)",
+    "rwn_estimates('{src}', 'grade', 0.6, ?, group_by := ['sex'], public := ['sex'], epsilon := 0.5, delta := 0.05)",
+]
+
+
+@pytest.mark.parametrize("call", ESTIMATE_CALLS)
+def test_estimates_same_rows_over_temp_table_and_view(mcon, call):
+    domain = releases(mcon)
+    persistent, *temps = with_temp_copies(mcon, "rel")
+    expected = rows(mcon, call, persistent, [domain])
+    assert expected
+    for name in temps:
+        assert rows(mcon, call, name, [domain]) == expected, name
+
+
+def test_estimates_over_temp_use_the_blocks_of_an_enforced_release(mcon):
+    """epsilon/delta change the standard errors (blocks move together), not the estimates: the
+    design is computed where the statement runs, from the TEMP release's group sizes."""
+    domain = releases(mcon)
+    with_temp_copies(mcon, "rel")
+    plain = rows(mcon, ESTIMATE_CALLS[0].replace("?)", "?, group_by := ['sex'])"), "rel_tt", [domain])
+    enforced = rows(mcon, ESTIMATE_CALLS[3], "rel_tt", [domain])
+    assert [r[:4] for r in plain] == [r[:4] for r in enforced]
+    assert all(e[5] >= p[5] for p, e in zip(plain, enforced)) and sum(e[5] for e in enforced) > sum(p[5] for p in plain)
+
+
+@pytest.mark.parametrize("call, domain, message", [
+    ("rwn_estimates('{src}', 'grad', 0.6, ?)", None, '"grad" not found|column \'grad\' is not in'),
+    ("rwn_estimates('{src}', 'grade', 0.6, ?, group_by := ['sx'])", None, '"sx" not found|column \'sx\' is not in'),
+    ("rwn_estimates('{src}', 'grade', 0.6, ?)", ["1", "2", "3", "4"], "holds values of 'grade' outside the domain: '5'"),
+    ("rwn_estimates('{src}', 'grade', 0.6, ?)", ["1", "2", "3", "4", "5", "5.0"], "the same value as INTEGER"),
+    ("rwn_estimates('{src}', 'grade', 0.6, ?, \"where\" := 'grade = 1')", None, "names the sensitive attribute"),
+    ("rwn_estimates('{src}', 'grade', 0.6, ?, group_by := ['sex'], epsilon := 0.5, delta := 0.4)", None,
+     "personal groups? of [0-9, .]+ records"),
+])
+def test_estimates_refuse_bad_input_over_temp(mcon, call, domain, message):
+    published = releases(mcon)
+    mcon.execute("ALTER TABLE rel ALTER grade TYPE INTEGER").fetchall()
+    persistent, *temps = with_temp_copies(mcon, "rel")
+    for name in [persistent] + temps:
+        with pytest.raises(duckdb.Error, match=message):
+            rows(mcon, call, name, [domain or published])
+
+
+def test_estimates_over_temp_refuse_null_sensitive_values(mcon):
+    mcon.execute("CREATE TEMP TABLE nulls AS SELECT i % 3 AS g, CASE WHEN i = 4 THEN NULL ELSE i % 2 END AS s "
+                 "FROM range(40) t(i)").fetchall()
+    with pytest.raises(duckdb.Error, match="holds values of 's' outside the domain: NULL"):
+        rows(mcon, "rwn_estimates('{src}', 's', 0.6, ['0', '1'])", "nulls")
