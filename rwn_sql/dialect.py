@@ -118,6 +118,19 @@ class Dialect:
         names), those columns and the number of rows as `count`."""
         return self._lacks("grouping by every column")
 
+    def row_of_all_but(self, exclude) -> str:
+        """One value (a row/struct) of every column but `exclude` (quoted names), equal for two
+        rows exactly when GROUP BY those columns puts them in one group."""
+        return self._lacks("rows of every column")
+
+    def columns_among(self, names) -> str:
+        """In a SELECT list: the columns named in `names` (plain strings), in their own order."""
+        return self._lacks("column selection by name lists")
+
+    def sorted_list_agg(self, value_sql: str, order_sql: str) -> str:
+        """Aggregate: the values as a list sorted by `order_sql` (NULL over no rows)."""
+        return self._lacks("sorted list aggregates")
+
     def distinct_list(self, value_sql: str) -> str:
         """Aggregate: the distinct non-NULL values as a list (NULL over no rows)."""
         return self._lacks("list aggregates")
@@ -261,6 +274,16 @@ class DuckDBDialect(Dialect):
 
     def distinct_list(self, value_sql: str) -> str:
         return f"list(DISTINCT {value_sql})"
+
+    def row_of_all_but(self, exclude) -> str:
+        return f"row(*COLUMNS({self.star('', exclude)}))"
+
+    def columns_among(self, names) -> str:
+        listed = ", ".join(_string_literal(n) for n in names)
+        return f"COLUMNS({self.lambda_('c', f'list_contains([{listed}], c)')})"
+
+    def sorted_list_agg(self, value_sql: str, order_sql: str) -> str:
+        return f"list({value_sql} ORDER BY {order_sql})"
 
     def distinct_count(self, list_sql: str) -> str:
         return f"len(list_distinct({list_sql}))"

@@ -303,7 +303,7 @@ def raise_unless(dialect, condition_sql: str, message_sql: str, value_sql: str =
             f"ELSE {dialect.raise_error(quote_literal('rwn_sql: ') + ' || ' + message_sql)} END")
 
 
-def unseen_source(name: str, dialect=DUCKDB, typed=(), conditions=(), named=()) -> Source:
+def unseen_source(name: str, dialect=DUCKDB, typed=(), conditions=(), named=(), keep=None) -> Source:
     """The table or view `name` for a planner that cannot see it (the SQL macros plan on a cursor,
     which does not see the caller's TEMP tables and views), read where the statement runs; no
     schema is known here. The statement checks, as it is bound, what require_columns and
@@ -311,7 +311,8 @@ def unseen_source(name: str, dialect=DUCKDB, typed=(), conditions=(), named=()) 
     names it), a reserved name the message of refuse_reserved, and each (column, type pattern,
     text before the type, text after it) of `typed` fails unless the column's type matches.
     `conditions`: SQL that is true on every row or fails the statement (raise_unless); `named`:
-    columns that must exist (bound here, so a missing one fails the statement)."""
+    columns that must exist (bound here, so a missing one fails the statement); `keep`: the
+    columns to keep (default all), in the source's order."""
     guard = RESERVED_PREFIX + "guard"
     checked = [(raise_unless(dialect, dialect.type_matches(quote_ident(c), pattern),
                              f"{quote_literal(before)} || {dialect.type_name(quote_ident(c))} || {quote_literal(after)}",
@@ -327,7 +328,11 @@ def unseen_source(name: str, dialect=DUCKDB, typed=(), conditions=(), named=()) 
     where = " AND ".join([reserved, *conditions, *bound])
     sql = (f"(SELECT {dialect.star('', [guard], checked)}\n"
            f"    FROM (SELECT *, true AS {guard} FROM {source_from_table(name, dialect)}) AS __rwn_unseen\n"
-           f"    WHERE {where}) AS __rwn_source")
+           f"    WHERE {where})")
+    if keep is not None:
+        sql = (f"(SELECT {dialect.columns_among(keep)} FROM {sql} AS __rwn_checked\n"
+               f"    WHERE {' AND '.join(f'({quote_ident(c)} IS NULL OR true)' for c in keep)})")
+    sql += " AS __rwn_source"
     return Source(sql=sql, schema=(), label=f"table {name!r}")
 
 

@@ -330,6 +330,92 @@ def randomize_statement(con, source, sensitive, p, *, public, domain, key, seed,
                  id_column=id_column).sql
 
 
+def _unseen_domain(d, name: str, sensitive: str, domain) -> str:
+    """A given domain (checked as text) as a SQL list of the sensitive column's type, which only
+    the statement knows: values equal after the cast fail it."""
+    if isinstance(domain, (str, os.PathLike)):
+        domain = read_domain_file(domain)
+    domain = [str(v) for v in domain]
+    repeated = next((v for i, v in enumerate(domain) if v in domain[:i]), None)
+    if repeated is not None:
+        raise RWNError(f"the domain lists {repeated!r} more than once")
+    if len(domain) < 2:
+        raise RWNError(f"the domain of {sensitive!r} has {len(domain)} value(s); uniform perturbation needs at least 2")
+    probe = f"(SELECT {quote_ident(sensitive)} FROM {d.table_by_name(quote_literal(name))} LIMIT 0)"  # typed NULL
+    typed = d.same_type_list(probe, [quote_literal(v) for v in domain])
+    return engine.raise_unless(
+        d, f"{d.distinct_count(typed)} = {len(domain)}",
+        quote_literal("the domain lists two values that are the same value as ") + f" || {d.type_name(probe)} || "
+        + quote_literal(f" (column {sensitive!r}); list each value once"), typed)
+
+
+def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key_sql: str, enforce, test: str,
+                     nulls: str, id_column: str | None = None, dialect=None) -> str:
+    """randomize's SQL for a table or view the planner cannot see (a TEMP one of the SQL macros'
+    caller), planned from the parameters alone; what _plan reads from the source is computed by
+    the statement: the output columns (`public`, default every other column but the id, in
+    the source's order), the domain (given: cast to the column's type there; None: the values
+    present, sorted as text), the id (its type, no NULL, no duplicate), and with enforce=(eps, delta) the blocks per personal-group size
+    (rp_sql.designed_trials). The same rows as randomize() for the same key."""
+    from .dialect import DUCKDB
+    d = dialect or DUCKDB
+    try:
+        privacy.check_p(p)
+        spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), nulls=nulls, id=id_column,
+                                    public=() if public is None else (public,) if isinstance(public, str)
+                                    else tuple(public))
+    except ValueError as exc:
+        raise _fail(exc) from None
+    s = quote_ident(sensitive)
+    typed = ([(id_column, engine.ID_TYPES.pattern, f"id column {id_column!r} has type ",
+               "; a record id must be an integer or text column")] if id_column else [])
+    keep = None if public is None else [*spec.public, sensitive] + ([id_column] if id_column else [])
+    src = engine.unseen_source(name, d, typed, named=[sensitive], keep=keep)
+    present = f"SELECT * FROM {src.sql} WHERE {s} IS NOT NULL"
+    if domain is None:       # the values present, sorted as their text (as resolve_domain sorts them)
+        values = f"(SELECT {d.sorted_list_agg('__rwn_v', d.as_text('__rwn_v'))} FROM (SELECT DISTINCT {s} AS __rwn_v FROM ({present}) AS __rwn_p) AS __rwn_d)"
+        domain_sql = engine.raise_unless(
+            d, f"coalesce({d.list_length(values)}, 0) >= 2",
+            quote_literal(f"the domain of {sensitive!r} has ") + f" || coalesce({d.list_length(values)}, 0) || "
+            + quote_literal(" value(s); uniform perturbation needs at least 2"), values)
+    else:
+        domain_sql = _unseen_domain(d, name, sensitive, domain)
+    if id_column:        # as check_record_ids: no NULL, no duplicate (its type: unseen_source)
+        i = quote_ident(id_column)
+        ids = f"(SELECT count(*) - count({i}) AS nulls, count({i}) - count(DISTINCT {i}) AS shared FROM ({present if nulls == 'drop' else 'SELECT * FROM ' + src.sql}) AS __rwn_all)"
+        domain_sql = engine.raise_unless(
+            d, f"(SELECT nulls FROM {ids} AS __rwn_ids) = 0",
+            quote_literal(f"id column {id_column!r} has ") + f" || (SELECT nulls FROM {ids} AS __rwn_ids) || "
+            + quote_literal(" NULL values; every record needs an id"),
+            engine.raise_unless(
+                d, f"(SELECT shared FROM {ids} AS __rwn_ids) = 0",
+                quote_literal(f"id column {id_column!r} has duplicate values (") + f" || (SELECT shared FROM {ids} AS __rwn_ids) || "
+                + quote_literal(" records share an id with another); every record needs its own id"), domain_sql))
+    trials, group_key = None, None
+    if enforce is not None:
+        try:
+            eps, delta = enforce
+        except (TypeError, ValueError):
+            raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
+        # the domain's size when given, else the statement's (then eps's bound for it is checked there)
+        m = (len(read_domain_file(domain) if isinstance(domain, (str, os.PathLike)) else domain)
+             if domain is not None else d.list_length(domain_sql))
+        pp = _privacy(p, m if isinstance(m, int) else 2, eps, delta, test)
+        if public is None:        # the personal group: every column but the sensitive one and the id
+            group_key = engine.RESERVED_PREFIX + "pg"
+            exclude = [s] + ([quote_ident(id_column)] if id_column else [])
+            src = engine.Source(f"(SELECT *, {d.row_of_all_but(exclude)} AS {group_key} FROM {src.sql}) AS __rwn_keyed",
+                                (), src.label)
+            groups = f"SELECT count(*) AS n FROM {src.sql}{' WHERE ' + s + ' IS NOT NULL' if nulls == 'drop' else ''} GROUP BY {group_key}"
+        else:
+            pub = ", ".join(quote_ident(c) for c in spec.public)
+            groups = (f"SELECT count(*) AS n FROM {src.sql}{' WHERE ' + s + ' IS NOT NULL' if nulls == 'drop' else ''}"
+                      + (f" GROUP BY {pub}" if pub else ""))
+        trials = rp_sql.designed_trials(groups, pp.p, m, pp.eps, pp.delta, pp.test, d)
+    return rp_sql.randomize_sql(src.sql, spec, None, None, None, key_sql, check_domain=domain is not None,
+                                dialect=d, domain_sql=domain_sql, trials_relation=trials, group_key=group_key)
+
+
 def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p: float, public=None,
             domain=None, key: str | None = None, seed: int | None = None, enforce=None,
             test: str = "exact", nulls: str = "error", table: str | None = None,
@@ -701,12 +787,9 @@ def unseen_estimates(release: str, sensitive: str, p: float, domain, group_by=()
         pp = _privacy(p, len(domain), eps, delta, test)
     s = quote_ident(sensitive)
     # the domain as the sensitive column's type, which only the statement knows
-    probe = f"(SELECT {s} FROM {d.table_by_name(quote_literal(release))} LIMIT 0)"     # NULL, of the column's type
-    typed = d.same_type_list(probe, [quote_literal(v) for v in domain])
-    literal = engine.raise_unless(
-        d, f"{d.distinct_count(typed)} = {len(domain)}",
-        quote_literal("the domain lists two values that are the same value as ") + f" || {d.type_name(probe)} || "
-        + quote_literal(f" (column {sensitive!r}); list each value once"), typed)
+    literal = _unseen_domain(d, release, sensitive, domain)
+    typed = d.same_type_list(f"(SELECT {s} FROM {d.table_by_name(quote_literal(release))} LIMIT 0)",
+                             [quote_literal(v) for v in domain])
     inside = engine.raise_unless(
         d, f"{s} IS NOT NULL AND {d.list_contains(typed, s)}",
         quote_literal(f"the release holds values of {sensitive!r} outside the domain: ")

@@ -110,9 +110,16 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 
     def randomize_sql(source, sensitive, p, public, domain, key, seed, epsilon, delta, test, nulls, id_column):
         enforce = None if epsilon is None and delta is None else (epsilon, delta)
-        return rp.randomize_statement(con.cursor(), source, sensitive, p, public=public, domain=domain,
-                                      key=key, seed=seed, enforce=enforce, test=test, nulls=nulls,
-                                      key_ref=key_ref, id_column=id_column)
+        try:
+            return rp.randomize_statement(con.cursor(), source, sensitive, p, public=public, domain=domain,
+                                          key=key, seed=seed, enforce=enforce, test=test, nulls=nulls,
+                                          key_ref=key_ref, id_column=id_column)
+        except RWNError as exc:
+            if not _unseen(exc):
+                raise
+        return rp.unseen_randomize(source, sensitive, p, public=public, domain=domain,
+                                   key_sql=key_ref(con, rwn.the_key(key, seed)), enforce=enforce, test=test,
+                                   nulls=nulls, id_column=id_column)
 
     def audit_sql(source, sensitive, p, epsilon, delta, public, domain, test, enforce, nulls):
         return rp.audit(con.cursor(), source, sensitive, p, epsilon, delta, public=public, domain=domain,

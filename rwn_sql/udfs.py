@@ -89,7 +89,12 @@ def _block_trials(sizes, p, m, eps, delta, test):
     no design passes. Computed at execution, for a planner that cannot read the sizes."""
     if None in (sizes, p, m, eps, delta, test):
         return None
-    trials = privacy.trials_for_sizes(sizes, privacy.PrivacyParams(p=p, m=int(m), eps=eps, delta=delta, test=test))
+    try:
+        pp = privacy.PrivacyParams(p=p, m=int(m), eps=eps, delta=delta, test=test)
+    except ValueError as exc:       # eps beyond its bound for the domain's size, known only now
+        from .errors import RWNError
+        raise RWNError(str(exc)) from None
+    trials = privacy.trials_for_sizes(sizes, pp)
     return [trials[int(n)] for n in sizes]
 
 

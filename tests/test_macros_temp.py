@@ -173,3 +173,64 @@ def test_estimates_over_temp_refuse_null_sensitive_values(mcon):
                  "FROM range(40) t(i)").fetchall()
     with pytest.raises(duckdb.Error, match="holds values of 's' outside the domain: NULL"):
         rows(mcon, "rwn_estimates('{src}', 's', 0.6, ['0', '1'])", "nulls")
+
+
+def survey(con, n=800, seed=3):
+    """Original data: public sex and region, a text sensitive column, a shuffled unique id."""
+    rng = np.random.default_rng(seed)
+    con.execute("CREATE TABLE survey AS SELECT unnest(?) AS sex, unnest(?) AS region, unnest(?) AS job, "
+                "unnest(?) AS rid",
+                [rng.choice(["f", "m"], n).tolist(), rng.integers(0, 4, n).tolist(),
+                 rng.choice(["a", "b", "c", "d"], n).tolist(), (rng.permutation(n) + 1).tolist()]).fetchall()
+    return ["a", "b", "c", "d", "e"]
+
+
+RANDOMIZE_CALLS = [
+    "rwn_randomize('{src}', 'job', 0.6, key := '" + KEY + "')",
+    "rwn_randomize('{src}', 'job', 0.6, public := ['region'], domain := ?, key := '" + KEY + "', id := 'rid')",
+    "rwn_randomize('{src}', 'job', 0.7, public := ['region', 'sex'], nulls := 'drop', key := '" + KEY + "')",
+    "rwn_randomize('{src}', 'job', 0.6, domain := ?, epsilon := 0.5, delta := 0.05, key := '" + KEY + "')",
+    "rwn_randomize('{src}', 'job', 0.6, public := ['sex'], epsilon := 0.4, delta := 0.05, key := '" + KEY
+    + "', id := 'rid')",
+]
+
+
+@pytest.mark.parametrize("call", RANDOMIZE_CALLS)
+def test_randomize_same_release_over_temp_table_and_view(mcon, call):
+    domain = survey(mcon)
+    params = [domain] if "?" in call else []
+    persistent, *temps = with_temp_copies(mcon, "survey")
+    expected = rows(mcon, call, persistent, params)
+    assert len(expected) == 800
+    for name in temps:
+        assert rows(mcon, call, name, params) == expected, name
+
+
+def test_randomize_over_temp_enforces_blocks(mcon):
+    """With epsilon/delta the blocks come from the TEMP data's group sizes: records of a block share
+    their draw, so the release differs from the unenforced one (the same key) and equals the table's."""
+    survey(mcon)
+    with_temp_copies(mcon, "survey")
+    call = "rwn_randomize('{src}', 'job', 0.6, public := ['sex'], key := '" + KEY + "', id := 'rid'{extra})"
+    plain = rows(mcon, call.replace("{extra}", ""), "survey_tt")
+    enforced = rows(mcon, call.replace("{extra}", ", epsilon := 0.4, delta := 0.05"), "survey_tt")
+    assert enforced != plain and sorted(r[0] for r in enforced) == sorted(r[0] for r in plain)
+
+
+@pytest.mark.parametrize("call, message", [
+    ("rwn_randomize('{src}', 'jb', 0.6, seed := 1)", '"jb" not found|column \'jb\' is not in'),
+    ("rwn_randomize('{src}', 'job', 0.6, public := ['sx'], seed := 1)", '"sx" not found|column \'sx\' is not in'),
+    ("rwn_randomize('{src}', 'gap', 0.6, public := ['sex'], seed := 1)", "sensitive column .*gap.* has .*NULL values"),
+    ("rwn_randomize('{src}', 'job', 0.6, domain := ['a', 'b'], seed := 1)", "the domain misses values present in the data"),
+    ("rwn_randomize('{src}', 'job', 0.6, public := ['sex'], id := 'dup', seed := 1)", "id column 'dup' has duplicate values"),
+    ("rwn_randomize('{src}', 'job', 0.6, public := ['sex'], id := 'score', seed := 1)", "id column 'score' has type DOUBLE"),
+    ("rwn_randomize('{src}', 'job', 0.6, public := ['sex'], epsilon := 0.5, delta := 0.4, seed := 1)",
+     "personal groups? of [0-9, .]+ records"),
+])
+def test_randomize_refuses_bad_input_over_temp(mcon, call, message):
+    mcon.execute("CREATE TABLE bad AS SELECT (i % 2)::VARCHAR AS sex, chr(CAST(97 + i % 4 AS INTEGER)) AS job, i % 7 AS dup, "
+                 "i / 2 AS score, CASE WHEN i = 9 THEN NULL ELSE i % 3 END AS gap FROM range(60) t(i)").fetchall()
+    persistent, *temps = with_temp_copies(mcon, "bad")
+    for name in [persistent] + temps:
+        with pytest.raises(duckdb.Error, match=message):
+            rows(mcon, call, name)
