@@ -119,9 +119,14 @@ class Dialect:
         return self._lacks("grouping by every column")
 
     def row_of_all_but(self, exclude) -> str:
-        """One value (a row/struct) of every column but `exclude` (quoted names), equal for two
-        rows exactly when GROUP BY those columns puts them in one group."""
+        """One value (a struct, its fields named as the columns) of every column but `exclude`
+        (quoted names), equal for two rows exactly when GROUP BY those columns puts them in one
+        group."""
         return self._lacks("rows of every column")
+
+    def order_by_all(self) -> str:
+        """ORDER BY every output column, left to right."""
+        return self._lacks("ORDER BY ALL")
 
     def columns_among(self, names) -> str:
         """In a SELECT list: the columns named in `names` (plain strings), in their own order."""
@@ -276,7 +281,10 @@ class DuckDBDialect(Dialect):
         return f"list(DISTINCT {value_sql})"
 
     def row_of_all_but(self, exclude) -> str:
-        return f"row(*COLUMNS({self.star('', exclude)}))"
+        return f"struct_pack(*COLUMNS({self.star('', exclude)}))"
+
+    def order_by_all(self) -> str:
+        return "ORDER BY ALL"
 
     def columns_among(self, names) -> str:
         listed = ", ".join(_string_literal(n) for n in names)

@@ -596,6 +596,60 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
                        _rows_sql=rows_sql, _groups_sql=groups_read)
 
 
+def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: float, public=None, domain=None,
+                 test: str = "exact", enforce: bool = False, nulls: str = "error", dialect=None) -> str:
+    """audit(..., sql=True) for a table or view the planner cannot see (a TEMP one of the SQL
+    macros' caller), planned from the parameters: the statement checks the columns, NULL
+    sensitive values (nulls='error'), a given domain against the data and counts the domain
+    when none is given; the default public columns form each personal group as one struct
+    value, unpacked into its columns in the output (same rows, same order as audit()).
+    enforce=True is not planned here: its designs' every-count verdicts are computed before
+    the statement (use a regular table, or rwn_sql.audit)."""
+    from .dialect import DUCKDB
+    d = dialect or DUCKDB
+    if enforce:
+        raise RWNError("rwn_audit(..., enforce := true) needs a source the planner can read: use a regular table "
+                       "or view (not TEMP), or rwn_sql.audit from Python with this connection")
+    try:
+        privacy.check_p(p)
+        group_key = engine.RESERVED_PREFIX + "pg"
+        pub = None if public is None else (public,) if isinstance(public, str) else tuple(public)
+        spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub or (group_key,) if pub is None
+                                    else pub, nulls=nulls)
+    except ValueError as exc:
+        raise _fail(exc) from None
+    if pub is not None:
+        clash = [c for c in pub if c.lower() in rp_sql.AUDIT_COLUMNS]
+        if clash:
+            raise RWNError(f"public: column {clash[0]!r} has the name of a column of the audit; rename it")
+    s = quote_ident(sensitive)
+    conditions = []
+    if nulls == "error":
+        conditions.append(engine.raise_unless(d, f"{s} IS NOT NULL", quote_literal(
+            f"the sensitive column {sensitive!r} has NULL values; clean them or use nulls='drop' (those records "
+            f"are then left out of the release)")))
+    if domain is not None:
+        literal = _unseen_domain(d, name, sensitive, domain)
+        m = len(read_domain_file(domain) if isinstance(domain, (str, os.PathLike)) else domain)
+        _privacy(p, m, epsilon, delta, test)
+        conditions.append(engine.raise_unless(
+            d, f"{s} IS NULL OR {d.list_contains(literal, s)}",
+            quote_literal("the domain misses values present in the data: ") + f" || {d.as_text(s)}"))
+    src = engine.unseen_source(name, d, conditions=conditions, named=[sensitive, *(pub or ())])
+    if domain is None:       # the values present; the parameters are checked once it is known
+        _privacy(p, 2, epsilon, delta, test)
+        m = (f"rwn_privacy_m({float_literal(p)}, (SELECT count(DISTINCT {s}) FROM {src.sql}), "
+             f"{float_literal(epsilon)}, {float_literal(delta)}, {quote_literal(test)})")
+    if pub is None:
+        src = engine.Source(f"(SELECT *, {d.row_of_all_but([s])} AS {group_key} FROM {src.sql}) AS __rwn_keyed",
+                            (), src.label)
+    sql = rp_sql.audit_sql(src.sql, spec, m, epsilon, delta, test, None, ordered=pub is not None, dialect=d)
+    if pub is None:
+        sql = (f"SELECT {d.unnest(group_key)}, {d.star('', [group_key])} FROM (\n{sql}\n) AS __rwn_audit "
+               f"{d.order_by_all()}")
+    return sql
+
+
 def _audit_sql(be, src, spec, m: int, pp: privacy.PrivacyParams, blocks, **options) -> str:
     """The audit's SQL on this backend. DuckDB computes the exact tails inside the statement
     (the rwn_audit_tails UDF). Other engines get them from a small table computed here: the

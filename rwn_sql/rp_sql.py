@@ -201,7 +201,7 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
     """Per personal group and value present in it: the reconstruction-privacy statistics and
     verdicts (AUDIT_ROW_STATS after the public columns, then group_passes: the chosen `test`
     over all values of the group), ordered by group and value. `m` is the size of the
-    published domain. The exact tails come from rwn_audit_tails() (rwn_sql.install).
+    published domain (or SQL computing it). The exact tails come from rwn_audit_tails() (rwn_sql.install).
     ordered=False leaves the rows unsorted; group_verdicts=False leaves out group_passes (and
     the join that computes it), for callers that aggregate the verdicts themselves.
     failing_designs: group sizes whose design fails at some count (rp.audit evaluates every
@@ -213,8 +213,12 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
     those counts computed beforehand, read instead of the source (an engine that stages them
     counts the data once for both the cases and the audit)."""
     groups = [quote_ident(c) for c in spec.public] or ["__rwn_all"]   # no public column: one group
-    p, b = float_literal(spec.p), float_literal((1 - spec.p) / m)
-    exact = f"rwn_audit_tails(e, CAST(n AS BIGINT[]), CAST(k AS BIGINT[]), {p}, {int(m)}, {float_literal(eps)})"
+    p = float_literal(spec.p)
+    if isinstance(m, str):        # SQL computing m (the same double arithmetic as below)
+        b, m_sql = f"((1 - {p}) / {m})", m
+    else:
+        b, m_sql = float_literal((1 - spec.p) / m), str(int(m))
+    exact = f"rwn_audit_tails(e, CAST(n AS BIGINT[]), CAST(k AS BIGINT[]), {p}, {m_sql}, {float_literal(eps)})"
     if tails_relation is None:    # all cases in one call of the UDF (lists in, a list of tails out, zipped back)
         tails = ("SELECT unnest(e) AS enforced, unnest(n) AS group_size, unnest(k) AS tails_key,\n"
                  f"        unnest({exact}) AS exact\n"

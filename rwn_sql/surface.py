@@ -122,8 +122,14 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
                                    nulls=nulls, id_column=id_column)
 
     def audit_sql(source, sensitive, p, epsilon, delta, public, domain, test, enforce, nulls):
-        return rp.audit(con.cursor(), source, sensitive, p, epsilon, delta, public=public, domain=domain,
-                        test=test, enforce=bool(enforce), nulls=nulls, sql=True)
+        try:
+            return rp.audit(con.cursor(), source, sensitive, p, epsilon, delta, public=public, domain=domain,
+                            test=test, enforce=bool(enforce), nulls=nulls, sql=True)
+        except RWNError as exc:
+            if not _unseen(exc):
+                raise
+        return rp.unseen_audit(source, sensitive, p, epsilon, delta, public=public, domain=domain, test=test,
+                               enforce=bool(enforce), nulls=nulls)
 
     def estimates_sql(release, sensitive, p, domain, group_by, where, values, public, epsilon, delta, test):
         if (epsilon is None) != (delta is None):

@@ -98,6 +98,19 @@ def _block_trials(sizes, p, m, eps, delta, test):
     return [trials[int(n)] for n in sizes]
 
 
+def _privacy_m(p, m, eps, delta, test):
+    """rwn_privacy_m: the domain size m, once (p, m, eps, delta, test) are valid parameters
+    (privacy.PrivacyParams), for a planner that cannot count the domain."""
+    if None in (p, m, eps, delta, test):
+        return None
+    try:
+        privacy.PrivacyParams(p=p, m=int(m), eps=eps, delta=delta, test=test)
+    except ValueError as exc:
+        from .errors import RWNError
+        raise RWNError(str(exc)) from None
+    return m
+
+
 def register_function(con, name, fn, params, returns, kind: str = "native") -> None:
     try:
         con.remove_function(name)
@@ -121,6 +134,7 @@ def register_tails(con) -> None:
     params = [BIGINT, BIGINT, DOUBLE, BIGINT, DOUBLE]
     register_function(con, "rwn_exact_tails", _exact_tails_udf, params, TAILS, "arrow")
     register_function(con, "rwn_block_tails", _vectorised(privacy.block_tails), params, TAILS, "arrow")
+    register_function(con, "rwn_privacy_m", _privacy_m, [DOUBLE, BIGINT, DOUBLE, DOUBLE, VARCHAR], BIGINT)
     register_function(con, "rwn_block_trials", _block_trials,
                       [duckdb.list_type(BIGINT), DOUBLE, BIGINT, DOUBLE, DOUBLE, VARCHAR], duckdb.list_type(BIGINT))
     register_function(con, "rwn_audit_tails", _audit_tails_udf,

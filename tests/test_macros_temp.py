@@ -234,3 +234,43 @@ def test_randomize_refuses_bad_input_over_temp(mcon, call, message):
     for name in [persistent] + temps:
         with pytest.raises(duckdb.Error, match=message):
             rows(mcon, call, name)
+
+
+AUDIT_CALLS = [
+    "rwn_audit('{src}', 'job', 0.6, 0.5, 0.05)",
+    "rwn_audit('{src}', 'job', 0.6, 0.5, 0.05, public := ['region'], test := 'chernoff')",
+    "rwn_audit('{src}', 'job', 0.6, 0.5, 0.05, public := ['region', 'sex'], domain := ['a', 'b', 'c', 'd', 'e'])",
+    "rwn_audit('{src}', 'job', 0.6, 0.5, 0.05, domain := ['a', 'b', 'c', 'd', 'e'], nulls := 'drop')",
+]
+
+
+@pytest.mark.parametrize("call", AUDIT_CALLS)
+def test_audit_same_rows_over_temp_table_and_view(mcon, call):
+    survey(mcon)
+    mcon.execute("UPDATE survey SET sex = NULL WHERE rid % 9 = 0").fetchall()    # a NULL public value is a group
+    mcon.execute("ALTER TABLE survey DROP COLUMN rid").fetchall()                 # else every group is one record
+    persistent, *temps = with_temp_copies(mcon, "survey")
+    expected = mcon.execute(f"SELECT * FROM {call.format(src=persistent)}")
+    names, expected = [c[0] for c in expected.description], expected.fetchall()
+    assert len(expected) >= 8
+    for name in temps:
+        got = mcon.execute(f"SELECT * FROM {call.format(src=name)}")
+        assert [c[0] for c in got.description] == names and got.fetchall() == expected, name
+
+
+@pytest.mark.parametrize("call, message", [
+    ("rwn_audit('{src}', 'jb', 0.6, 0.5, 0.05)", '"jb" not found|column \'jb\' is not in'),
+    ("rwn_audit('{src}', 'job', 0.6, 0.5, 0.05, public := ['sx'])", '"sx" not found|column \'sx\' is not in'),
+    ("rwn_audit('{src}', 'gap', 0.6, 0.5, 0.05, public := ['sex'])", "sensitive column 'gap' has .*NULL values"),
+    ("rwn_audit('{src}', 'job', 0.6, 0.5, 0.05, domain := ['a', 'b'])", "the domain misses values present in the data"),
+    ("rwn_audit('{src}', 'job', 0.6, 1.5, 0.05, public := ['sex'])", "eps must be in"),
+    ("rwn_audit('{src}', 'job', 0.6, 0.5, 0.05, public := ['sex'], enforce := true)",
+     "needs a source the planner can read|personal groups"),
+])
+def test_audit_refuses_bad_input_over_temp(mcon, call, message):
+    mcon.execute("CREATE TABLE bad AS SELECT (i % 2)::VARCHAR AS sex, chr(CAST(97 + i % 4 AS INTEGER)) AS job, "
+                 "CASE WHEN i = 9 THEN NULL ELSE i % 3 END AS gap FROM range(60) t(i)").fetchall()
+    persistent, *temps = with_temp_copies(mcon, "bad")
+    for name in [persistent] + temps:
+        with pytest.raises(duckdb.Error, match=message):
+            rows(mcon, call, name)
