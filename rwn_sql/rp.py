@@ -602,14 +602,11 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
     macros' caller), planned from the parameters: the statement checks the columns, NULL
     sensitive values (nulls='error'), a given domain against the data and counts the domain
     when none is given; the default public columns form each personal group as one struct
-    value, unpacked into its columns in the output (same rows, same order as audit()).
-    enforce=True is not planned here: its designs' every-count verdicts are computed before
-    the statement (use a regular table, or rwn_sql.audit)."""
+    value, unpacked into its columns in the output (same rows, same order as audit()). With
+    enforce, the blocks per group size (rp_sql.designed_trials) and each design's worst tail
+    over every count (privacy.design_worst_tail) are computed by the statement too."""
     from .dialect import DUCKDB
     d = dialect or DUCKDB
-    if enforce:
-        raise RWNError("rwn_audit(..., enforce := true) needs a source the planner can read: use a regular table "
-                       "or view (not TEMP), or rwn_sql.audit from Python with this connection")
     try:
         privacy.check_p(p)
         group_key = engine.RESERVED_PREFIX + "pg"
@@ -643,7 +640,18 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
     if pub is None:
         src = engine.Source(f"(SELECT *, {d.row_of_all_but([s])} AS {group_key} FROM {src.sql}) AS __rwn_keyed",
                             (), src.label)
-    sql = rp_sql.audit_sql(src.sql, spec, m, epsilon, delta, test, None, ordered=pub is not None, dialect=d)
+    trials = failing = None
+    if enforce:      # the blocks enforcement would use, and (exact test) the sizes whose design fails a count
+        key = quote_ident(group_key) if pub is None else ", ".join(map(quote_ident, pub))
+        groups = (f"SELECT count(*) AS n FROM {src.sql}{' WHERE ' + s + ' IS NOT NULL' if nulls == 'drop' else ''}"
+                  + (f" GROUP BY {key}" if key else ""))
+        trials = rp_sql.designed_trials(groups, float(p), m, epsilon, delta, test, d)
+        if test == "exact":
+            failing = (f"SELECT size FROM {trials} WHERE rwn_design_worst_tail(size, t, {float_literal(p)}, {m}, "
+                       f"{float_literal(epsilon)}, {float_literal(delta)}, {quote_literal(test)}) < "
+                       f"{float_literal(delta)}")
+    sql = rp_sql.audit_sql(src.sql, spec, m, epsilon, delta, test, None, ordered=pub is not None, dialect=d,
+                           trials_relation=trials, failing_designs=failing or ())
     if pub is None:
         sql = (f"SELECT {d.unnest(group_key)}, {d.star('', [group_key])} FROM (\n{sql}\n) AS __rwn_audit "
                f"{d.order_by_all()}")

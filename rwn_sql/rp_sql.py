@@ -197,7 +197,8 @@ AUDIT_ROW_STATS = ("group_size", "trials", "enforced", "value", "value_count", "
 def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float, test: str,
               blocks=None, ordered: bool = True, group_verdicts: bool = True,
               dialect: DuckDBDialect = DUCKDB, failing_designs=(), tails_relation: str | None = None,
-              cases_only: bool = False, counts_relation: str | None = None, counts_only: bool = False) -> str:
+              cases_only: bool = False, counts_relation: str | None = None, counts_only: bool = False,
+              trials_relation: str | None = None) -> str:
     """Per personal group and value present in it: the reconstruction-privacy statistics and
     verdicts (AUDIT_ROW_STATS after the public columns, then group_passes: the chosen `test`
     over all values of the group), ordered by group and value. `m` is the size of the
@@ -205,7 +206,8 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
     ordered=False leaves the rows unsorted; group_verdicts=False leaves out group_passes (and
     the join that computes it), for callers that aggregate the verdicts themselves.
     failing_designs: group sizes whose design fails at some count (rp.audit evaluates every
-    count); their groups fail whatever the counts present.
+    count); their groups fail whatever the counts present (or a SELECT of those sizes).
+    trials_relation: the relation __rwn_tr(size, t) in place of blocks (designed_trials).
     tails_relation: a relation of the exact tails (enforced, group_size, tails_key, exact)
     computed beforehand, for engines without the UDF; cases_only: the SQL listing the distinct
     cases (enforced, group_size, tails_key) whose tails the audit needs.
@@ -238,8 +240,9 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
         all_column="" if spec.public else f", {dialect.as_text('NULL')} AS __rwn_all",
         null_filter=f"\n    WHERE {quote_ident(spec.sensitive)} IS NOT NULL" if spec.nulls == "drop" else "",
         public_cols=public_cols,
-        trials=_trials_check(dialect) if blocks else "g.group_size",
-        trials_join=f"\n    LEFT JOIN {trials_values(blocks)} ON __rwn_tr.size = g.group_size" if blocks else "",
+        trials=_trials_check(dialect) if blocks or trials_relation else "g.group_size",
+        trials_join=(f"\n    LEFT JOIN {trials_relation or trials_values(blocks)} ON __rwn_tr.size = g.group_size"
+                     if blocks or trials_relation else ""),
         same_group_cg=same_group("c", "g", groups),
         materialized=dialect.materialized(),
         bounds_materialized=dialect.materialized() if group_verdicts else "",
@@ -251,8 +254,11 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
     if cases_only:
         return "WITH\n" + body + "\nSELECT DISTINCT enforced, group_size, tails_key FROM stats"
     verdict = verdict_sql(delta)
-    design_ok = (f" AND any_value(group_size) NOT IN ({', '.join(str(int(n)) for n in failing_designs)})"
-                 if failing_designs else "")
+    if isinstance(failing_designs, str):      # a SELECT of the failing sizes
+        design_ok = f" AND any_value(group_size) NOT IN ({failing_designs})"
+    else:
+        design_ok = (f" AND any_value(group_size) NOT IN ({', '.join(str(int(n)) for n in failing_designs)})"
+                     if failing_designs else "")
     pub_out = "".join(f"b.{quote_ident(c)}, " for c in spec.public)
     select = (f"SELECT {pub_out}group_size, trials, enforced, value, value_count, frequency, mu, theta,\n"
               "    chernoff_upper, chernoff_lower, exact.upper AS exact_upper, exact.lower AS exact_lower,\n"

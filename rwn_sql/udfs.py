@@ -111,6 +111,15 @@ def _privacy_m(p, m, eps, delta, test):
     return m
 
 
+def _design_worst_tail(n, t, p, m, eps, delta, test):
+    """rwn_design_worst_tail: privacy.design_worst_tail of the design (n, t), the smallest exact
+    tail over every count 1..n, as rp.audit judges an enforced release."""
+    if None in (n, t, p, m, eps, delta, test):
+        return None
+    return privacy.design_worst_tail(int(n), int(t), privacy.PrivacyParams(p=p, m=int(m), eps=eps, delta=delta,
+                                                                           test=test))
+
+
 def register_function(con, name, fn, params, returns, kind: str = "native") -> None:
     try:
         con.remove_function(name)
@@ -134,6 +143,8 @@ def register_tails(con) -> None:
     params = [BIGINT, BIGINT, DOUBLE, BIGINT, DOUBLE]
     register_function(con, "rwn_exact_tails", _exact_tails_udf, params, TAILS, "arrow")
     register_function(con, "rwn_block_tails", _vectorised(privacy.block_tails), params, TAILS, "arrow")
+    register_function(con, "rwn_design_worst_tail", _design_worst_tail,
+                      [BIGINT, BIGINT, DOUBLE, BIGINT, DOUBLE, DOUBLE, VARCHAR], DOUBLE)
     register_function(con, "rwn_privacy_m", _privacy_m, [DOUBLE, BIGINT, DOUBLE, DOUBLE, VARCHAR], BIGINT)
     register_function(con, "rwn_block_trials", _block_trials,
                       [duckdb.list_type(BIGINT), DOUBLE, BIGINT, DOUBLE, DOUBLE, VARCHAR], duckdb.list_type(BIGINT))

@@ -241,6 +241,9 @@ AUDIT_CALLS = [
     "rwn_audit('{src}', 'job', 0.6, 0.5, 0.05, public := ['region'], test := 'chernoff')",
     "rwn_audit('{src}', 'job', 0.6, 0.5, 0.05, public := ['region', 'sex'], domain := ['a', 'b', 'c', 'd', 'e'])",
     "rwn_audit('{src}', 'job', 0.6, 0.5, 0.05, domain := ['a', 'b', 'c', 'd', 'e'], nulls := 'drop')",
+    "rwn_audit('{src}', 'job', 0.6, 0.4, 0.05, public := ['sex'], enforce := true)",
+    "rwn_audit('{src}', 'job', 0.6, 0.5, 0.05, domain := ['a', 'b', 'c', 'd', 'e'], enforce := true)",
+    "rwn_audit('{src}', 'job', 0.6, 0.5, 0.05, public := ['region'], test := 'chernoff', enforce := true)",
 ]
 
 
@@ -253,6 +256,8 @@ def test_audit_same_rows_over_temp_table_and_view(mcon, call):
     expected = mcon.execute(f"SELECT * FROM {call.format(src=persistent)}")
     names, expected = [c[0] for c in expected.description], expected.fetchall()
     assert len(expected) >= 8
+    if "enforce" in call:       # the design is what the rows judge: trials below the group sizes
+        assert any(r[names.index("trials")] < r[names.index("group_size")] for r in expected)
     for name in temps:
         got = mcon.execute(f"SELECT * FROM {call.format(src=name)}")
         assert [c[0] for c in got.description] == names and got.fetchall() == expected, name
@@ -264,8 +269,8 @@ def test_audit_same_rows_over_temp_table_and_view(mcon, call):
     ("rwn_audit('{src}', 'gap', 0.6, 0.5, 0.05, public := ['sex'])", "sensitive column 'gap' has .*NULL values"),
     ("rwn_audit('{src}', 'job', 0.6, 0.5, 0.05, domain := ['a', 'b'])", "the domain misses values present in the data"),
     ("rwn_audit('{src}', 'job', 0.6, 1.5, 0.05, public := ['sex'])", "eps must be in"),
-    ("rwn_audit('{src}', 'job', 0.6, 0.5, 0.05, public := ['sex'], enforce := true)",
-     "needs a source the planner can read|personal groups"),
+    ("rwn_audit('{src}', 'job', 0.6, 0.5, 0.4, public := ['sex'], enforce := true)",
+     "personal groups? of [0-9, .]+ records"),
 ])
 def test_audit_refuses_bad_input_over_temp(mcon, call, message):
     mcon.execute("CREATE TABLE bad AS SELECT (i % 2)::VARCHAR AS sex, chr(CAST(97 + i % 4 AS INTEGER)) AS job, "
