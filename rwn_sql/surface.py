@@ -1,7 +1,6 @@
 """rwn_sql.install(con): the SQL surface (Python UDFs that build SQL, and table macros)."""
 from __future__ import annotations
 
-import functools
 import secrets
 
 import duckdb
@@ -17,22 +16,6 @@ def _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, dr
     return rwn.spec(tuple(columns or ()), categorical=tuple(categorical or ()), k=int(k), eps=eps, q=q,
                     scale=scale, strata=tuple(strata or ()), weight=weight, on_missing=on_missing,
                     drop=tuple(drop or ()), id=id_column)
-
-
-def _explain_unseen_sources(planner):
-    """A macro's planner runs on a cursor (a query cannot run statements on its own connection),
-    which does not see the caller's TEMP tables and views: say so where the source is missing."""
-    @functools.wraps(planner)        # DuckDB reads the parameter count from the signature
-    def plan(*args):
-        try:
-            return planner(*args)
-        except RWNError as exc:
-            if not str(exc).startswith("no table or view named"):
-                raise
-            raise RWNError(f"{exc}. The rwn_* SQL macros plan on a separate connection of the same database, "
-                           "which does not see TEMP tables or views: use a regular table or view, or call "
-                           "rwn_sql from Python with this connection") from None
-    return plan
 
 
 def _unseen(exc: RWNError) -> bool:
@@ -160,7 +143,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
                                                       BOOLEAN]),
     }
     for name, (fn, params) in functions.items():
-        register_function(con, name, _explain_unseen_sources(fn), params, VARCHAR)
+        register_function(con, name, fn, params, VARCHAR)
     register_function(con, "rwn_key_of", lambda token: keys.get(token), [VARCHAR], VARCHAR)
     register_tails(con)
     for statement in sqlgen.sql_text("macros.sql").split(";\n"):
