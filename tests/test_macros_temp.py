@@ -279,3 +279,22 @@ def test_audit_refuses_bad_input_over_temp(mcon, call, message):
     for name in [persistent] + temps:
         with pytest.raises(duckdb.Error, match=message):
             rows(mcon, call, name)
+
+
+def test_rwn_macros_over_temp_keep_the_pair_budget(mcon):
+    """The neighbour-pair pre-check (rwn.check_pair_budget) is made by the statement over a TEMP
+    source: tied data beyond the memory limit is refused before the search, with the estimate;
+    within it the neighbourhoods are those of the table."""
+    from test_guards import tied_table
+    tied_table(mcon, 20_000)          # 400 groups of 50 tied records: 980,000 pairs, about 125 MB
+    persistent, *temps = with_temp_copies(mcon, "tied")
+    mcon.execute("SET memory_limit = '100MB'").fetchall()
+    for name in [persistent] + temps:
+        with pytest.raises(duckdb.Error, match="980,?000 neighbour pairs.*: 50 records share.*jitter"):
+            rows(mcon, "rwn_neighborhoods('{src}', ['a', 'b', 'c'], k := 1)", name)
+        with pytest.raises(duckdb.Error, match="neighbour pairs.*stratum"):
+            rows(mcon, "rwn_perturb('{src}', ['a', 'b', 'c'], k := 1, strata := ['s'], key := 'k')", name)
+    mcon.execute("SET memory_limit = '2GB'").fetchall()
+    call = "rwn_neighborhoods('{src}', ['a', 'b', 'c'], k := 1)"
+    assert {r[1] for r in rows(mcon, call, temps[0])} == {49}
+    assert rows(mcon, call, temps[1]) == rows(mcon, call, persistent)
