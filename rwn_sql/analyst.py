@@ -399,6 +399,16 @@ def check_predicate(where: str, columns, sensitive: str, label: str) -> str:
         raise RWNError("the where= predicate is nested too deeply to check; simplify it") from None
 
 
+def predicate_columns(where: str) -> list[str]:
+    """The column names a where= predicate mentions (none when it does not parse: check_predicate
+    then says why)."""
+    try:
+        tree = sqlglot.parse_one(where, read="duckdb", into=exp.Condition)
+    except (RecursionError, sqlglot.errors.SqlglotError):
+        return []
+    return list(dict.fromkeys(c.name for c in tree.find_all(exp.Column)))
+
+
 def uses(node: exp.Expression, column: str, scope: _Scope) -> bool:
     return any(scope.column(c) == column for c in node.find_all(exp.Column))
 

@@ -90,6 +90,60 @@ class Dialect:
         pairs (expression SQL, quoted name) in place of same-named columns."""
         return self._lacks("SELECT * with EXCLUDE / REPLACE")
 
+    def type_matches(self, value_sql: str, pattern: str) -> str:
+        """TRUE when the type name of the expression (as the engine writes types) fully matches
+        the regular expression `pattern` (case-insensitive), decided when the statement is bound."""
+        return self._lacks("type tests in SQL")
+
+    def type_name(self, value_sql: str) -> str:
+        """The type name of an expression, as text."""
+        return self._lacks("type names in SQL")
+
+    def columns_matching(self, pattern: str) -> str:
+        """Every column whose name matches `pattern` (one expression that the engine expands per
+        column; all such expressions in a clause expand in step)."""
+        return self._lacks("column patterns")
+
+    def column_name(self, column_sql: str) -> str:
+        """The name of a column expression, as text."""
+        return self._lacks("column names in SQL")
+
+    def same_type_list(self, like_sql: str, items_sql) -> str:
+        """A list of the SQL string constants `items_sql` cast to the type of the expression
+        `like_sql` (whose own value is left out)."""
+        return self._lacks("lists typed like an expression")
+
+    def count_by_all_but(self, relation: str, exclude, count: str) -> str:
+        """A SELECT: per distinct combination of every column of `relation` but `exclude` (quoted
+        names), those columns and the number of rows as `count`."""
+        return self._lacks("grouping by every column")
+
+    def row_of_all_but(self, exclude) -> str:
+        """One value (a struct, its fields named as the columns) of every column but `exclude`
+        (quoted names), equal for two rows exactly when GROUP BY those columns puts them in one
+        group."""
+        return self._lacks("rows of every column")
+
+    def order_by_all(self) -> str:
+        """ORDER BY every output column, left to right."""
+        return self._lacks("ORDER BY ALL")
+
+    def columns_among(self, names) -> str:
+        """In a SELECT list: the columns named in `names` (plain strings), in their own order."""
+        return self._lacks("column selection by name lists")
+
+    def sorted_list_agg(self, value_sql: str, order_sql: str) -> str:
+        """Aggregate: the values as a list sorted by `order_sql` (NULL over no rows)."""
+        return self._lacks("sorted list aggregates")
+
+    def distinct_list(self, value_sql: str) -> str:
+        """Aggregate: the distinct non-NULL values as a list (NULL over no rows)."""
+        return self._lacks("list aggregates")
+
+    def distinct_count(self, list_sql: str) -> str:
+        """The number of distinct non-NULL elements of a list."""
+        return self._lacks("list aggregates")
+
     def typed_list(self, items_sql, type_sql: str) -> str:
         """A list (array) literal of the SQL constants `items_sql`, as type_sql values."""
         return self._lacks("list literals")
@@ -207,6 +261,44 @@ class DuckDBDialect(Dialect):
 
     def list_contains(self, list_sql: str, value_sql: str) -> str:
         return f"list_contains({list_sql}, {value_sql})"
+
+    def type_matches(self, value_sql: str, pattern: str) -> str:
+        return f"regexp_full_match(typeof({value_sql}), {_string_literal(pattern)}, 'i')"
+
+    def type_name(self, value_sql: str) -> str:
+        return f"typeof({value_sql})"
+
+    def columns_matching(self, pattern: str) -> str:
+        return f"COLUMNS({_string_literal(pattern)})"
+
+    def column_name(self, column_sql: str) -> str:
+        return f"alias({column_sql})"
+
+    def count_by_all_but(self, relation: str, exclude, count: str) -> str:
+        return f"SELECT {self.star('', exclude)}, count(*) AS {count} FROM {relation} GROUP BY ALL"
+
+    def distinct_list(self, value_sql: str) -> str:
+        return f"list(DISTINCT {value_sql})"
+
+    def row_of_all_but(self, exclude) -> str:
+        return f"struct_pack(*COLUMNS({self.star('', exclude)}))"
+
+    def order_by_all(self) -> str:
+        return "ORDER BY ALL"
+
+    def columns_among(self, names) -> str:
+        listed = ", ".join(_string_literal(n) for n in names)
+        return f"COLUMNS({self.lambda_('c', f'list_contains([{listed}], c)')})"
+
+    def sorted_list_agg(self, value_sql: str, order_sql: str) -> str:
+        return f"list({value_sql} ORDER BY {order_sql})"
+
+    def distinct_count(self, list_sql: str) -> str:
+        return f"len(list_distinct({list_sql}))"
+
+    def same_type_list(self, like_sql: str, items_sql) -> str:
+        # string constants take the type of the list's first element
+        return f"list_value({like_sql}, {', '.join(items_sql)})[2:]"
 
     def list_element(self, list_sql: str, index_sql: str) -> str:
         return f"{list_sql}[{index_sql}]"
@@ -398,6 +490,10 @@ class SparkDialect(Dialect):
     def unnest_columns(self, names_sql, values_sql, aliases) -> str:
         pairs = ", ".join(f"named_struct('{aliases[0]}', {n}, '{aliases[1]}', {v})" for n, v in zip(names_sql, values_sql))
         return f"\n    LATERAL VIEW inline(array({pairs})) u AS {aliases[0]}, {aliases[1]}"
+
+
+def _string_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _field_literal(name: str) -> str:

@@ -296,6 +296,46 @@ def refuse_reserved(src: Source) -> None:
                            f"{RESERVED_PREFIX!r} are reserved for rwn_sql's internal columns, rename it")
 
 
+def raise_unless(dialect, condition_sql: str, message_sql: str, value_sql: str = "true") -> str:
+    """`value_sql` where `condition_sql` holds, else the statement fails with 'rwn_sql: ' and the
+    message (a VARCHAR expression), which run() turns into RWNError."""
+    return (f"CASE WHEN {condition_sql} THEN {value_sql} "
+            f"ELSE {dialect.raise_error(quote_literal('rwn_sql: ') + ' || ' + message_sql)} END")
+
+
+def unseen_source(name: str, dialect=DUCKDB, typed=(), conditions=(), named=(), keep=None) -> Source:
+    """The table or view `name` for a planner that cannot see it (the SQL macros plan on a cursor,
+    which does not see the caller's TEMP tables and views), read where the statement runs; no
+    schema is known here. The statement checks, as it is bound, what require_columns and
+    refuse_reserved check from a schema: a missing column is the engine's binding error (which
+    names it), a reserved name the message of refuse_reserved, and each (column, type pattern,
+    text before the type, text after it) of `typed` fails unless the column's type matches.
+    `conditions`: SQL that is true on every row or fails the statement (raise_unless); `named`:
+    columns that must exist (bound here, so a missing one fails the statement); `keep`: the
+    columns to keep (default all), in the source's order."""
+    guard = RESERVED_PREFIX + "guard"
+    checked = [(raise_unless(dialect, dialect.type_matches(quote_ident(c), pattern),
+                             f"{quote_literal(before)} || {dialect.type_name(quote_ident(c))} || {quote_literal(after)}",
+                             quote_ident(c)), quote_ident(c))
+               for c, pattern, before, after in typed]
+    # every column named __rwn_*: the guard added here, and any of the source's
+    column = dialect.column_name(dialect.columns_matching(f"(?i)^{RESERVED_PREFIX}"))
+    reserved = raise_unless(dialect, f"{column} = {quote_literal(guard)}",
+                            f"{quote_literal(f'table {name!r} has a column named {chr(39)}')} || {column} || "
+                            + quote_literal(f"'; names starting with {RESERVED_PREFIX!r} are reserved for rwn_sql's "
+                                            "internal columns, rename it"))
+    bound = [f"({quote_ident(c)} IS NULL OR true)" for c in dict.fromkeys(named)]
+    where = " AND ".join([reserved, *conditions, *bound])
+    sql = (f"(SELECT {dialect.star('', [guard], checked)}\n"
+           f"    FROM (SELECT *, true AS {guard} FROM {source_from_table(name, dialect)}) AS __rwn_unseen\n"
+           f"    WHERE {where})")
+    if keep is not None:
+        sql = (f"(SELECT {dialect.columns_among(keep)} FROM {sql} AS __rwn_checked\n"
+               f"    WHERE {' AND '.join(f'({quote_ident(c)} IS NULL OR true)' for c in keep)})")
+    sql += " AS __rwn_source"
+    return Source(sql=sql, schema=(), label=f"table {name!r}")
+
+
 # Record ids whose text form (hashed by every draw) is the same on every engine (type names
 # of DuckDB, and of Spark: int, string).
 ID_TYPES = re.compile(r"(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|VARCHAR|STRING)", re.IGNORECASE)

@@ -330,6 +330,92 @@ def randomize_statement(con, source, sensitive, p, *, public, domain, key, seed,
                  id_column=id_column).sql
 
 
+def _unseen_domain(d, name: str, sensitive: str, domain) -> str:
+    """A given domain (checked as text) as a SQL list of the sensitive column's type, which only
+    the statement knows: values equal after the cast fail it."""
+    if isinstance(domain, (str, os.PathLike)):
+        domain = read_domain_file(domain)
+    domain = [str(v) for v in domain]
+    repeated = next((v for i, v in enumerate(domain) if v in domain[:i]), None)
+    if repeated is not None:
+        raise RWNError(f"the domain lists {repeated!r} more than once")
+    if len(domain) < 2:
+        raise RWNError(f"the domain of {sensitive!r} has {len(domain)} value(s); uniform perturbation needs at least 2")
+    probe = f"(SELECT {quote_ident(sensitive)} FROM {d.table_by_name(quote_literal(name))} LIMIT 0)"  # typed NULL
+    typed = d.same_type_list(probe, [quote_literal(v) for v in domain])
+    return engine.raise_unless(
+        d, f"{d.distinct_count(typed)} = {len(domain)}",
+        quote_literal("the domain lists two values that are the same value as ") + f" || {d.type_name(probe)} || "
+        + quote_literal(f" (column {sensitive!r}); list each value once"), typed)
+
+
+def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key_sql: str, enforce, test: str,
+                     nulls: str, id_column: str | None = None, dialect=None) -> str:
+    """randomize's SQL for a table or view the planner cannot see (a TEMP one of the SQL macros'
+    caller), planned from the parameters alone; what _plan reads from the source is computed by
+    the statement: the output columns (`public`, default every other column but the id, in
+    the source's order), the domain (given: cast to the column's type there; None: the values
+    present, sorted as text), the id (its type, no NULL, no duplicate), and with enforce=(eps, delta) the blocks per personal-group size
+    (rp_sql.designed_trials). The same rows as randomize() for the same key."""
+    from .dialect import DUCKDB
+    d = dialect or DUCKDB
+    try:
+        privacy.check_p(p)
+        spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), nulls=nulls, id=id_column,
+                                    public=() if public is None else (public,) if isinstance(public, str)
+                                    else tuple(public))
+    except ValueError as exc:
+        raise _fail(exc) from None
+    s = quote_ident(sensitive)
+    typed = ([(id_column, engine.ID_TYPES.pattern, f"id column {id_column!r} has type ",
+               "; a record id must be an integer or text column")] if id_column else [])
+    keep = None if public is None else [*spec.public, sensitive] + ([id_column] if id_column else [])
+    src = engine.unseen_source(name, d, typed, named=[sensitive], keep=keep)
+    present = f"SELECT * FROM {src.sql} WHERE {s} IS NOT NULL"
+    if domain is None:       # the values present, sorted as their text (as resolve_domain sorts them)
+        values = f"(SELECT {d.sorted_list_agg('__rwn_v', d.as_text('__rwn_v'))} FROM (SELECT DISTINCT {s} AS __rwn_v FROM ({present}) AS __rwn_p) AS __rwn_d)"
+        domain_sql = engine.raise_unless(
+            d, f"coalesce({d.list_length(values)}, 0) >= 2",
+            quote_literal(f"the domain of {sensitive!r} has ") + f" || coalesce({d.list_length(values)}, 0) || "
+            + quote_literal(" value(s); uniform perturbation needs at least 2"), values)
+    else:
+        domain_sql = _unseen_domain(d, name, sensitive, domain)
+    if id_column:        # as check_record_ids: no NULL, no duplicate (its type: unseen_source)
+        i = quote_ident(id_column)
+        ids = f"(SELECT count(*) - count({i}) AS nulls, count({i}) - count(DISTINCT {i}) AS shared FROM ({present if nulls == 'drop' else 'SELECT * FROM ' + src.sql}) AS __rwn_all)"
+        domain_sql = engine.raise_unless(
+            d, f"(SELECT nulls FROM {ids} AS __rwn_ids) = 0",
+            quote_literal(f"id column {id_column!r} has ") + f" || (SELECT nulls FROM {ids} AS __rwn_ids) || "
+            + quote_literal(" NULL values; every record needs an id"),
+            engine.raise_unless(
+                d, f"(SELECT shared FROM {ids} AS __rwn_ids) = 0",
+                quote_literal(f"id column {id_column!r} has duplicate values (") + f" || (SELECT shared FROM {ids} AS __rwn_ids) || "
+                + quote_literal(" records share an id with another); every record needs its own id"), domain_sql))
+    trials, group_key = None, None
+    if enforce is not None:
+        try:
+            eps, delta = enforce
+        except (TypeError, ValueError):
+            raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
+        # the domain's size when given, else the statement's (then eps's bound for it is checked there)
+        m = (len(read_domain_file(domain) if isinstance(domain, (str, os.PathLike)) else domain)
+             if domain is not None else d.list_length(domain_sql))
+        pp = _privacy(p, m if isinstance(m, int) else 2, eps, delta, test)
+        if public is None:        # the personal group: every column but the sensitive one and the id
+            group_key = engine.RESERVED_PREFIX + "pg"
+            exclude = [s] + ([quote_ident(id_column)] if id_column else [])
+            src = engine.Source(f"(SELECT *, {d.row_of_all_but(exclude)} AS {group_key} FROM {src.sql}) AS __rwn_keyed",
+                                (), src.label)
+            groups = f"SELECT count(*) AS n FROM {src.sql}{' WHERE ' + s + ' IS NOT NULL' if nulls == 'drop' else ''} GROUP BY {group_key}"
+        else:
+            pub = ", ".join(quote_ident(c) for c in spec.public)
+            groups = (f"SELECT count(*) AS n FROM {src.sql}{' WHERE ' + s + ' IS NOT NULL' if nulls == 'drop' else ''}"
+                      + (f" GROUP BY {pub}" if pub else ""))
+        trials = rp_sql.designed_trials(groups, pp.p, m, pp.eps, pp.delta, pp.test, d)
+    return rp_sql.randomize_sql(src.sql, spec, None, None, None, key_sql, check_domain=domain is not None,
+                                dialect=d, domain_sql=domain_sql, trials_relation=trials, group_key=group_key)
+
+
 def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p: float, public=None,
             domain=None, key: str | None = None, seed: int | None = None, enforce=None,
             test: str = "exact", nulls: str = "error", table: str | None = None,
@@ -510,6 +596,68 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
                        _rows_sql=rows_sql, _groups_sql=groups_read)
 
 
+def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: float, public=None, domain=None,
+                 test: str = "exact", enforce: bool = False, nulls: str = "error", dialect=None) -> str:
+    """audit(..., sql=True) for a table or view the planner cannot see (a TEMP one of the SQL
+    macros' caller), planned from the parameters: the statement checks the columns, NULL
+    sensitive values (nulls='error'), a given domain against the data and counts the domain
+    when none is given; the default public columns form each personal group as one struct
+    value, unpacked into its columns in the output (same rows, same order as audit()). With
+    enforce, the blocks per group size (rp_sql.designed_trials) and each design's worst tail
+    over every count (privacy.design_worst_tail) are computed by the statement too."""
+    from .dialect import DUCKDB
+    d = dialect or DUCKDB
+    try:
+        privacy.check_p(p)
+        group_key = engine.RESERVED_PREFIX + "pg"
+        pub = None if public is None else (public,) if isinstance(public, str) else tuple(public)
+        spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub or (group_key,) if pub is None
+                                    else pub, nulls=nulls)
+    except ValueError as exc:
+        raise _fail(exc) from None
+    if pub is not None:
+        clash = [c for c in pub if c.lower() in rp_sql.AUDIT_COLUMNS]
+        if clash:
+            raise RWNError(f"public: column {clash[0]!r} has the name of a column of the audit; rename it")
+    s = quote_ident(sensitive)
+    conditions = []
+    if nulls == "error":
+        conditions.append(engine.raise_unless(d, f"{s} IS NOT NULL", quote_literal(
+            f"the sensitive column {sensitive!r} has NULL values; clean them or use nulls='drop' (those records "
+            f"are then left out of the release)")))
+    if domain is not None:
+        literal = _unseen_domain(d, name, sensitive, domain)
+        m = len(read_domain_file(domain) if isinstance(domain, (str, os.PathLike)) else domain)
+        _privacy(p, m, epsilon, delta, test)
+        conditions.append(engine.raise_unless(
+            d, f"{s} IS NULL OR {d.list_contains(literal, s)}",
+            quote_literal("the domain misses values present in the data: ") + f" || {d.as_text(s)}"))
+    src = engine.unseen_source(name, d, conditions=conditions, named=[sensitive, *(pub or ())])
+    if domain is None:       # the values present; the parameters are checked once it is known
+        _privacy(p, 2, epsilon, delta, test)
+        m = (f"rwn_privacy_m({float_literal(p)}, (SELECT count(DISTINCT {s}) FROM {src.sql}), "
+             f"{float_literal(epsilon)}, {float_literal(delta)}, {quote_literal(test)})")
+    if pub is None:
+        src = engine.Source(f"(SELECT *, {d.row_of_all_but([s])} AS {group_key} FROM {src.sql}) AS __rwn_keyed",
+                            (), src.label)
+    trials = failing = None
+    if enforce:      # the blocks enforcement would use, and (exact test) the sizes whose design fails a count
+        key = quote_ident(group_key) if pub is None else ", ".join(map(quote_ident, pub))
+        groups = (f"SELECT count(*) AS n FROM {src.sql}{' WHERE ' + s + ' IS NOT NULL' if nulls == 'drop' else ''}"
+                  + (f" GROUP BY {key}" if key else ""))
+        trials = rp_sql.designed_trials(groups, float(p), m, epsilon, delta, test, d)
+        if test == "exact":
+            failing = (f"SELECT size FROM {trials} WHERE rwn_design_worst_tail(size, t, {float_literal(p)}, {m}, "
+                       f"{float_literal(epsilon)}, {float_literal(delta)}, {quote_literal(test)}) < "
+                       f"{float_literal(delta)}")
+    sql = rp_sql.audit_sql(src.sql, spec, m, epsilon, delta, test, None, ordered=pub is not None, dialect=d,
+                           trials_relation=trials, failing_designs=failing or ())
+    if pub is None:
+        sql = (f"SELECT {d.unnest(group_key)}, {d.star('', [group_key])} FROM (\n{sql}\n) AS __rwn_audit "
+               f"{d.order_by_all()}")
+    return sql
+
+
 def _audit_sql(be, src, spec, m: int, pp: privacy.PrivacyParams, blocks, **options) -> str:
     """The audit's SQL on this backend. DuckDB computes the exact tails inside the statement
     (the rwn_audit_tails UDF). Other engines get them from a small table computed here: the
@@ -640,6 +788,84 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
     text = rp_sql.estimates_sql(src.sql, sensitive, float_literal(p), literal, group_by, where_sql, vals, design,
                                 dialect=be.dialect)
     return be.engine_sql(text) if sql else be.relation(text)
+
+
+def unseen_estimates(release: str, sensitive: str, p: float, domain, group_by=(), where: str | None = None,
+                     values=None, public=None, enforce=None, test: str = "exact", dialect=None) -> str:
+    """estimates(..., sql=True) for a release table or view the planner cannot see (a TEMP one of
+    the SQL macros' caller): planned from the parameters alone, the checks that read the release
+    made by the statement (engine.unseen_source): the columns exist (binding), the domain is
+    cast to the sensitive column's type and lists no value twice after the cast, every released
+    value is in it, and for an enforced release the blocks per group size come from
+    privacy.trials_for_sizes at execution (rp_sql.designed_trials). The same rows as estimates()."""
+    from .dialect import DUCKDB
+    d = dialect or DUCKDB
+    try:
+        privacy.check_p(p)
+    except ValueError as exc:
+        raise _fail(exc) from None
+    group_by = (group_by,) if isinstance(group_by, str) else tuple(group_by)
+    if sensitive in group_by:
+        raise RWNError(f"group_by: {sensitive!r} is the sensitive attribute; its values are the rows already")
+    pub = None if public is None else (public,) if isinstance(public, str) else tuple(public)
+    if pub is not None:
+        if sensitive in pub:
+            raise RWNError(f"column {sensitive!r} is both the sensitive attribute and public")
+        outside = [c for c in group_by if c not in pub]
+        if outside:
+            raise RWNError(f"group_by: column {outside[0]!r} is not a public column ({', '.join(pub)})")
+    if isinstance(domain, (str, os.PathLike)):
+        domain = read_domain_file(domain)
+    if domain is None or len(domain) < 2:
+        raise RWNError("estimates need the published domain (at least 2 values)")
+    domain = [str(v) for v in domain]
+    repeated = next((v for i, v in enumerate(domain) if v in domain[:i]), None)
+    if repeated is not None:
+        raise RWNError(f"the domain lists {repeated!r} more than once")
+    clash = [c for c in group_by if c.lower() in rp_sql.ESTIMATE_COLUMNS]
+    if clash:
+        raise RWNError(f"group_by: column {clash[0]!r} has the name of an output column of the estimates; "
+                       f"rename it in the release")
+    label = f"table {release!r}"
+    where_sql = None
+    if where is not None:
+        from .analyst import check_predicate, predicate_columns
+        where_sql = check_predicate(where, pub if pub is not None else
+                                    [c for c in predicate_columns(where) if c.lower() != sensitive.lower()],
+                                    sensitive, label)
+    vals = None
+    if values is not None:
+        values = list(dict.fromkeys(str(v) for v in values))
+        unknown = [v for v in values if v not in domain]
+        if unknown:
+            raise RWNError(f"values {unknown} are not in the domain")
+        vals = [quote_literal(v) for v in values]       # compared with the column: read as its type
+    pp = None
+    if enforce is not None:
+        try:
+            eps, delta = enforce
+        except (TypeError, ValueError):
+            raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
+        pp = _privacy(p, len(domain), eps, delta, test)
+    s = quote_ident(sensitive)
+    # the domain as the sensitive column's type, which only the statement knows
+    literal = _unseen_domain(d, release, sensitive, domain)
+    typed = d.same_type_list(f"(SELECT {s} FROM {d.table_by_name(quote_literal(release))} LIMIT 0)",
+                             [quote_literal(v) for v in domain])
+    inside = engine.raise_unless(
+        d, f"{s} IS NOT NULL AND {d.list_contains(typed, s)}",
+        quote_literal(f"the release holds values of {sensitive!r} outside the domain: ")
+        + f" || coalesce({quote_literal(chr(39))} || {d.as_text(s)} || {quote_literal(chr(39))}, 'NULL') || "
+        + quote_literal("; give the published domain of this release"))
+    named = [sensitive, *group_by, *(pub or ())]
+    src = engine.unseen_source(release, d, conditions=[inside], named=named)
+    design = None
+    if pp is not None:
+        groups = (d.count_by_all_but(src.sql, [s], "n") if pub is None else
+                  f"SELECT count(*) AS n FROM {src.sql}" + (f" GROUP BY {', '.join(map(quote_ident, pub))}" if pub else ""))
+        design = (rp_sql.designed_trials(groups, pp.p, pp.m, pp.eps, pp.delta, pp.test, d), pub)
+    return rp_sql.estimates_sql(src.sql, sensitive, float_literal(p), literal, group_by, where_sql, vals, design,
+                                dialect=d)
 
 
 def published_design(con, release: str, sensitive: str, p) -> tuple[str, tuple[str, ...]] | None:

@@ -77,6 +77,26 @@ def trials_values(trials: dict[int, int]) -> str:
     return "(VALUES " + ", ".join(f"({int(n)}, {int(t)})" for n, t in sorted(trials.items())) + ") AS __rwn_tr(size, t)"
 
 
+def designed_trials(groups_sql: str, p: float, m, eps: float, delta: float, test: str,
+                    dialect: DuckDBDialect = DUCKDB) -> str:
+    """The relation __rwn_tr(size, t) of trials_values computed where the statement runs, for
+    a planner that cannot read the data: the distinct sizes `n` of the personal groups
+    `groups_sql` (a SELECT), their t from privacy.trials_for_sizes through the rwn_block_trials
+    function (rwn_sql.install); a size without a design (t = 0) fails the statement. `m`: the
+    domain size, or SQL computing it."""
+    m = str(int(m)) if isinstance(m, int) else m
+    impossible = (quote_literal("rwn_sql: a personal group of ") + " || size || "
+                  + quote_literal(f" records cannot pass the {test} test with any number of blocks (p = {p}, m = ")
+                  + f" || {m} || " + quote_literal(f", eps = {eps}, delta = {delta}); rwn_sql.randomize names what "
+                                                   f"would work"))
+    trials = (f"rwn_block_trials(__rwn_sizes, {float_literal(p)}, {m}, {float_literal(eps)}, "
+              f"{float_literal(delta)}, {quote_literal(test)})")
+    return (f"(SELECT size, CASE WHEN t > 0 THEN t ELSE {dialect.raise_error(impossible)} END AS t\n"
+            f"    FROM (SELECT {dialect.unnest('__rwn_sizes')} AS size, {dialect.unnest(trials)} AS t\n"
+            f"          FROM (SELECT {dialect.distinct_list('n')} AS __rwn_sizes FROM ({groups_sql}) AS __rwn_g)"
+            f" AS __rwn_s) AS __rwn_t) AS __rwn_tr(size, t)")
+
+
 def _trials_check(dialect: DuckDBDialect) -> str:
     """t for a group size, refusing sizes without a design (t = 0) or missing from the table."""
     missing = quote_literal("rwn_sql: a personal group size is missing from the trials table; "
@@ -89,7 +109,8 @@ def _trials_check(dialect: DuckDBDialect) -> str:
 
 def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_values, type_sql: str,
                   key_sql: str, blocks=None, check_domain: bool = True,
-                  dialect: DuckDBDialect = DUCKDB, leave_out=()) -> str:
+                  dialect: DuckDBDialect = DUCKDB, leave_out=(), domain_sql: str | None = None,
+                  trials_relation: str | None = None, group_key: str | None = None) -> str:
     """The release: the public columns and the randomized sensitive column, one row per input
     record (minus NULL-sensitive records with nulls='drop'), in an order drawn by the keyed
     hash (randomness.order_key_sql), so row order carries nothing about the input order.
@@ -98,19 +119,31 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
     checked: a NULL sensitive value (with nulls='error') and, with check_domain, a value
     outside the domain raise an error. Every internal name starts with '__rwn_', which input
     columns may not (engine.refuse_reserved).
-    leave_out: personal-group sizes (with blocks) whose records are suppressed."""
-    values = sorted(str(v) for v in domain_values)
-    if len(values) < 2:
+    leave_out: personal-group sizes (with blocks) whose records are suppressed.
+    For a planner that cannot read the source (rp.unseen_randomize): output_columns None: every
+    column of `source` but the id (in their order); domain_sql: the domain as a SQL list
+    (instead of domain_values and type_sql); trials_relation: the relation __rwn_tr(size, t)
+    (instead of blocks); group_key: one column of `source` naming each record's personal group
+    (instead of PARTITION BY the public columns), left out of the output."""
+    values = sorted(str(v) for v in domain_values or ())
+    if len(values) < 2 and domain_sql is None:
         raise ValueError("the domain of the sensitive attribute needs at least 2 values")
     s = quote_ident(spec.sensitive)
     pub = ", ".join(quote_ident(c) for c in spec.public)
     rid = dialect.as_text(quote_ident(spec.id)) if spec.id else "row_number() OVER ()"
     staged = (f"SELECT {rid} AS __rwn_rid, * FROM {source}"
               + (f" WHERE {s} IS NOT NULL" if spec.nulls == "drop" else ""))
-    if blocks is None:
+    internal = ["__rwn_rid", "__rwn_h", "__rwn_o"] + ([quote_ident(spec.id)] if spec.id else [])
+    if group_key is not None:
+        internal.append(group_key)
+    if blocks is None and trials_relation is None:
         units, unit = staged, "__rwn_rid"
     else:
-        part = f"PARTITION BY {pub}" if pub else ""
+        internal.append("__rwn_unit")
+        keys = group_key or pub
+        part = f"PARTITION BY {keys}" if keys else ""
+        carried = (", ".join(quote_ident(c) for c in output_columns) if output_columns is not None
+                   else dialect.star("", ["__rwn_rid", "__rwn_gid", "__rwn_pos", "__rwn_gsize", "__rwn_trials"]))
         # 62 bits of a keyed hash, then the record: the same order on every engine (the
         # 128-bit hash itself is a number on DuckDB but hex text on Spark, which sort differently)
         order = (dialect.uint128_bits(hash_sql(key_sql, BLOCK_PURPOSE, "__rwn_rid", spec.sensitive, dialect), 0, 62)
@@ -120,18 +153,18 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
             "-- enforcement: a personal group of n records is split at random into t(n) blocks;\n"
             "        -- each block shares one coin and one replacement value (t depends on n only)\n"
             "        SELECT 'g' || __rwn_gid || 'b' || ((__rwn_pos - 1) % __rwn_trials) AS __rwn_unit,\n"
-            f"            __rwn_rid, {', '.join(quote_ident(c) for c in output_columns)}\n"
+            f"            __rwn_rid, {carried}\n"
             f"        FROM (SELECT __rwn_g.*, {_trials_check(dialect)} AS __rwn_trials\n"
             "            FROM (\n"
             f"                SELECT *, min(__rwn_rid) OVER ({part}) AS __rwn_gid,\n"
             f"                    row_number() OVER ({part} ORDER BY {order}) AS __rwn_pos,\n"
             f"                    count(*) OVER ({part}) AS __rwn_gsize\n"
             f"                FROM ({staged}) AS __rwn_staged) __rwn_g\n"
-            f"            LEFT JOIN {trials_values(blocks)} ON __rwn_tr.size = __rwn_g.__rwn_gsize"
+            f"            LEFT JOIN {trials_relation or trials_values(blocks)} ON __rwn_tr.size = __rwn_g.__rwn_gsize"
             + (f" WHERE __rwn_g.__rwn_gsize NOT IN ({', '.join(str(int(n)) for n in leave_out)})"
                if leave_out else "") + ")")
-    domain = domain_literal(values, type_sql, dialect)
-    m = len(values)
+    domain = domain_sql or domain_literal(values, type_sql, dialect)
+    m = dialect.list_length(domain) if domain_sql else len(values)
     pick = bits_sql("__rwn_h", 1, dialect)
     null_check = (f"WHEN {s} IS NULL THEN " + dialect.raise_error(quote_literal(
         f"rwn_sql: the sensitive column {s} has NULL values; clean them or use nulls='drop' "
@@ -142,10 +175,14 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
     # pick / 2^52 < 1 exactly, and (1 - 2^-52) m rounds below m: the index stays in 1..m
     randomized = (f"CASE {null_check}{domain_check}WHEN {keep_test('__rwn_h', spec.p, dialect)} THEN {s}\n"
                   f"        ELSE {dialect.list_element(domain, f'1 + CAST(floor({dialect.unit_fraction(pick)} * {m}) AS BIGINT)')} END")
-    cols = [f"{randomized} AS {s}" if c == spec.sensitive else quote_ident(c) for c in output_columns]
+    if output_columns is None:
+        columns = dialect.star("", internal, [(randomized, s)])
+    else:
+        columns = ",\n    ".join(f"{randomized} AS {s}" if c == spec.sensitive else quote_ident(c)
+                                  for c in output_columns)
     return _render(
         "rp_randomize.sql",
-        columns=",\n    ".join(cols),
+        columns=columns,
         hash=hash_sql(key_sql, RANDOMIZE_PURPOSE, unit, spec.sensitive, dialect),
         order_key=order_key_sql(key_sql, ORDER_PURPOSE, "__rwn_rid", dialect),
         units=units,
@@ -160,15 +197,17 @@ AUDIT_ROW_STATS = ("group_size", "trials", "enforced", "value", "value_count", "
 def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float, test: str,
               blocks=None, ordered: bool = True, group_verdicts: bool = True,
               dialect: DuckDBDialect = DUCKDB, failing_designs=(), tails_relation: str | None = None,
-              cases_only: bool = False, counts_relation: str | None = None, counts_only: bool = False) -> str:
+              cases_only: bool = False, counts_relation: str | None = None, counts_only: bool = False,
+              trials_relation: str | None = None) -> str:
     """Per personal group and value present in it: the reconstruction-privacy statistics and
     verdicts (AUDIT_ROW_STATS after the public columns, then group_passes: the chosen `test`
     over all values of the group), ordered by group and value. `m` is the size of the
-    published domain. The exact tails come from rwn_audit_tails() (rwn_sql.install).
+    published domain (or SQL computing it). The exact tails come from rwn_audit_tails() (rwn_sql.install).
     ordered=False leaves the rows unsorted; group_verdicts=False leaves out group_passes (and
     the join that computes it), for callers that aggregate the verdicts themselves.
     failing_designs: group sizes whose design fails at some count (rp.audit evaluates every
-    count); their groups fail whatever the counts present.
+    count); their groups fail whatever the counts present (or a SELECT of those sizes).
+    trials_relation: the relation __rwn_tr(size, t) in place of blocks (designed_trials).
     tails_relation: a relation of the exact tails (enforced, group_size, tails_key, exact)
     computed beforehand, for engines without the UDF; cases_only: the SQL listing the distinct
     cases (enforced, group_size, tails_key) whose tails the audit needs.
@@ -176,8 +215,12 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
     those counts computed beforehand, read instead of the source (an engine that stages them
     counts the data once for both the cases and the audit)."""
     groups = [quote_ident(c) for c in spec.public] or ["__rwn_all"]   # no public column: one group
-    p, b = float_literal(spec.p), float_literal((1 - spec.p) / m)
-    exact = f"rwn_audit_tails(e, CAST(n AS BIGINT[]), CAST(k AS BIGINT[]), {p}, {int(m)}, {float_literal(eps)})"
+    p = float_literal(spec.p)
+    if isinstance(m, str):        # SQL computing m (the same double arithmetic as below)
+        b, m_sql = f"((1 - {p}) / {m})", m
+    else:
+        b, m_sql = float_literal((1 - spec.p) / m), str(int(m))
+    exact = f"rwn_audit_tails(e, CAST(n AS BIGINT[]), CAST(k AS BIGINT[]), {p}, {m_sql}, {float_literal(eps)})"
     if tails_relation is None:    # all cases in one call of the UDF (lists in, a list of tails out, zipped back)
         tails = ("SELECT unnest(e) AS enforced, unnest(n) AS group_size, unnest(k) AS tails_key,\n"
                  f"        unnest({exact}) AS exact\n"
@@ -197,8 +240,9 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
         all_column="" if spec.public else f", {dialect.as_text('NULL')} AS __rwn_all",
         null_filter=f"\n    WHERE {quote_ident(spec.sensitive)} IS NOT NULL" if spec.nulls == "drop" else "",
         public_cols=public_cols,
-        trials=_trials_check(dialect) if blocks else "g.group_size",
-        trials_join=f"\n    LEFT JOIN {trials_values(blocks)} ON __rwn_tr.size = g.group_size" if blocks else "",
+        trials=_trials_check(dialect) if blocks or trials_relation else "g.group_size",
+        trials_join=(f"\n    LEFT JOIN {trials_relation or trials_values(blocks)} ON __rwn_tr.size = g.group_size"
+                     if blocks or trials_relation else ""),
         same_group_cg=same_group("c", "g", groups),
         materialized=dialect.materialized(),
         bounds_materialized=dialect.materialized() if group_verdicts else "",
@@ -210,8 +254,11 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
     if cases_only:
         return "WITH\n" + body + "\nSELECT DISTINCT enforced, group_size, tails_key FROM stats"
     verdict = verdict_sql(delta)
-    design_ok = (f" AND any_value(group_size) NOT IN ({', '.join(str(int(n)) for n in failing_designs)})"
-                 if failing_designs else "")
+    if isinstance(failing_designs, str):      # a SELECT of the failing sizes
+        design_ok = f" AND any_value(group_size) NOT IN ({failing_designs})"
+    else:
+        design_ok = (f" AND any_value(group_size) NOT IN ({', '.join(str(int(n)) for n in failing_designs)})"
+                     if failing_designs else "")
     pub_out = "".join(f"b.{quote_ident(c)}, " for c in spec.public)
     select = (f"SELECT {pub_out}group_size, trials, enforced, value, value_count, frequency, mu, theta,\n"
               "    chernoff_upper, chernoff_lower, exact.upper AS exact_upper, exact.lower AS exact_lower,\n"
@@ -252,7 +299,8 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
     of SQL literals of the sensitive type), whose estimate is the sum over the set.
     design=(trials_relation, public_columns) for a release enforced with blocks: the relation
     has columns (size, t), the number of blocks of a personal group of each size; the
-    standard errors then account for the records of a block moving together."""
+    standard errors then account for the records of a block moving together. public_columns
+    None: every column but the sensitive one."""
     s = quote_ident(sensitive)
     groups = [quote_ident(c) for c in group_by]
     if design is None:
@@ -260,14 +308,18 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
         units = "group_size AS ss, group_size AS sh"
     else:
         trials, public = design
-        personal = ", ".join(dict.fromkeys(groups + [quote_ident(c) for c in public]))
+        if public is None:       # every column but the sensitive one
+            personal_groups = dialect.count_by_all_but("released", [s], "n")
+        else:
+            personal = ", ".join(dict.fromkeys(groups + [quote_ident(c) for c in public]))
+            personal_groups = f"SELECT {''.join(g + ', ' for g in groups)}count(*) AS n FROM released GROUP BY {personal}"
         on = " AND ".join([f"d.{g} IS NOT DISTINCT FROM c.{g}" for g in groups]) or "true"
         design_cte = (
             "\nblocks AS (\n"
             "    -- every personal group in S, its t blocks: n mod t of size q+1, the rest of size q\n"
             f"    SELECT {''.join(g + ', ' for g in groups)}n, __rwn_tr.t, {dialect.int_div('n', '__rwn_tr.t')} AS q, "
             "n % __rwn_tr.t AS r\n"
-            f"    FROM (SELECT {''.join(g + ', ' for g in groups)}count(*) AS n FROM released GROUP BY {personal}) pg\n"
+            f"    FROM ({personal_groups}) pg\n"
             f"    JOIN {trials} ON __rwn_tr.size = pg.n\n"
             "),\n"
             "design AS (\n"

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from . import engine, sqlgen
 from .backends import backend_for
 from .errors import RWNError
-from .identifiers import quote_ident
+from .identifiers import quote_ident, quote_literal
 from .randomness import KEY_PLACEHOLDER, resolve_key
 from .spec import RWNSpec
 
@@ -63,6 +63,30 @@ def check_source(be, source, spec: RWNSpec, guard: bool = True) -> engine.Source
     return src
 
 
+def unseen_source(be, name: str, spec: RWNSpec, guard: bool = True) -> engine.Source:
+    """The table or view `name` as the statement's reader resolves it, for a planner that cannot
+    see it (the SQL macros plan on a cursor, which does not see the caller's TEMP tables and
+    views): no data or schema is read here. What check_source checks from the schema is checked
+    by the statement as it is bound, with the same messages: the types of the numeric columns
+    and of the id, and no reserved column name (a missing column is the engine's own binding
+    error, which names it); the data checks (NULLs, spans, sizes, ids) are the statement's as
+    on every path; with `guard`, the pair budget (check_pair_budget) is a pass of the statement
+    over the data before the search (pair_budget_condition)."""
+    be.dialect.check_scale(spec.scale)
+    typed = [(c, be.dialect.NUMERIC.pattern, f"column {c!r} has type ",
+              ", not a numeric type; list it in categorical= (--categorical) to use mismatch distance for it")
+             for c in spec.numeric]
+    if spec.id:
+        typed.append((spec.id, engine.ID_TYPES.pattern, f"id column {spec.id!r} has type ",
+                      "; a record id must be an integer or text column"))
+    src = engine.unseen_source(name, be.dialect, typed)
+    budget = pair_budget_condition(be, src.sql, spec) if guard else None
+    if budget is None:
+        return src
+    # a filter true on every row (or failing first): the rows keep their order
+    return engine.Source(f"(SELECT * FROM {src.sql} WHERE {budget}) AS __rwn_budgeted", (), src.label)
+
+
 def _check_spans(be, src, spec) -> None:
     """Refuse a distance column whose range overflows a double before the statement runs: the
     statement checks it too, but DuckDB 1.4 raises its own overflow error from the column
@@ -97,18 +121,40 @@ def check_pair_budget(be, src, spec: RWNSpec) -> None:
     pairs, records, largest, label = estimate[0]
     if (pairs - records * spec.k) * BYTES_PER_PAIR <= limit:
         return
-    within = (f"identical values of {', '.join(spec.columns)}" if spec.eps == 0
-              else f"values within eps = {spec.eps:g} of each other")
     where = f" (stratum {label})" if spec.strata else ""
     raise RWNError(
         f"the neighbourhoods would hold at least {pairs:,} neighbour pairs (about "
         f"{pairs * BYTES_PER_PAIR / 1e9:,.1f} GB), more than the memory limit of {limit / 1e9:,.2f} GB "
         f"allows (about {limit // BYTES_PER_PAIR:,} pairs beyond the {spec.k} nearest per record): "
-        f"{largest:,} records{where} share {within}, "
-        f"so each has all the others in its neighbourhood. Remedies: eps = 0 with a "
-        f"larger k if eps makes neighbourhoods large; more distance columns, or a little random "
-        f"jitter on the values, to break exact ties; strata that split the largest groups; or a "
-        f"higher memory limit (SET memory_limit / --memory-limit)")
+        f"{largest:,} records{where} {_pairs_remedies(spec)}")
+
+
+def _pairs_remedies(spec: RWNSpec) -> str:
+    within = (f"identical values of {', '.join(spec.columns)}" if spec.eps == 0
+              else f"values within eps = {spec.eps:g} of each other")
+    return (f"share {within}, so each has all the others in its neighbourhood. Remedies: eps = 0 with a "
+            f"larger k if eps makes neighbourhoods large; more distance columns, or a little random "
+            f"jitter on the values, to break exact ties; strata that split the largest groups; or a "
+            f"higher memory limit (SET memory_limit / --memory-limit)")
+
+
+def pair_budget_condition(be, relation: str, spec: RWNSpec) -> str | None:
+    """check_pair_budget made by the statement, for a source the planner cannot read (an
+    unseen source): a condition that is true, or fails the statement with its message; None
+    without a memory limit."""
+    limit = backend_for(be).memory_limit()
+    if limit is None:
+        return None
+    estimate = f"(SELECT * FROM ({sqlgen.pair_estimate_sql(relation, spec)}) AS __rwn_e(pairs, records, largest, label))"
+    beyond = f"(pairs - records * {int(spec.k)}) * {BYTES_PER_PAIR}"
+    records = (quote_literal(" records (stratum ") + " || label || " + quote_literal(") ") if spec.strata
+               else quote_literal(" records "))
+    message = (quote_literal("the neighbourhoods would hold at least ") + " || pairs || "
+               + quote_literal(f" neighbour pairs, more than the memory limit of {limit / 1e9:,.2f} GB allows (about "
+                               f"{limit // BYTES_PER_PAIR:,} pairs beyond the {spec.k} nearest per record): ")
+               + " || largest || " + records + " || " + quote_literal(_pairs_remedies(spec)))
+    return (f"(SELECT {engine.raise_unless(be.dialect, f'{beyond} <= {limit}', message)} "
+            f"FROM {estimate} AS __rwn_budget)")
 
 
 # Principal axes replace the columns as grid coordinates when their leading G capture at least
@@ -185,7 +231,7 @@ def prepare(be, src: engine.Source, spec: RWNSpec, what: str, key_sql: str | Non
         raise ValueError("perturb and donors need key_sql")
     d = be.dialect
     if d.recursive_cte:
-        axes = grid_axes(be, src, spec)
+        axes = grid_axes(be, src, spec) if src.schema else None    # an unseen source: no pre-pass
         if what == "perturb":
             return Prepared(sqlgen.perturb_sql(src.sql, spec, key_sql, d, reps=reps, order=order, axes=axes))
         if what == "donors":

@@ -1,7 +1,6 @@
 """rwn_sql.install(con): the SQL surface (Python UDFs that build SQL, and table macros)."""
 from __future__ import annotations
 
-import functools
 import secrets
 
 import duckdb
@@ -19,29 +18,26 @@ def _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, dr
                     drop=tuple(drop or ()), id=id_column)
 
 
-def _explain_unseen_sources(planner):
-    """A macro's planner runs on a cursor (a query cannot run statements on its own connection),
-    which does not see the caller's TEMP tables and views: say so where the source is missing."""
-    @functools.wraps(planner)        # DuckDB reads the parameter count from the signature
-    def plan(*args):
-        try:
-            return planner(*args)
-        except RWNError as exc:
-            if not str(exc).startswith("no table or view named"):
-                raise
-            raise RWNError(f"{exc}. The rwn_* SQL macros plan on a separate connection of the same database, "
-                           "which does not see TEMP tables or views: use a regular table or view, or call "
-                           "rwn_sql from Python with this connection") from None
-    return plan
+def _unseen(exc: RWNError) -> bool:
+    """The planner's cursor does not see the source: a TEMP table or view of the caller (or
+    none), which the statement resolves where it runs."""
+    return str(exc).startswith("no table or view named")
 
 
 def _plan(con, name, spec, what: str, key_sql=None, pairs: bool = False) -> str:
     """A macro's statement: the RWN plan of the table or view `name`, as rwn_sql.perturb /
-    neighborhoods make it (rwn_sql.rwn), on a cursor of `con`."""
+    neighborhoods make it (rwn_sql.rwn), on a cursor of `con`; for a source the cursor does not
+    see (a TEMP table or view) the same plan with its schema checks in the statement
+    (rwn.unseen_source): the same rows, since only the speed depends on what the pre-passes read."""
     if not isinstance(name, str):
         raise RWNError("the first argument must be a table or view name (a string)")
     be = engine.DuckDBBackend(con.cursor())
-    src = rwn.check_source(be, name, spec)
+    try:
+        src = rwn.check_source(be, name, spec)
+    except RWNError as exc:
+        if not _unseen(exc):
+            raise
+        src = rwn.unseen_source(be, name, spec)
     return rwn.prepare(be, src, spec, what, key_sql, pairs=pairs).sql
 
 
@@ -97,20 +93,39 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 
     def randomize_sql(source, sensitive, p, public, domain, key, seed, epsilon, delta, test, nulls, id_column):
         enforce = None if epsilon is None and delta is None else (epsilon, delta)
-        return rp.randomize_statement(con.cursor(), source, sensitive, p, public=public, domain=domain,
-                                      key=key, seed=seed, enforce=enforce, test=test, nulls=nulls,
-                                      key_ref=key_ref, id_column=id_column)
+        try:
+            return rp.randomize_statement(con.cursor(), source, sensitive, p, public=public, domain=domain,
+                                          key=key, seed=seed, enforce=enforce, test=test, nulls=nulls,
+                                          key_ref=key_ref, id_column=id_column)
+        except RWNError as exc:
+            if not _unseen(exc):
+                raise
+        return rp.unseen_randomize(source, sensitive, p, public=public, domain=domain,
+                                   key_sql=key_ref(con, rwn.the_key(key, seed)), enforce=enforce, test=test,
+                                   nulls=nulls, id_column=id_column)
 
     def audit_sql(source, sensitive, p, epsilon, delta, public, domain, test, enforce, nulls):
-        return rp.audit(con.cursor(), source, sensitive, p, epsilon, delta, public=public, domain=domain,
-                        test=test, enforce=bool(enforce), nulls=nulls, sql=True)
+        try:
+            return rp.audit(con.cursor(), source, sensitive, p, epsilon, delta, public=public, domain=domain,
+                            test=test, enforce=bool(enforce), nulls=nulls, sql=True)
+        except RWNError as exc:
+            if not _unseen(exc):
+                raise
+        return rp.unseen_audit(source, sensitive, p, epsilon, delta, public=public, domain=domain, test=test,
+                               enforce=bool(enforce), nulls=nulls)
 
     def estimates_sql(release, sensitive, p, domain, group_by, where, values, public, epsilon, delta, test):
         if (epsilon is None) != (delta is None):
             raise RWNError("rwn_estimates: give both epsilon and delta (the release's enforcement) or neither")
         enforce = None if epsilon is None else (epsilon, delta)
-        return rp.estimates(con.cursor(), release, sensitive, p, domain, group_by=group_by or (),
-                            where=where, values=values, public=public, enforce=enforce, test=test, sql=True)
+        try:
+            return rp.estimates(con.cursor(), release, sensitive, p, domain, group_by=group_by or (),
+                                where=where, values=values, public=public, enforce=enforce, test=test, sql=True)
+        except RWNError as exc:
+            if not _unseen(exc):
+                raise
+        return rp.unseen_estimates(release, sensitive, p, domain, group_by=group_by or (), where=where,
+                                   values=values, public=public, enforce=enforce, test=test)
 
     functions = {
         "rwn_randomize_sql": (randomize_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,
@@ -128,7 +143,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
                                                       BOOLEAN]),
     }
     for name, (fn, params) in functions.items():
-        register_function(con, name, _explain_unseen_sources(fn), params, VARCHAR)
+        register_function(con, name, fn, params, VARCHAR)
     register_function(con, "rwn_key_of", lambda token: keys.get(token), [VARCHAR], VARCHAR)
     register_tails(con)
     for statement in sqlgen.sql_text("macros.sql").split(";\n"):

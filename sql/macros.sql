@@ -1,6 +1,10 @@
 -- rwn_sql's SQL surface, created by rwn_sql.install(con). Each table macro asks a Python
 -- function for the SQL of the call (the same builder the Python API uses) and runs it with
 -- query(), so SQL and Python give identical results for the same key and parameters.
+-- The function plans on a cursor, which does not see the caller's TEMP tables and views; the
+-- SQL query() runs is bound here, where they are seen. A TEMP source is therefore planned from
+-- the parameters alone and the SQL itself reads and checks it (types, NULLs, the domain, the
+-- blocks of enforcement): the same rows as over a regular table (tests/test_macros_temp.py).
 CREATE OR REPLACE TEMP MACRO rwn_perturb(source, columns, k := 5, eps := 0.0, q := 1.0,
         scale := 'minmax', strata := []::VARCHAR[], categorical := []::VARCHAR[], weight := 1.0,
         on_missing := 'error', "drop" := []::VARCHAR[], key := NULL, seed := NULL, id := NULL) AS TABLE
@@ -39,7 +43,9 @@ CREATE OR REPLACE TEMP MACRO rwn_estimates(release, sensitive, p, domain, group_
                                           epsilon, delta, test));
 
 -- Analysts' count queries, rewritten into the reconstruction as rwn_sql.query rewrites them, over a
--- release ATTACHed and named in FROM (FROM rel.adult) or in the current database.
+-- release ATTACHed and named in FROM (FROM rel.adult) or in the current database. The release is
+-- a database with its published metadata tables: a TEMP table or view is none (its metadata would
+-- not be the published ones), so FROM names the release's own table.
 CREATE OR REPLACE TEMP MACRO rwn_query(sql) AS TABLE
     SELECT * FROM query(rwn_query_sql(sql, current_database()));
 

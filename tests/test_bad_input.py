@@ -113,7 +113,8 @@ def test_injection_in_table_name_is_just_a_missing_table(con, people):
         with pytest.raises(RWNError):
             rwn_sql.perturb(con, source, ["age"])
     rwn_sql.install(con)
-    with pytest.raises(duckdb.Error, match="no table or view named"):
+    # the macro's planner does not see it (a TEMP table would be unseen too): the statement names it
+    with pytest.raises(duckdb.Error, match="Table with name people; DROP TABLE people does not exist"):
         con.execute("SELECT * FROM rwn_perturb('people; DROP TABLE people', ['age'])").fetchall()
     assert con.execute("SELECT count(*) FROM people").fetchone()[0] == 50
 
