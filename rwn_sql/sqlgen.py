@@ -669,7 +669,9 @@ ball_points AS {mat}(
     FROM (SELECT p.*, st.grid_dims, {self.side} AS s FROM points p, settings st) AS p
 ),
 ball_pairs AS (
-    -- every record with the records of its neighbour cells, streamed into ball_counts (never stored)
+    -- every record with the members of its eps-ball in its neighbour cells (ties at eps included,
+    -- as in the search), streamed into ball_counts (never stored). Filtered before the
+    -- aggregate, so that it sees the members only (about a fifth of the candidates in 3-d)
     SELECT a.rid AS i, a.o, b.rid AS j,
         {self.distance2('a', 'b', 'a')} AS d2
     FROM (SELECT p.*, {o_index} AS o, {nb_key} AS nb_key{scales}
@@ -677,13 +679,11 @@ ball_pairs AS (
     JOIN ball_points b ON {self.join('b.cell_key', 'a.nb_key')}
 ),
 ball_counts AS {mat}(
-    -- per record and neighbour cell: members of its eps-ball there (ties at eps included, as in
-    -- the search), others strictly within eps, and the nearest other record
-    SELECT i, o,
-        count(*) FILTER (WHERE j <> i AND d2 <= {self.bound}) AS size,
-        count(*) FILTER (WHERE j <> i AND d2 <= {self.eps2}) AS within,
-        min(d2) FILTER (WHERE j <> i) AS near2
+    -- per record and neighbour cell: members of its eps-ball there, those strictly within eps,
+    -- and the nearest (a ball record's nearest other record is within eps)
+    SELECT i, o, count(*) AS size, count(*) FILTER (WHERE d2 <= {self.eps2}) AS within, min(d2) AS near2
     FROM ball_pairs
+    WHERE j <> i AND d2 <= {self.bound}
     GROUP BY i, o
 ),
 ball_records AS {mat}(
