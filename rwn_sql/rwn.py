@@ -14,7 +14,7 @@ Nothing here talks to an engine except through the backend."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import engine, sqlgen
 from .backends import backend_for
@@ -91,13 +91,18 @@ def check_pair_budget(be, src, spec: RWNSpec) -> None:
     limit = be.memory_limit()
     if limit is None:
         return
-    estimate = be.try_rows(sqlgen.pair_estimate_sql(src.sql, spec))
+    probe = spec
+    if ball_path(be, src, spec) is not None:
+        # eps-balls are counted, not listed: what is still listed beyond k per record is the
+        # records of equal values (the ball path's last cell cannot split them)
+        probe = replace(spec, eps=0.0, k=max(spec.k, 1))
+    estimate = be.try_rows(sqlgen.pair_estimate_sql(src.sql, probe))
     if estimate is None:
         return      # bad data: the neighbourhood statement itself reports it, with its message
     pairs, records, largest, label = estimate[0]
     if (pairs - records * spec.k) * BYTES_PER_PAIR <= limit:
         return
-    within = (f"identical values of {', '.join(spec.columns)}" if spec.eps == 0
+    within = (f"identical values of {', '.join(spec.columns)}" if probe.eps == 0
               else f"values within eps = {spec.eps:g} of each other")
     where = f" (stratum {label})" if spec.strata else ""
     raise RWNError(

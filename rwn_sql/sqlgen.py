@@ -563,6 +563,7 @@ def donors_final(spec: RWNSpec, dialect: Dialect = DUCKDB) -> str:
 # and O(n D) draws instead of sum |S_i| listed members.
 BALL_SIDE = 1.001          # pre-pass cell side / eps: any ball member is in the record's 3^G block
 BALL_MIN_MEMBERS = 64      # use the ball path when the estimated mean |S_i| reaches this
+BALL_MIN_PAIRS = 1_000_000  # and the listed pairs would reach this (about 128 MB): small inputs keep their lists
 BALL_BOX = 8               # halve the drawn cell until about this many ball members remain in it
 BALL_MAX_LEVELS = 5
 
@@ -592,14 +593,15 @@ def ball_estimate_sql(source: str, spec: RWNSpec, dialect: Dialect = DUCKDB) -> 
 
 def ball_levels(records: int | None, pairs: int | None, spec: RWNSpec) -> int | None:
     """The ball path's number of halving levels from ball_estimate_sql's figures, or None when the
-    estimated mean |S_i| is below BALL_MIN_MEMBERS (the listed neighbourhoods are then cheaper).
+    estimated mean |S_i| is below BALL_MIN_MEMBERS or the estimated pairs below BALL_MIN_PAIRS
+    (the listed neighbourhoods are then small).
     The estimate scales the pairs per record in cells of side eps / sqrt(D) by the ball's volume
     over the cell's; it chooses only the path and the speed, never the exactness."""
     D = len(spec.numeric)
     if spec.eps <= 0 or D == 0 or not records or pairs is None:
         return None
     mean = float(pairs) / float(records) * UNIT_BALL_D(D) * D ** (D / 2)
-    if mean < BALL_MIN_MEMBERS:
+    if mean < BALL_MIN_MEMBERS or mean * records < BALL_MIN_PAIRS:
         return None
     G = min(D, BASE_GRID_DIMS)
     per_cell = mean / UNIT_BALL[G]            # members in one cell of side eps

@@ -123,9 +123,10 @@ def test_strata_categorical_and_q(con, levels):
 
 
 @pytest.mark.parametrize("levels", [None], indirect=True)
-def test_large_neighbourhoods_take_the_ball_path(con, levels):
+def test_large_neighbourhoods_take_the_ball_path(con, levels, monkeypatch):
     """The path's own choice: dense data with a mean |S_i| of about 100 takes it, eps = 0 and a
-    small eps do not."""
+    small eps do not (the pair threshold lowered to this small input)."""
+    monkeypatch.setattr(sqlgen, "BALL_MIN_PAIRS", 10_000)
     rng = np.random.default_rng(1)
     data = {c: rng.random(1500) for c in "abc"}
     table(con, "t", data)
@@ -198,3 +199,21 @@ def test_duckdb_and_spark_give_the_same_release(levels, tmp_path, request):
     ds = sorted(tuple(r) for r in rwn_sql.donors(spark, path, list("abc"), **params).collect())
     assert dd == ds
     assert len({size for *_, size in dd}) > 1          # neighbourhoods of many sizes
+
+
+@pytest.mark.parametrize("levels", [None], indirect=True)
+def test_memory_guard_counts_what_is_still_listed(con, levels, monkeypatch):
+    """The guard refuses what the listed neighbourhoods would not fit; eps-balls that the ball path
+    counts instead no longer count against it, equal values (still listed) do."""
+    rng = np.random.default_rng(1)
+    table(con, "t", {c: rng.random(1500) for c in "abc"})
+    table(con, "tied", {c: np.repeat(rng.random(150), 10) for c in "abc"})
+    monkeypatch.setattr(rwn, "BYTES_PER_PAIR", 10 ** 12)           # any pair beyond k is too many
+    monkeypatch.setattr(sqlgen, "BALL_MIN_PAIRS", 10_000)
+    rwn_sql.neighborhoods(con, "t", list("abc"), eps=0.25)           # the ball path: accepted
+    monkeypatch.setattr(sqlgen, "BALL_MIN_MEMBERS", float("inf"))
+    with pytest.raises(rwn_sql.RWNError, match="values within eps"):
+        rwn_sql.neighborhoods(con, "t", list("abc"), eps=0.25)       # the same listed: refused
+    monkeypatch.setattr(sqlgen, "BALL_MIN_MEMBERS", 64)
+    with pytest.raises(rwn_sql.RWNError, match="identical values"):
+        rwn_sql.neighborhoods(con, "tied", list("abc"), k=2, eps=0.25)
