@@ -206,7 +206,8 @@ def prepare(be, src: engine.Source, spec: RWNSpec, what: str, key_sql: str | Non
 def ball_path(be, src: engine.Source, spec: RWNSpec) -> int | None:
     """Whether the ball path draws the donors (sqlgen.BallPieces): None (every neighbourhood is
     listed), or its number of halving levels. It is taken for eps > 0 when a cheap pre-pass
-    (sqlgen.ball_estimate_sql) estimates the mean |S_i| at sqlgen.BALL_MIN_MEMBERS or more. The
+    (sqlgen.ball_estimate_sql) estimates the mean |S_i| at sqlgen.BALL_MIN_MEMBERS or more and
+    the listed pairs at sqlgen.BALL_MIN_PAIRS or more. The
     choice is a function of the data and the parameters only, so a key still gives one release;
     the neighbourhoods are exact either way."""
     if spec.eps <= 0 or not spec.numeric:

@@ -600,7 +600,7 @@ def ball_levels(records: int | None, pairs: int | None, spec: RWNSpec) -> int | 
     D = len(spec.numeric)
     if spec.eps <= 0 or D == 0 or not records or pairs is None:
         return None
-    mean = float(pairs) / float(records) * UNIT_BALL_D(D) * D ** (D / 2)
+    mean = float(pairs) / float(records) * unit_ball_volume(D) * D ** (D / 2)
     if mean < BALL_MIN_MEMBERS or mean * records < BALL_MIN_PAIRS:
         return None
     G = min(D, BASE_GRID_DIMS)
@@ -608,7 +608,7 @@ def ball_levels(records: int | None, pairs: int | None, spec: RWNSpec) -> int | 
     return max(0, min(BALL_MAX_LEVELS, math.ceil(math.log2(max(per_cell / BALL_BOX, 1.0)) / G)))
 
 
-def UNIT_BALL_D(d: int) -> float:
+def unit_ball_volume(d: int) -> float:
     return math.pi ** (d / 2) / math.gamma(d / 2 + 1)
 
 
@@ -771,6 +771,6 @@ ball_picks AS (
 ),
 picks AS {mat}(
     SELECT p.rid{rep('p')}, {', '.join(f'coalesce(p.donor_{c}, b.donor_{c}) AS donor_{c}' for c in range(1, cols + 1))}
-    FROM picks0 p LEFT JOIN ball_picks b ON b.rid = p.rid{on.replace('p.rep', 'p.rep')}
+    FROM picks0 p LEFT JOIN ball_picks b ON b.rid = p.rid{on}
 ),""")
         return "".join(out)
