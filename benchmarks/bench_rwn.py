@@ -30,7 +30,9 @@ distance of a sample; W6: the median distance to the 1,000th neighbour).
 Afterwards, untimed: neighbourhood sizes and radii from rwn_sql.neighborhoods against the
 reference's (equal sizes and radii mean equal sets: S_i is everything within the radius), and a
 check that every released cell of the package comes from a member of the reference's S_i.
-With --candidates, per record: the probe rows of the grid's cell join (records times neighbour
+With --compare-listed, the release is timed again with every neighbourhood listed as pairs (the
+path before the ball path: large eps-balls are otherwise counted per grid cell and their donors
+fetched by rank, rwn_sql.sqlgen.BallPieces). With --candidates, per record: the probe rows of the grid's cell join (records times neighbour
 cells, over all levels) and the candidate pairs it emits (distances computed). With
 --compare-grid, the release is timed again with the grid on the columns instead of principal axes
 (rwn.grid_axes), and the two releases are checked identical. With --cli, both sides are timed
@@ -270,7 +272,7 @@ def choose_eps(wl: Workload, weight: float, k: int) -> float:
 def run(wl: Workload, eps: float, args) -> dict:
     import duckdb
     import rwn_sql
-    from rwn_sql import rwn
+    from rwn_sql import rwn, sqlgen
     from rwn_sql.backends import backend_for
     con = duckdb.connect()
     con.execute(f"SET threads = {args.threads}")
@@ -313,6 +315,23 @@ def run(wl: Workload, eps: float, args) -> dict:
         print(f"columns   {out['package_columns']:8.2f} s   the same with the grid on the columns "
               f"(principal axes {'used' if out['axes'] else 'not used'}; releases "
               f"{'identical' if same else 'DIFFER'})")
+    if args.compare_listed:
+        # the same parameters with every neighbourhood listed (the path before the ball path), same process
+        least, sqlgen.BALL_MIN_MEMBERS = sqlgen.BALL_MIN_MEMBERS, float("inf")
+        try:
+            _reset_peak()
+            t0 = time.perf_counter()
+            rwn_sql.perturb(con, "data", wl.columns, **params, into="released_listed")
+            out["package_listed"] = time.perf_counter() - t0
+            out["rss_listed"] = peak_rss_mb()
+        finally:
+            sqlgen.BALL_MIN_MEMBERS = least
+        con.execute("DROP TABLE released_listed")
+        print(f"listed    {out['package_listed']:8.2f} s   the same with every neighbourhood listed "
+              f"(no ball path; peak RSS {out['rss_listed']:,.0f} MB)")
+    if args.package_only:
+        con.close()
+        return out
     ref = Reference(wl, args.weight)
     if wl.reference:
         _reset_peak()
@@ -434,6 +453,7 @@ def candidates_per_record(con, wl: Workload, eps: float, args) -> tuple[float, f
     times neighbour cells; candidate pairs, the pairs of records in neighbouring cells that the
     join emits, before the margin). From an extra, untimed EXPLAIN ANALYZE run of the
     neighbourhood statement."""
+    import rwn_sql
     text = rwn_sql.neighborhoods(con, "data", wl.columns, k=args.k, eps=eps, strata=list(wl.strata),
                                  categorical=list(wl.categorical), weight=args.weight, sql=True)
     plan = json.loads(con.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + text).fetchall()[0][1])
@@ -491,6 +511,12 @@ def main(argv=None) -> None:
     ap.add_argument("--compare-grid", action="store_true",
                     help="also time the package with the grid on the columns instead of principal axes, "
                          "and check that both releases are identical")
+    ap.add_argument("--compare-listed", action="store_true",
+                    help="also time the package with every neighbourhood listed as pairs (no ball path: "
+                         "sqlgen.BALL_MIN_MEMBERS set to infinity); W6 at 20k rows needs about 2 GB that way")
+    ap.add_argument("--package-only", action="store_true",
+                    help="time the package only: no reference, no checks (for sizes the reference or the "
+                         "checks would take too long for)")
     ap.add_argument("--check-w5", action="store_true", help="run W5's reference check (untimed)")
     ap.add_argument("--skip-check", action="store_true",
                     help="skip the untimed checks (they recompute the neighbourhoods and a release in input "
@@ -532,7 +558,8 @@ def main(argv=None) -> None:
     print("\nsummary (times in s; peak RSS of the process in MB during each side's run, the data included)")
     print(f"{'workload':9} {'rows':>10} {'eps':>9} {'package':>8} {'reference':>9} {'ratio':>6} "
           f"{'mean|S|':>8} {'differ':>6} {'RSS pkg':>8} {'RSS ref':>8}" + (" probes/rec pairs/rec" if args.candidates else "")
-          + (" columns-grid axes" if args.compare_grid else ""))
+          + (" columns-grid axes" if args.compare_grid else "")
+          + (" listed RSS-listed" if args.compare_listed else ""))
     for r in results:
         print(f"{r['workload']:9} {r['rows']:>10,} {r['eps']:>9.4g} {r['package']:>8.2f} "
               f"{r.get('reference', float('nan')):>9.2f} {r.get('ratio', float('nan')):>6.2f} "
@@ -540,7 +567,8 @@ def main(argv=None) -> None:
               f"{r.get('rss_reference', float('nan')):>8,.0f}"
               + (f" {r.get('probes', float('nan')):10.1f} {r.get('candidates', float('nan')):9.1f}"
                  if args.candidates else "")
-              + (f" {r['package_columns']:12.2f} {'yes' if r['axes'] else 'no':>4}" if args.compare_grid else ""))
+              + (f" {r['package_columns']:12.2f} {'yes' if r['axes'] else 'no':>4}" if args.compare_grid else "")
+              + (f" {r['package_listed']:6.2f} {r['rss_listed']:10,.0f}" if args.compare_listed else ""))
 
 
 if __name__ == "__main__":

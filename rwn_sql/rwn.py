@@ -14,7 +14,7 @@ Nothing here talks to an engine except through the backend."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import engine, sqlgen
 from .backends import backend_for
@@ -115,7 +115,12 @@ def check_pair_budget(be, src, spec: RWNSpec) -> None:
     limit = be.memory_limit()
     if limit is None:
         return
-    estimate = be.try_rows(sqlgen.pair_estimate_sql(src.sql, spec))
+    probe = spec
+    if ball_path(be, src, spec) is not None:
+        # eps-balls are counted, not listed: what is still listed beyond k per record is the
+        # records of equal values (the ball path's last cell cannot split them)
+        probe = replace(spec, eps=0.0, k=max(spec.k, 1))
+    estimate = be.try_rows(sqlgen.pair_estimate_sql(src.sql, probe))
     if estimate is None:
         return      # bad data: the neighbourhood statement itself reports it, with its message
     pairs, records, largest, label = estimate[0]
@@ -126,7 +131,7 @@ def check_pair_budget(be, src, spec: RWNSpec) -> None:
         f"the neighbourhoods would hold at least {pairs:,} neighbour pairs (about "
         f"{pairs * BYTES_PER_PAIR / 1e9:,.1f} GB), more than the memory limit of {limit / 1e9:,.2f} GB "
         f"allows (about {limit // BYTES_PER_PAIR:,} pairs beyond the {spec.k} nearest per record): "
-        f"{largest:,} records{where} {_pairs_remedies(spec)}")
+        f"{largest:,} records{where} {_pairs_remedies(probe)}")
 
 
 def _pairs_remedies(spec: RWNSpec) -> str:
@@ -230,17 +235,36 @@ def prepare(be, src: engine.Source, spec: RWNSpec, what: str, key_sql: str | Non
     if what != "neighborhoods" and key_sql is None:
         raise ValueError("perturb and donors need key_sql")
     d = be.dialect
+    # an unseen source (a TEMP one of the SQL macros' caller) cannot be read for the decision:
+    # it keeps the listed path (README: "SQL")
+    ball = None if (what == "neighborhoods" and pairs) or not src.schema else ball_path(be, src, spec)
     if d.recursive_cte:
         axes = grid_axes(be, src, spec) if src.schema else None    # an unseen source: no pre-pass
         if what == "perturb":
-            return Prepared(sqlgen.perturb_sql(src.sql, spec, key_sql, d, reps=reps, order=order, axes=axes))
+            return Prepared(sqlgen.perturb_sql(src.sql, spec, key_sql, d, reps=reps, order=order, axes=axes, ball=ball))
         if what == "donors":
-            return Prepared(sqlgen.donors_sql(src.sql, spec, key_sql, d, axes=axes))
-        return Prepared(sqlgen.neighborhoods_sql(src.sql, spec, pairs=pairs, dialect=d, axes=axes))
+            return Prepared(sqlgen.donors_sql(src.sql, spec, key_sql, d, axes=axes, ball=ball))
+        return Prepared(sqlgen.neighborhoods_sql(src.sql, spec, pairs=pairs, dialect=d, axes=axes, ball=ball))
     if reps is not None:
         raise RWNError(f"engine {be.name} does not support replicate releases in one statement (tune runs on DuckDB)")
-    hoods = stage_neighborhoods(be, src, spec, trace)
+    hoods = stage_neighborhoods(be, src, spec, trace, ball=ball)
     return Prepared(hoods.final(what, key_sql, order=order, pairs=pairs), hoods.staged)
+
+
+def ball_path(be, src: engine.Source, spec: RWNSpec) -> int | None:
+    """Whether the ball path draws the donors (sqlgen.BallPieces): None (every neighbourhood is
+    listed), or its number of halving levels. It is taken for eps > 0 when a cheap pre-pass
+    (sqlgen.ball_estimate_sql) estimates the mean |S_i| at sqlgen.BALL_MIN_MEMBERS or more and
+    the listed pairs at sqlgen.BALL_MIN_PAIRS or more. The
+    choice is a function of the data and the parameters only, so a key still gives one release;
+    the neighbourhoods are exact either way."""
+    if spec.eps <= 0 or not spec.numeric:
+        return None
+    row = be.try_rows(sqlgen.ball_estimate_sql(src.sql, spec, be.dialect))
+    if not row:
+        return None
+    records, pairs = row[0]
+    return sqlgen.ball_levels(records, pairs, spec)
 
 
 @dataclass
@@ -254,15 +278,19 @@ class Neighborhoods:
     rows: str
     hood: str
     staged: list
+    ball: int | None = None
+    ball_steps: dict = field(default_factory=dict)     # settings, ball_points, ball_cells
 
     def final(self, what: str, key_sql: str | None = None, order: str = "keyed", pairs: bool = False,
               reps: int | None = None) -> str:
         """The statement of `what` over the staged neighbourhoods (no search runs again)."""
         from .spark_rwn import bind
-        d, spec, bound = self.be.dialect, self.spec, {"staged": self.rows, "hood": self.hood}
+        d, spec, bound = self.be.dialect, self.spec, {"staged": self.rows, "hood": self.hood, **self.ball_steps}
         if what == "neighborhoods":
+            if pairs and self.ball is not None:
+                raise ValueError("the pairs need every member listed: stage without the ball path")
             return bind({"hood": self.hood}, [], sqlgen.neighborhoods_final(pairs, d))
-        tail = [sqlgen.perturb_tail_ctes(spec, key_sql, d, reps)]
+        tail = [sqlgen.perturb_tail_ctes(spec, key_sql, d, reps, self.ball)]
         if what == "donors":
             return bind(bound, tail, sqlgen.donors_final(spec, d))
         return bind(bound, tail, sqlgen.perturb_final(spec, key_sql, d, reps, order, columns=self.src.names))
@@ -271,17 +299,22 @@ class Neighborhoods:
 FROM_DATA = "from data"      # stage_neighborhoods(axes=...): compute them with grid_axes
 
 
-def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None, axes=FROM_DATA) -> Neighborhoods:
+def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None, axes=FROM_DATA,
+                        ball=None) -> Neighborhoods:
     """Compute the neighbourhoods once into relations of the backend: with recursive CTEs in
     two statements (the numbered rows, then the whole search; both number the records the same
     way, by input position or id rank), else step by step (rwn_sql.spark_rwn.RWNPlan), the
     search one statement per level. `trace`: a list that gets one dict per search level
     where the levels run one by one. `axes`: grid_axes(be, src, spec) when already known (they
-    depend on the columns and the scale, not on eps: a sweep computes them once)."""
+    depend on the columns and the scale, not on eps: a sweep computes them once). `ball`: see
+    ball_path (on DuckDB, this path lists every neighbourhood: tune stages them once for many
+    replicates)."""
     from .spark_rwn import RWNPlan
     if axes is FROM_DATA:
         axes = grid_axes(be, src, spec)
-    plan, staged = RWNPlan(src.sql, spec, be.dialect, axes), []
+    if be.dialect.recursive_cte:
+        ball = None
+    plan, staged = RWNPlan(src.sql, spec, be.dialect, axes, ball), []
 
     def step(sql: str) -> str:
         staged.append(be.stage(sql))
@@ -300,17 +333,26 @@ def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None, axes=
                 be.drop(previous)
         settings = step(plan.settings(rows_of))
         points = step(plan.points(rows_of, settings))
-        hood = step(plan.hood(settings, _search(be, plan, points, settings, step, trace)))
+        balls = {}
+        if ball is not None:
+            balls["ball_points"] = step(plan.ball_points(points, settings))
+            balls["ball_counts"] = step(plan.ball_counts(points, settings, balls["ball_points"]))
+            balls["ball_records"] = step(plan.ball_records(balls["ball_points"], balls["ball_counts"]))
+            balls["ball_cells"] = step(plan.ball_cells(balls["ball_counts"], balls["ball_records"]))
+        hood = step(plan.hood(settings, _search(be, plan, points, settings, step, trace, balls.get("ball_records")),
+                              balls.get("ball_records")))
     except BaseException:
         forget(be, staged)
         raise
-    return Neighborhoods(be, src, spec, rows_of, hood, staged)
+    ball_steps = {} if ball is None else {"settings": settings, "ball_points": balls["ball_points"],
+                                          "ball_cells": balls["ball_cells"]}
+    return Neighborhoods(be, src, spec, rows_of, hood, staged, ball, ball_steps)
 
 
-def _search(be, plan, points: str, settings: str, step, trace) -> str:
+def _search(be, plan, points: str, settings: str, step, trace, ball_records=None) -> str:
     """The neighbourhood search one level at a time; the done rows of every level, as a
     subquery for plan.hood."""
-    previous, levels = step(plan.seed(points)), []
+    previous, levels = step(plan.seed(points, ball_records)), []
     for _ in range(MAX_LEVELS):
         figures = be.rows(plan.level_candidates(points, settings, previous))[0] if trace is not None else None
         previous = step(plan.level(points, settings, previous))
@@ -331,20 +373,32 @@ def script(be, src: engine.Source, spec: RWNSpec, what: str, order: str = "keyed
     if d.recursive_cte:
         return be.engine_sql(prepare(be, src, spec, what, KEY_PLACEHOLDER, order=order, pairs=pairs).sql)
     from .spark_rwn import RWNPlan
-    plan = RWNPlan(src.sql, spec, d, grid_axes(be, src, spec))
+    # an unseen source (a TEMP one of the SQL macros' caller) cannot be read for the decision:
+    # it keeps the listed path (README: "SQL")
+    ball = None if (what == "neighborhoods" and pairs) or not src.schema else ball_path(be, src, spec)
+    plan = RWNPlan(src.sql, spec, d, grid_axes(be, src, spec), ball)
     key = "(SELECT k FROM rwn_key)"
     steps, previous = [], None
     for name, make in plan.numbering():
         steps.append((f"rwn_{name}", make(previous)))
         previous = f"rwn_{name}"
     steps += [("rwn_settings", plan.settings("rwn_staged")),
-              ("rwn_points", plan.points("rwn_staged", "rwn_settings")), ("rwn_level_0", plan.seed("rwn_points")),
+              ("rwn_points", plan.points("rwn_staged", "rwn_settings"))]
+    balls, ball_records = {}, None
+    if ball is not None:
+        ball_records = "rwn_ball_records"
+        steps += [("rwn_ball_points", plan.ball_points("rwn_points", "rwn_settings")),
+                  ("rwn_ball_counts", plan.ball_counts("rwn_points", "rwn_settings", "rwn_ball_points")),
+                  ("rwn_ball_records", plan.ball_records("rwn_ball_points", "rwn_ball_counts")),
+                  ("rwn_ball_cells", plan.ball_cells("rwn_ball_counts", "rwn_ball_records"))]
+        balls = {"settings": "rwn_settings", "ball_points": "rwn_ball_points", "ball_cells": "rwn_ball_cells"}
+    steps += [("rwn_level_0", plan.seed("rwn_points", ball_records)),
               ("rwn_level_<L+1>  -- repeated, L = 0, 1, ..., until no row of the level has done = false",
                plan.level("rwn_points", "rwn_settings", "rwn_level_<L>")),
               ("rwn_hood  -- rwn_done_rows: the rows of every level with done = true, UNION ALL",
-               plan.hood("rwn_settings", "rwn_done_rows"))]
-    final = {"perturb": lambda: plan.perturb("rwn_staged", "rwn_hood", key, src.names, order),
-             "donors": lambda: plan.donors("rwn_staged", "rwn_hood", key),
+               plan.hood("rwn_settings", "rwn_done_rows", ball_records))]
+    final = {"perturb": lambda: plan.perturb("rwn_staged", "rwn_hood", key, src.names, order, balls),
+             "donors": lambda: plan.donors("rwn_staged", "rwn_hood", key, balls),
              "neighborhoods": lambda: plan.neighborhoods("rwn_hood", pairs)}[what]()
     text = [f"-- step {name} (staged by the engine)\n{be.engine_sql(sql)};" for name, sql in steps]
     text.append(f"-- the result (rwn_key: a one-row view holding the key)\n{be.engine_sql(final)};")

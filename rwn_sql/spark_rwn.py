@@ -32,10 +32,11 @@ class RWNPlan:
     spec: RWNSpec
     dialect: Dialect = SPARK
     axes: tuple | None = None       # the grid's directions (rwn.grid_axes), None: the columns
+    ball: int | None = None         # the ball path's levels (rwn.ball_path), None: members listed
     steps: dict = field(init=False)
 
     def __post_init__(self):
-        self.steps = sqlgen.neighborhood_steps(self.source, self.spec, self.dialect, self.axes)
+        self.steps = sqlgen.neighborhood_steps(self.source, self.spec, self.dialect, self.axes, self.ball)
         self.level_ctes = self.steps["level"][:self.steps["level"].index(LEVEL_SELECT)]
 
     def staged(self) -> str:
@@ -64,9 +65,26 @@ class RWNPlan:
         return bind({"staged": staged, "params": settings, "settings": settings},
                      [self.steps["scaled"], self.steps["points"]], "SELECT * FROM points")
 
-    def seed(self, points: str) -> str:
-        """Level -1 of the search: every record, none done."""
-        return bind({"points": points}, [], self.steps["seed"])
+    def seed(self, points: str, ball_records: str | None = None) -> str:
+        """Level -1 of the search: every record (but the ball records), none done."""
+        return bind({"points": points, **({"ball_records": ball_records} if ball_records else {})}, [],
+                    self.steps["seed"])
+
+    # the ball path's pre-pass (sqlgen.BallPieces), one staged step each
+    def ball_points(self, points: str, settings: str) -> str:
+        return bind({"points": points, "settings": settings}, [self.steps["ball_points"]], "SELECT * FROM ball_points")
+
+    def ball_counts(self, points: str, settings: str, ball_points: str) -> str:
+        return bind({"settings": settings, "ball_points": ball_points},
+                    [self.steps[n] for n in ("offsets", "ball_pairs", "ball_counts")], "SELECT * FROM ball_counts")
+
+    def ball_records(self, ball_points: str, ball_counts: str) -> str:
+        return bind({"ball_points": ball_points, "ball_counts": ball_counts}, [self.steps["ball_records"]],
+                    "SELECT * FROM ball_records")
+
+    def ball_cells(self, ball_counts: str, ball_records: str) -> str:
+        return bind({"ball_counts": ball_counts, "ball_records": ball_records}, [self.steps["ball_cells"]],
+                    "SELECT * FROM ball_cells")
 
     def level(self, points: str, settings: str, previous: str) -> str:
         """The next level of the search: the records of `previous` not done try cells twice as wide."""
@@ -79,17 +97,21 @@ class RWNPlan:
                      [self.steps["offsets"], self.level_ctes.rstrip()],
                      "SELECT count(DISTINCT i) AS records, count(*) AS candidates FROM pairs")
 
-    def hood(self, settings: str, done: str) -> str:
-        """The neighbourhoods from the rows of `done` (the done records of every level)."""
-        return bind({"settings": settings, "search": done}, [self.steps["hood"]], "SELECT * FROM hood")
+    def hood(self, settings: str, done: str, ball_records: str | None = None) -> str:
+        """The neighbourhoods from the rows of `done` (the done records of every level) and the
+        ball records."""
+        return bind({"settings": settings, "search": done, **({"ball_records": ball_records} if ball_records else {})},
+                    [self.steps["hood"]], "SELECT * FROM hood")
 
-    def perturb(self, staged: str, hood: str, key_sql: str, columns, order: str = "keyed") -> str:
-        return bind({"staged": staged, "hood": hood}, [sqlgen.perturb_tail_ctes(self.spec, key_sql, self.dialect)],
-                     sqlgen.perturb_final(self.spec, key_sql, self.dialect, order=order, columns=columns))
+    def perturb(self, staged: str, hood: str, key_sql: str, columns, order: str = "keyed", balls=None) -> str:
+        return bind({"staged": staged, "hood": hood, **(balls or {})},
+                    [sqlgen.perturb_tail_ctes(self.spec, key_sql, self.dialect, ball=self.ball)],
+                    sqlgen.perturb_final(self.spec, key_sql, self.dialect, order=order, columns=columns))
 
-    def donors(self, staged: str, hood: str, key_sql: str) -> str:
-        return bind({"staged": staged, "hood": hood}, [sqlgen.perturb_tail_ctes(self.spec, key_sql, self.dialect)],
-                     sqlgen.donors_final(self.spec, self.dialect))
+    def donors(self, staged: str, hood: str, key_sql: str, balls=None) -> str:
+        return bind({"staged": staged, "hood": hood, **(balls or {})},
+                    [sqlgen.perturb_tail_ctes(self.spec, key_sql, self.dialect, ball=self.ball)],
+                    sqlgen.donors_final(self.spec, self.dialect))
 
     def neighborhoods(self, hood: str, pairs: bool = False) -> str:
         return bind({"hood": hood}, [], sqlgen.neighborhoods_final(pairs, self.dialect))

@@ -55,7 +55,7 @@ points AS $materialized(
 ),
 offsets AS (
     SELECT $offset_columns
-),
+),$ball_ctes
 search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
     $search_seed
     UNION ALL
@@ -63,8 +63,8 @@ search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
 $level_step)
 ),
 hood AS (
-    -- the exact neighbourhoods: members sorted by (distance, record)
-    SELECT rid, members, radius2, dcr2
+    -- the exact neighbourhoods: members sorted by (distance, record), and their number$hood_ball_note
+    SELECT rid, members, radius2, dcr2, $members_size AS size
     FROM search, settings
-    WHERE done AND settings.s0 > 0
+    WHERE done AND settings.s0 > 0$hood_ball
 )

@@ -2,13 +2,13 @@
 -- value is replaced by the same column of a member of S_i drawn uniformly, else kept.
 -- Draws come from a keyed hash of (key, purpose, record, column); see rwn_sql/randomness.py.
 draws AS (
-    SELECT rid$rep, members$hashes
+    SELECT rid$rep, members, size$hashes
     FROM hood$record_ids$replicates
 ),
-picks AS $materialized(
+$picks AS $materialized(
     SELECT rid$rep$donors
     FROM draws
-),
+),$ball_ctes
 drawn AS (SELECT count(*) AS draws FROM picks),
 lookup AS (
     -- the input rows whose values the release fetches, readable only once every draw is made
