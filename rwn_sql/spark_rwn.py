@@ -62,7 +62,7 @@ class RWNPlan:
     def points(self, staged: str, settings: str) -> str:
         """The records' grid coordinates and start levels (`settings` serves as `params` too)."""
         return bind({"staged": staged, "params": settings, "settings": settings},
-                     [self.steps["scaled"], self.steps["points"]], "SELECT * FROM points")
+                     [self.steps[n] for n in ("scaled", "first_level", "points")], "SELECT * FROM points")
 
     def seed(self, points: str) -> str:
         """Level -1 of the search: every record, none done."""
