@@ -347,6 +347,11 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
                     f"{unit_ball} / {2 * (k_search + 1)}, 1)) * {steps}{bias}) AS INTEGER)")
         first_level = f"-{finer('st.s0')}"
         start_level = f"first_lvl - {finer(f'st.s0 * pow({growth}, first_lvl)', 'first_lvl')}"
+        if spec.eps > 0:
+            # not below the level whose side s can hold eps in a margin (at most 1.5 s)
+            per_doubling = by_dims(lambda g: f"{LEVEL_STEPS[g]}.0")
+            lowest = f"CAST(ceil({per_doubling} * log2({float_literal(spec.eps)} / (1.5 * st.s0))) AS INTEGER)"
+            start_level = f"greatest({start_level}, least(first_lvl, {lowest}))"
     else:
         first_level = start_level = "0"
     level_step = _render(
