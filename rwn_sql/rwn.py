@@ -123,8 +123,8 @@ AXES_LEFT_OUT = 0.05
 
 def grid_axes(be, src: engine.Source, spec: RWNSpec):
     """The grid's directions for more than 3 numeric columns: the leading eigenvectors of the
-    scaled covariance (one aggregate pass through the backend, numpy's eigh on the driver), or
-    None to grid on the columns. Only the speed depends on them (sqlgen.check_axes): any unit
+    scaled covariance (one aggregate pass through the backend, numpy's eigh on the driver), as
+    many as the grid has dimensions (3 to 5: see AXES_LEFT_OUT), or None to grid on the columns. Only the speed depends on them (sqlgen.check_axes): any unit
     directions keep the neighbourhoods exact, so the covariance is taken over all records,
     finite values only, with the scale approximated here; a pass that fails leaves the columns
     (the statement then reports the data's problem)."""
