@@ -63,7 +63,7 @@ class RWNPlan:
     def points(self, staged: str, settings: str) -> str:
         """The records' grid coordinates and start levels (`settings` serves as `params` too)."""
         return bind({"staged": staged, "params": settings, "settings": settings},
-                     [self.steps["scaled"], self.steps["points"]], "SELECT * FROM points")
+                     [self.steps[n] for n in ("scaled", "first_level", "points")], "SELECT * FROM points")
 
     def seed(self, points: str, ball_records: str | None = None) -> str:
         """Level -1 of the search: every record (but the ball records), none done."""
@@ -105,12 +105,12 @@ class RWNPlan:
 
     def perturb(self, staged: str, hood: str, key_sql: str, columns, order: str = "keyed", balls=None) -> str:
         return bind({"staged": staged, "hood": hood, **(balls or {})},
-                    [sqlgen.perturb_tail_ctes(self.spec, key_sql, self.dialect, ball=self.ball)],
+                    [sqlgen.perturb_tail_ctes(self.spec, key_sql, self.dialect, ball=self.ball, axes=self.axes)],
                     sqlgen.perturb_final(self.spec, key_sql, self.dialect, order=order, columns=columns))
 
     def donors(self, staged: str, hood: str, key_sql: str, balls=None) -> str:
         return bind({"staged": staged, "hood": hood, **(balls or {})},
-                    [sqlgen.perturb_tail_ctes(self.spec, key_sql, self.dialect, ball=self.ball)],
+                    [sqlgen.perturb_tail_ctes(self.spec, key_sql, self.dialect, ball=self.ball, axes=self.axes)],
                     sqlgen.donors_final(self.spec, self.dialect))
 
     def neighborhoods(self, hood: str, pairs: bool = False) -> str:

@@ -38,6 +38,10 @@ UNIT_ROUNDOFF = 2.0 ** -53
 PAIR_FIELDS = [("d2", "d2"), ("j", "j")]      # a neighbour in a list: sorted by (distance, record)
 PERTURB_PURPOSE = "rwn.perturb"
 ORDER_PURPOSE = "rwn.order"
+# The second density round moves a record a level finer only where its estimate says at least
+# 7/8 of a level (rounds log-levels - 0.375): plain rounding made W2 (bench_rwn.py) compare
+# slightly more candidates, records starting too fine and paying for one more level.
+SECOND_ROUND_BIAS = 0.375
 
 
 def tie_tolerance(terms: int) -> float:
@@ -105,17 +109,18 @@ def neighborhood_steps(source: str, spec: RWNSpec, dialect: Dialect = DUCKDB, ax
 
 
 def check_axes(axes, spec: RWNSpec):
-    """The grid's directions as a tuple of G = min(D, 5) tuples of D floats (D numeric columns),
-    or None (the grid uses the columns themselves). Any direction u with |u| <= 1 keeps the
-    search exact, |u.(x_i - x_j)| <= |x_i - x_j|; only D > 3 columns can use directions."""
+    """The grid's directions as a tuple of G tuples of D floats (D > 3 numeric columns, G
+    between 3 and min(D, 5): the grid's dimension), or None (the grid uses the columns
+    themselves, G chosen in SQL). Any direction u with |u| <= 1 keeps the search exact,
+    |u.(x_i - x_j)| <= |x_i - x_j|; only D > 3 columns can use directions."""
     if axes is None:
         return None
     D = len(spec.numeric)
     G = min(D, MAX_GRID_DIMS)
     axes = tuple(tuple(float(c) for c in u) for u in axes)
-    if D <= BASE_GRID_DIMS or len(axes) != G or any(len(u) != D for u in axes):
-        raise ValueError(f"axes: need {G} directions of {D} coefficients for more than "
-                         f"{BASE_GRID_DIMS} numeric columns, got {len(axes)}")
+    if D <= BASE_GRID_DIMS or not BASE_GRID_DIMS <= len(axes) <= G or any(len(u) != D for u in axes):
+        raise ValueError(f"axes: need {BASE_GRID_DIMS} to {G} directions of {D} coefficients for more "
+                         f"than {BASE_GRID_DIMS} numeric columns, got {len(axes)}")
     for u in axes:
         if not all(math.isfinite(c) for c in u) or math.fsum(c * c for c in u) > 1 + AXIS_NORM_SLACK:
             raise ValueError(f"axes: a direction must be finite with norm at most 1, got {u}")
@@ -128,6 +133,9 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
     G = min(D, MAX_GRID_DIMS)            # grid coordinates g_1..g_G; the first grid_dims are used
     axes = check_axes(axes, spec)
     dims = range(min(D, BASE_GRID_DIMS), G + 1)
+    if axes is not None:                 # one grid coordinate per direction
+        G = len(axes)
+        dims = range(G, G + 1)
 
     def by_dims(values, grid_dims="st.grid_dims"):
         """A value that depends on the grid dimension chosen at run time."""
@@ -154,7 +162,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
                   f"count(*) FILTER (WHERE {col[c]} IS NULL OR NOT {dialect.is_finite(v)}) AS bad_{i}"]
     for i, c in enumerate(cat, 1):
         stats.append(f"count(*) FILTER (WHERE {col[c]} IS NULL) AS badc_{i}")
-    if D > BASE_GRID_DIMS:
+    if D > BASE_GRID_DIMS and axes is None:      # for the participation ratio (grid_dims below)
         for i in range(1, D + 1):
             for j in range(i + 1, D + 1):
                 vi, vj = (f"CAST({col[num[m - 1]]} AS DOUBLE)" for m in (i, j))
@@ -222,7 +230,9 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
     diameter2 = " + ".join([f"pow((hi_{i} - lo_{i}) / sc_{i}, 2)" for i in range(1, D + 1)]
                            + ([f"{C} * {w2}"] if C else [])) or "0.0"
     k_search = max(spec.k, 1)
-    if D > BASE_GRID_DIMS:
+    if axes is not None:
+        grid_dims = str(G)
+    elif D > BASE_GRID_DIMS:
         # Participation ratio (sum of eigenvalues)^2 / (sum of their squares) of the scaled
         # covariance, from its entries: about the number of directions the data spreads in.
         # It only chooses the grid (the speed): neighbourhoods are exact on any grid.
@@ -321,18 +331,34 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
     tie_factor = float_literal(1.0 + tie_tolerance(D + C))
 
     if G:
-        cells = ", ".join([f"k_{i}" for i in range(1, len(strata) + 1)]
-                          + [dialect.floor(f"g_{d} / st.s0") for d in range(1, G + 1)])
-        # expected count per cell at s0 for evenly spread data: 2 (k + 1) / V_G (see s_estimate)
-        start_level = (f"-CAST(round(log2(greatest(count(*) OVER (PARTITION BY {cells}) * "
-                       f"{by_dims(lambda g: repr(UNIT_BALL[g]))} / {2 * (k_search + 1)}, 1)) * "
-                       f"{by_dims(lambda g: f'{LEVEL_STEPS[g]}.0 / {g}')}) AS INTEGER)")
+        # The expected count per cell of side s for evenly spread data is 2 (k + 1) / V_G (see
+        # s_estimate); a record whose cell holds c records starts log2(c V_G / (2 (k + 1))) / G
+        # doublings finer. Twice: from its cell at side s0, then from its cell at that level.
+        steps = by_dims(lambda g: f"{LEVEL_STEPS[g]}.0 / {g}")
+        unit_ball = by_dims(lambda g: repr(UNIT_BALL[g]))
+        growth = by_dims(lambda g: float_literal(2.0 ** (1.0 / LEVEL_STEPS[g])))
+        strata_cells = [f"k_{i}" for i in range(1, len(strata) + 1)]
+
+        def finer(side, level=None):
+            """Levels finer than `side` for the record's cell count at that side."""
+            cells = ", ".join(strata_cells + ([level] if level else [])
+                              + [dialect.floor(f"g_{d} / ({side})") for d in range(1, G + 1)])
+            bias = f" - {SECOND_ROUND_BIAS}" if level else ""
+            return (f"CAST(round(log2(greatest(count(*) OVER (PARTITION BY {cells}) * "
+                    f"{unit_ball} / {2 * (k_search + 1)}, 1)) * {steps}{bias}) AS INTEGER)")
+        first_level = f"-{finer('st.s0')}"
+        start_level = f"first_lvl - {finer(f'st.s0 * pow({growth}, first_lvl)', 'first_lvl')}"
+        if spec.eps > 0:
+            # not below the level whose side s can hold eps in a margin (at most 1.5 s)
+            per_doubling = by_dims(lambda g: f"{LEVEL_STEPS[g]}.0")
+            lowest = f"CAST(ceil({per_doubling} * log2({float_literal(spec.eps)} / (1.5 * st.s0))) AS INTEGER)"
+            start_level = f"greatest({start_level}, least(first_lvl, {lowest}))"
     else:
-        start_level = "0"
+        first_level = start_level = "0"
     level_step = _render(
         "rwn_level.sql",
         settings_columns="".join(f", sc_{i}" for i in range(1, D + 1)) + ", grid_dims",
-        growth=by_dims(lambda g: float_literal(2.0 ** (1.0 / LEVEL_STEPS[g]))) if G else "2.0",
+        growth=growth if G else "2.0",
         probe_keys=_join(probe_keys, sep=",\n            ", lead=",\n            "),
         build_keys=_join(build_keys, sep=",\n            ", lead=",\n            "),
         margin=f"least({grid_margin}{category_margin})" if C else grid_margin,
@@ -353,7 +379,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
                    f"    FROM points")
     ball_ctes = hood_ball = hood_ball_note = ""
     if ball is not None:
-        bp = BallPieces(spec, dialect)
+        bp = BallPieces(spec, dialect, axes)
         ball_ctes = bp.prepass_ctes(grid_margin, axes is not None)
         # ball records skip the search: their neighbourhood is the eps-ball, counted by the pre-pass
         search_seed += "\n    LEFT JOIN ball_records br ON br.rid = points.rid\n    WHERE br.rid IS NULL"
@@ -361,12 +387,17 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
                      f"    FROM ball_records")
         hood_ball_note = ("; records whose\n    -- neighbourhood is their eps-ball (ball_records) have only the number, "
                           "their donors are fetched by rank")
+    point_names = (["rid"] + [f"k_{i}" for i in range(1, len(strata) + 1)] + [f"v_{i}" for i in range(1, D + 1)]
+                   + [f"c_{i}" for i in range(1, C + 1)] + (["g_mag"] if axes is not None else [])
+                   + [f"g_{d}" for d in range(1, G + 1)])
     return dict(
         ball_ctes=ball_ctes,
         hood_ball=hood_ball,
         hood_ball_note=hood_ball_note,
         members_size=dialect.list_length("members"),
+        first_level=first_level,
         start_level=start_level,
+        point_names=", ".join(point_names),
         source=source,
         materialized=dialect.materialized(),
         missing_filter=missing_filter,
@@ -463,13 +494,14 @@ def perturb_ctes(source: str, spec: RWNSpec, key_sql: str, dialect: Dialect = DU
     With `reps`, `reps` independent releases over the same neighbourhoods, replicate r drawn
     with the key `key#r` (see replicate_key), and a `rep` column."""
     return (neighborhood_ctes(source, spec, dialect, axes, ball) + ",\n"
-            + perturb_tail_ctes(spec, key_sql, dialect, reps, ball))
+            + perturb_tail_ctes(spec, key_sql, dialect, reps, ball, axes))
 
 
 def perturb_tail_ctes(spec: RWNSpec, key_sql: str, dialect: Dialect = DUCKDB, reps: int | None = None,
-                      ball=None) -> str:
+                      ball=None, axes=None) -> str:
     """The CTEs of perturb_ctes after the neighbourhoods: they read only `hood` and `staged`, and
-    with the ball path `settings`, `ball_points` and `ball_cells`."""
+    with the ball path `settings`, `ball_points` and `ball_cells` (on the grid of `axes`, as the
+    neighbourhoods were)."""
     if reps is not None:
         key_sql = f"({key_sql} || '#' || {dialect.as_text('rep')})"
     hashes, donors = [], []
@@ -488,7 +520,7 @@ def perturb_tail_ctes(spec: RWNSpec, key_sql: str, dialect: Dialect = DUCKDB, re
                       f"ELSE rid END AS donor_{i}")
         if ball is not None:     # a ball record's replaced cell: the rank to fetch (ball_draws)
             donors.append(f"CASE WHEN members IS NULL AND {keep_bits} < {threshold} THEN {index} END AS rank_{i}")
-    ball_ctes = "" if ball is None else BallPieces(spec, dialect).fetch_ctes(ball, reps is not None)
+    ball_ctes = "" if ball is None else BallPieces(spec, dialect, axes).fetch_ctes(ball, reps is not None)
     return _render("rwn_perturb.sql", hashes=_join(hashes), donors=_join(donors),
                    picks="picks" if ball is None else "picks0", ball_ctes=ball_ctes,
                    materialized=dialect.materialized(),
@@ -600,7 +632,9 @@ def ball_levels(records: int | None, pairs: int | None, spec: RWNSpec) -> int | 
     D = len(spec.numeric)
     if spec.eps <= 0 or D == 0 or not records or pairs is None:
         return None
-    mean = float(pairs) / float(records) * unit_ball_volume(D) * D ** (D / 2)
+    # capped at the other records: on clumped data in many dimensions the volume ratio (about
+    # 1e6 for D = 11) would otherwise send small inputs down the ball path
+    mean = min(float(pairs) / float(records) * unit_ball_volume(D) * D ** (D / 2), float(records) - 1.0)
     if mean < BALL_MIN_MEMBERS or mean * records < BALL_MIN_PAIRS:
         return None
     G = min(D, BASE_GRID_DIMS)
@@ -616,10 +650,11 @@ class BallPieces:
     """The SQL of the ball path for one spec: the pre-pass CTEs (after `offsets`) and the fetch CTEs
     of the perturb tail. Record i is `a`, a candidate j is `b`, as in the search."""
 
-    def __init__(self, spec: RWNSpec, dialect: Dialect):
+    def __init__(self, spec: RWNSpec, dialect: Dialect, axes=None):
         self.spec, self.d = spec, dialect
         self.D, self.C, self.S = len(spec.numeric), len(spec.categorical), len(spec.strata)
-        self.G = min(self.D, MAX_GRID_DIMS)
+        # the search's grid coordinates g_1..g_G: one per principal axis, else up to MAX_GRID_DIMS columns
+        self.G = len(axes) if axes is not None else min(self.D, MAX_GRID_DIMS)
         self.bits = CELL_KEY_BITS // self.G
         self.side = float_literal(spec.eps * BALL_SIDE)
         self.eps2 = float_literal(spec.eps * spec.eps)

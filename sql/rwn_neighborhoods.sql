@@ -45,13 +45,22 @@ scaled AS (
     SELECT s.__rwn_rid AS rid$point_columns
     FROM staged s, params p, settings st
 ),
-points AS $materialized(
-    -- start_lvl: records in dense cells start on a finer grid. The cell count at side s0,
+first_level AS (
+    -- first_lvl: records in dense cells start on a finer grid. The cell count at side s0,
     -- over the count expected if the data were spread evenly, gives the local density;
     -- each level halves the side, dividing the count by 2^G.
     SELECT scaled.*,
-        $start_level AS start_lvl
+        $first_level AS first_lvl
     FROM scaled, settings st
+),
+points AS $materialized(
+    -- start_lvl: the same estimate once more, from the count in the record's cell at first_lvl:
+    -- a cell of side s0 averages the density over a region much larger than the k nearest
+    -- (clumps of near-duplicates, heavy tails), which put records on too coarse a grid.
+    -- Only finer: the start level affects the speed, never the neighbourhoods.
+    SELECT $point_names,
+        $start_level AS start_lvl
+    FROM first_level f, settings st
 ),
 offsets AS (
     SELECT $offset_columns

@@ -139,6 +139,16 @@ def test_large_neighbourhoods_take_the_ball_path(con, levels, monkeypatch):
     assert np.mean(sizes) > 64
 
 
+def test_the_estimate_never_exceeds_the_other_records():
+    """The estimate scales pairs per small cell by a volume ratio (about 1e6 for 11 columns): it is
+    capped at the other records, so an input of 600 records, whose neighbourhoods hold at most
+    600 * 599 pairs, never takes the ball path (BALL_MIN_PAIRS is above that)."""
+    spec = rwn.spec([f"v{i}" for i in range(11)], k=4, eps=0.02)
+    assert 600 * 599 < sqlgen.BALL_MIN_PAIRS
+    assert sqlgen.ball_levels(600, 600 * 599, spec) is None
+    assert sqlgen.ball_levels(600, 600, spec) is None
+
+
 @pytest.mark.parametrize("levels", [2], indirect=True)
 def test_draw_is_uniform_over_the_ball(con, levels):
     """Many keyed releases (replicates, key#r) of one record: every member of S_i equally likely.

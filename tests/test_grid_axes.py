@@ -45,7 +45,7 @@ def test_correlated_data_gets_axes_and_equals_brute_force(con, monkeypatch, inte
     load_numpy(con, "corr", data)
     cols = list(data)
     axes = axes_of(con, "corr", cols)
-    assert axes is not None and len(axes) == 5
+    assert axes is not None and sqlgen.BASE_GRID_DIMS <= len(axes) <= 5
     for u in axes:
         assert sum(c * c for c in u) <= 1 + sqlgen.AXIS_NORM_SLACK
     for k, eps, scale in [(5, 0.0, "minmax"), (1, 0.0, "minmax"), (3, 0.1, "minmax"),
@@ -108,8 +108,9 @@ def test_directions_longer_than_one_are_refused():
     sqlgen.check_axes(unit, spec)
     with pytest.raises(ValueError, match="norm at most 1"):
         sqlgen.check_axes([(1.0, 0.01, 0.0, 0.0)] + unit[1:], spec)
-    with pytest.raises(ValueError, match="4 directions of 4"):
-        sqlgen.check_axes(unit[:3], spec)
+    sqlgen.check_axes(unit[:3], spec)                      # a 3-d grid on 4 columns
+    with pytest.raises(ValueError, match="3 to 4 directions of 4"):
+        sqlgen.check_axes(unit[:2], spec)
     with pytest.raises(ValueError):
         sqlgen.check_axes(unit[:3], rwn_sql.RWNSpec(columns=("a", "b", "c")))
 
@@ -122,3 +123,60 @@ def test_the_statement_is_a_function_of_spec_and_axes():
     assert axes_of(con, "d", list(data)) == axes_of(con, "d", list(data))
     for u in axes_of(con, "d", list(data)):
         assert u[int(np.argmax(np.abs(u)))] > 0
+
+
+def clumped(n, seed, integer=False):
+    """7 columns: 3 strong latent factors and a 4th holding about 8 % of the variance, resampled
+    (about 4 copies of each row) with small jitter: W3's shape, tight clumps of near-duplicates
+    that the 3 leading axes alone would not separate. Integer data: exact copies, many ties."""
+    rng = np.random.default_rng(seed)
+    rows = n // 4
+    latent = rng.normal(size=(rows, 4)) * np.array([1.0, 0.9, 0.8, 0.45])
+    mix = np.linalg.qr(rng.normal(size=(7, 4)))[0].T          # orthonormal: the shares stay as set
+    base = latent @ mix + 0.01 * rng.normal(size=(rows, 7))
+    pts = base[rng.integers(0, rows, n)]
+    pts = np.round(pts * 4) if integer else pts + 0.002 * rng.normal(size=pts.shape)
+    return {f"v{i}": pts[:, i].astype(float) for i in range(7)}
+
+
+def start_levels(con, table, cols, **kw):
+    """(records, records whose start level the second density round made finer, grid dims)."""
+    be = backend_for(con)
+    spec = rwn_sql.RWNSpec(columns=tuple(cols), **kw)
+    axes = rwn.grid_axes(be, rwn.check_source(be, table, spec, guard=False), spec)
+    ctes = sqlgen.neighborhood_ctes(f'"{table}"', spec, axes=axes)
+    return con.execute(f"WITH RECURSIVE {ctes} SELECT count(*), count(*) FILTER (WHERE start_lvl < first_lvl), "
+                       f"any_value(grid_dims) FROM points JOIN first_level USING (rid), settings").fetchone()
+
+
+@pytest.mark.parametrize("integer", [False, True])
+def test_a_fourth_axis_and_finer_start_levels_equal_brute_force(con, monkeypatch, integer):
+    """Where 3 axes leave out more than AXES_LEFT_OUT of the variance the grid takes a 4th; in
+    clumps the second density round starts records on a finer grid. Both only change the speed."""
+    data = clumped(600, 11, integer)
+    load_numpy(con, "clumps", data)
+    cols = list(data)
+    axes = axes_of(con, "clumps", cols)
+    assert axes is not None and len(axes) == 4
+    records, finer, dims = start_levels(con, "clumps", cols, k=5)
+    assert dims == 4 and records == 600 and finer > 0        # the second round is exercised
+    for k, eps, scale in [(5, 0.0, "minmax"), (1, 0.0, "minmax"), (3, 0.05, "minmax"), (4, 0.0, "zscore")]:
+        assert sql_sets(con, "clumps", cols, k=k, eps=eps, scale=scale) == brute(data, cols, k, eps, scale=scale)
+    release = lambda: rwn_sql.perturb(con, "clumps", cols, k=4, eps=0.02, key=KEY, order="input").fetchall()  # noqa: E731
+    with_axes = release()
+    without_axes(monkeypatch)
+    assert release() == with_axes
+
+
+def test_a_fourth_axis_with_strata_and_categories(con):
+    n = 600
+    rng = np.random.default_rng(12)
+    data = {**clumped(n, 12, integer=True), "colour": rng.choice(["red", "green"], n), "sex": rng.choice(["F", "M"], n)}
+    load_numpy(con, "clumps_mixed", data)
+    cols = [f"v{i}" for i in range(7)] + ["colour"]
+    kw = dict(categorical=("colour",), strata=("sex",))
+    assert len(axes_of(con, "clumps_mixed", cols, **kw)) == 4
+    assert start_levels(con, "clumps_mixed", cols, k=1, **kw)[1] > 0
+    for k, eps, weight in [(1, 0.0, 0.2), (4, 0.0, 0.2), (2, 0.1, 1.0)]:
+        got = sql_sets(con, "clumps_mixed", cols, k=k, eps=eps, weight=weight, **{c: list(v) for c, v in kw.items()})
+        assert got == brute(data, cols, k, eps, categorical=["colour"], strata=["sex"], weight=weight)

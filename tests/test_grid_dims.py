@@ -93,3 +93,31 @@ def test_cell_keys_that_wrap_stay_exact(con, monkeypatch, dims):
     load_numpy(con, "wrap", data)
     for k, eps in [(5, 0.0), (2, 0.05)]:
         check(con, "wrap", data, list(data), k, eps)
+
+
+def finer_starts(con, table, columns, **kw) -> int:
+    """Records whose start level the second density round (`points`) made finer than the first."""
+    spec = rwn_sql.RWNSpec(columns=tuple(columns), **kw)
+    ctes = sqlgen.neighborhood_ctes(f'"{table}"', spec)
+    return con.execute(f"WITH RECURSIVE {ctes} SELECT count(*) FROM points JOIN first_level USING (rid) "
+                       f"WHERE start_lvl < first_lvl").fetchone()[0]
+
+
+@pytest.mark.parametrize("integer", [False, True])
+def test_clumps_start_finer_and_stay_exact(con, integer):
+    """Tight clumps (rows copied about 5 times, jittered or exact) inside a wide spread: the
+    second density round starts their records on a finer grid; ties, strata and categories too."""
+    rng = np.random.default_rng(21)
+    base = rng.standard_exponential(size=(120, 3)) ** 2             # heavy tails, as min-max scaled
+    pts = base[rng.integers(0, 120, 600)]
+    pts = np.round(pts * 8) / 8 if integer else pts + 1e-3 * rng.normal(size=pts.shape)
+    data = {**{f"v{i}": pts[:, i] for i in range(3)}, "colour": rng.choice(["red", "green"], 600),
+            "sex": rng.choice(["F", "M"], 600)}
+    load_numpy(con, "clumps", data)
+    cols = ["v0", "v1", "v2"]
+    assert finer_starts(con, "clumps", cols, k=3) > 0
+    for k, eps in [(3, 0.0), (1, 0.0), (2, 0.01)]:
+        check(con, "clumps", data, cols, k, eps)
+    assert finer_starts(con, "clumps", cols + ["colour"], k=1, categorical=("colour",), strata=("sex",)) > 0
+    for k, eps, weight in [(1, 0.0, 0.05), (3, 0.02, 1.0)]:
+        check(con, "clumps", data, cols + ["colour"], k, eps, categorical=["colour"], strata=["sex"], weight=weight)

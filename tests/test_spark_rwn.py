@@ -260,3 +260,25 @@ def test_principal_axes_on_spark_equal_brute_force(spark, tmp_path):
     for r in rows:
         got[r["record"]].add(r["neighbor"])
     assert got == want
+
+
+def test_four_axes_and_finer_start_levels_on_spark_equal_brute_force(spark, tmp_path):
+    """Clumped integer data with a 4th factor (tests/test_grid_axes.py `clumped`): Spark grids on
+    4 principal axes, its second density round starts records finer (the `first_level` step),
+    and its neighbourhoods equal the brute force, ties included."""
+    from test_grid_axes import clumped
+    from rwn_sql import rwn
+    from rwn_sql.backends import backend_for
+    n = 300
+    data = clumped(n, 11, integer=True)
+    path = write_parquet(tmp_path / "clumps.parquet", {"rid": np.arange(n) + 1, **data}, np.arange(n))
+    spec = rwn_sql.RWNSpec(columns=tuple(data), k=3, id="rid")
+    be = backend_for(spark)
+    assert len(rwn.grid_axes(be, rwn.check_source(be, path, spec, guard=False), spec)) == 4
+    d2 = squared_distances([scaled(data[c], "minmax") for c in data], [])
+    want, _, _ = brute_neighborhoods(d2, 3, 0.0)
+    rows = rwn_sql.neighborhoods(spark, path, list(data), k=3, pairs=True, id="rid").collect()
+    got = {r: set() for r in range(1, n + 1)}
+    for r in rows:
+        got[r["record"]].add(r["neighbor"])
+    assert got == want
