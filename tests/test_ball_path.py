@@ -227,3 +227,19 @@ def test_memory_guard_counts_what_is_still_listed(con, levels, monkeypatch):
     monkeypatch.setattr(sqlgen, "BALL_MIN_MEMBERS", 64)
     with pytest.raises(rwn_sql.RWNError, match="identical values"):
         rwn_sql.neighborhoods(con, "tied", list("abc"), k=2, eps=0.25)
+
+
+@pytest.mark.parametrize("levels", [0, 2], indirect=True)
+def test_ball_path_on_four_principal_axes(con, levels):
+    """The pre-pass and the fetch run on the search's grid: on W3-shaped data (7 columns, clumps)
+    that grid is 4 principal axes, and the ball path still equals the brute force."""
+    from test_grid_axes import clumped
+    data = clumped(320, 11)
+    table(con, "t", data)
+    columns = list(data)
+    be = backend_for(con)
+    spec = rwn.spec(columns, k=3, eps=0.3)
+    axes = rwn.grid_axes(be, rwn.check_source(be, "t", spec), spec)
+    assert axes is not None and len(axes) == 4
+    assert ball_records(data, columns, 3, 0.3)          # some records take the ball path
+    check_against_brute_force(con, data, columns, 3, 0.3, q=0.8)
