@@ -349,6 +349,15 @@ def _unseen_domain(d, name: str, sensitive: str, domain) -> str:
         + quote_literal(f" (column {sensitive!r}); list each value once"), typed)
 
 
+def _published_domain(domain) -> list[str]:
+    """The domain an estimate needs (a list or a domain file), as text: at least 2 values."""
+    if isinstance(domain, (str, os.PathLike)):
+        domain = read_domain_file(domain)
+    if domain is None or len(domain) < 2:
+        raise RWNError("estimates need the published domain (at least 2 values)")
+    return [str(v) for v in domain]
+
+
 def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key_sql: str, enforce, test: str,
                      nulls: str, id_column: str | None = None, dialect=None) -> str:
     """randomize's SQL for a table or view the planner cannot see (a TEMP one of the SQL macros'
@@ -744,11 +753,7 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
     outside = [c for c in group_by if c not in pub]
     if outside:
         raise RWNError(f"group_by: column {outside[0]!r} is not a public column ({', '.join(pub)})")
-    if isinstance(domain, (str, os.PathLike)):
-        domain = read_domain_file(domain)
-    if domain is None or len(domain) < 2:
-        raise RWNError("estimates need the published domain (at least 2 values)")
-    domain = [str(d) for d in domain]
+    domain = _published_domain(domain)
     type_sql = src.type_of(sensitive)
     literal = _typed_domain(be, domain, type_sql, sensitive)
     clash = [c for c in group_by if c.lower() in rp_sql.ESTIMATE_COLUMNS]
@@ -814,11 +819,7 @@ def unseen_estimates(release: str, sensitive: str, p: float, domain, group_by=()
         outside = [c for c in group_by if c not in pub]
         if outside:
             raise RWNError(f"group_by: column {outside[0]!r} is not a public column ({', '.join(pub)})")
-    if isinstance(domain, (str, os.PathLike)):
-        domain = read_domain_file(domain)
-    if domain is None or len(domain) < 2:
-        raise RWNError("estimates need the published domain (at least 2 values)")
-    domain = [str(v) for v in domain]
+    domain = _published_domain(domain)
     repeated = next((v for i, v in enumerate(domain) if v in domain[:i]), None)
     if repeated is not None:
         raise RWNError(f"the domain lists {repeated!r} more than once")
