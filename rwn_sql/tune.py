@@ -196,6 +196,17 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
         if progress:
             progress(done, total, label)
 
+    def evaluated(released: str, label: str) -> list:
+        """The evaluations of the `reps` releases in `released` (one batch), with progress."""
+        nonlocal done
+        evs = []
+        for ev in evaluate_replicates(con, original_sql, f"SELECT * FROM {quote_ident(released)} ORDER BY rowid",
+                                      reps, columns, target=target, categorical=categorical):
+            evs.append(ev)
+            done += 1
+            report(f"{label}: release {len(evs)}/{reps} evaluated")
+        return evs
+
     original_sql = f"SELECT * FROM {src.sql}"
     table = "__rwn_sweep_releases"
     table_b = table + "_b"          # the baselines' releases: plain tables (rank_swap's and mdav's into=)
@@ -216,12 +227,7 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
                 rwn.forget(be, hoods.staged)
             size, dcr = np.asarray(sizes["size"], float), np.asarray(sizes["dcr"], float)
             figure1[eps] = {"size": size.tolist(), "dcr": dcr.tolist()}
-            evs = []
-            for ev in evaluate_replicates(con, original_sql, f"SELECT * FROM {quote_ident(table)} ORDER BY rowid",
-                                          reps, columns, target=target, categorical=categorical):
-                evs.append(ev)
-                done += 1
-                report(f"rwn eps={eps:g}: release {len(evs)}/{reps} evaluated")
+            evs = evaluated(table, f"rwn eps={eps:g}")
             settings.append(Setting("rwn", "eps", eps, reps, _summarise(evs), {
                 "size_min": float(size.min()), "size_median": float(np.median(size)),
                 "size_mean": float(size.mean()), "size_max": float(size.max()),
@@ -233,12 +239,7 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
         for value in rank_swap:
             report(f"rank_swap P={value:g}: {reps} releases")
             engine.write_table(con, next(statements), table_b, replace=True)
-            evs = []
-            for ev in evaluate_replicates(con, original_sql, f"SELECT * FROM {quote_ident(table_b)} ORDER BY rowid",
-                                          reps, columns, target=target, categorical=categorical):
-                evs.append(ev)
-                done += 1
-                report(f"rank_swap P={value:g}: release {len(evs)}/{reps} evaluated")
+            evs = evaluated(table_b, f"rank_swap P={value:g}")
             settings.append(Setting("rank_swap", "P", float(value), reps, _summarise(evs)))
         for value in mdav:
             report(f"mdav k={value:g}: release 1/1")

@@ -240,6 +240,20 @@ def test_five_dimensional_grid_on_spark_equals_brute_force(spark, tmp_path):
     assert got == want
 
 
+def spark_pairs(spark, path, data, n) -> dict:
+    """Spark's neighbourhoods (k = 3, eps = 0, by the id rid) as record -> set of neighbours."""
+    rows = rwn_sql.neighborhoods(spark, path, list(data), k=3, pairs=True, id="rid").collect()
+    got = {r: set() for r in range(1, n + 1)}
+    for r in rows:
+        got[r["record"]].add(r["neighbor"])
+    return got
+
+
+def brute_pairs(data) -> dict:
+    d2 = squared_distances([scaled(data[c], "minmax") for c in data], [])
+    return brute_neighborhoods(d2, 3, 0.0)[0]
+
+
 def test_principal_axes_on_spark_equal_brute_force(spark, tmp_path):
     """6 integer columns from 3 latent factors: Spark grids on principal axes
     (tests/test_grid_axes.py) and its neighbourhoods equal the brute force, ties included."""
@@ -253,13 +267,7 @@ def test_principal_axes_on_spark_equal_brute_force(spark, tmp_path):
     spec = rwn_sql.RWNSpec(columns=tuple(data), k=3, id="rid")
     be = backend_for(spark)
     assert rwn.grid_axes(be, rwn.check_source(be, path, spec, guard=False), spec) is not None
-    d2 = squared_distances([scaled(data[c], "minmax") for c in data], [])
-    want, _, _ = brute_neighborhoods(d2, 3, 0.0)
-    rows = rwn_sql.neighborhoods(spark, path, list(data), k=3, pairs=True, id="rid").collect()
-    got = {r: set() for r in range(1, n + 1)}
-    for r in rows:
-        got[r["record"]].add(r["neighbor"])
-    assert got == want
+    assert spark_pairs(spark, path, data, n) == brute_pairs(data)
 
 
 def test_four_axes_and_finer_start_levels_on_spark_equal_brute_force(spark, tmp_path):
@@ -275,10 +283,4 @@ def test_four_axes_and_finer_start_levels_on_spark_equal_brute_force(spark, tmp_
     spec = rwn_sql.RWNSpec(columns=tuple(data), k=3, id="rid")
     be = backend_for(spark)
     assert len(rwn.grid_axes(be, rwn.check_source(be, path, spec, guard=False), spec)) == 4
-    d2 = squared_distances([scaled(data[c], "minmax") for c in data], [])
-    want, _, _ = brute_neighborhoods(d2, 3, 0.0)
-    rows = rwn_sql.neighborhoods(spark, path, list(data), k=3, pairs=True, id="rid").collect()
-    got = {r: set() for r in range(1, n + 1)}
-    for r in rows:
-        got[r["record"]].add(r["neighbor"])
-    assert got == want
+    assert spark_pairs(spark, path, data, n) == brute_pairs(data)
