@@ -35,7 +35,9 @@ path before the ball path: large eps-balls are otherwise counted per grid cell a
 fetched by rank, rwn_sql.sqlgen.BallPieces). With --candidates, per record: the probe rows of the grid's cell join (records times neighbour
 cells, over all levels) and the candidate pairs it emits (distances computed). With
 --compare-grid, the release is timed again with the grid on the columns instead of principal axes
-(rwn.grid_axes), and the two releases are checked identical. With --cli, both sides are timed
+(rwn.grid_axes), and the two releases are checked identical. --search one|steps forces the
+package's search into one recursive statement or level by level (rwn.search_in_steps; by
+default the memory limit decides: W5 runs in steps). With --cli, both sides are timed
 again as command lines with Parquet in and out, process start included: `python -m rwn_sql
 perturb in.parquet out.parquet ...` against this script's `--as-reference IN OUT ...` mode, which
 imports only numpy, scipy and pyarrow; each side's peak RSS is its own process's. Needs scipy
@@ -279,6 +281,8 @@ def run(wl: Workload, eps: float, args) -> dict:
     if wl.memory_limit:
         con.execute(f"SET memory_limit = '{wl.memory_limit}'")
     con.from_arrow(wl.table()).create("data")
+    if args.search != "auto":
+        rwn.RECURSIVE_BYTES_PER_RECORD = 0 if args.search == "one" else float("inf")
     params = dict(k=args.k, eps=eps, q=args.q, seed=args.seed, strata=list(wl.strata),
                   categorical=list(wl.categorical), weight=args.weight)
     n = len(next(iter(wl.numeric.values())))
@@ -287,6 +291,9 @@ def run(wl: Workload, eps: float, args) -> dict:
           + (f"; strata {', '.join(wl.strata)}" if wl.strata else "")
           + f"; k = {args.k}, eps = {eps:.6g}, q = {args.q}"
           + (f"; memory_limit {wl.memory_limit}" if wl.memory_limit else ""))
+    be = backend_for(con)
+    in_steps = rwn.search_in_steps(be, be.source("data"))
+    print(f"search    {'level by level (staged tables)' if in_steps else 'one recursive statement'}")
     _reset_peak()
     rss0 = peak_rss_mb()
     t0 = time.perf_counter()
@@ -518,6 +525,9 @@ def main(argv=None) -> None:
                     help="time the package only: no reference, no checks (for sizes the reference or the "
                          "checks would take too long for)")
     ap.add_argument("--check-w5", action="store_true", help="run W5's reference check (untimed)")
+    ap.add_argument("--search", choices=["auto", "one", "steps"], default="auto",
+                    help="the package's neighbourhood search: one recursive statement, level by level, or "
+                         "(auto, the default) as the memory limit decides (rwn.search_in_steps)")
     ap.add_argument("--skip-check", action="store_true",
                     help="skip the untimed checks (they recompute the neighbourhoods and a release in input "
                          "order: about twice the package's time)")

@@ -38,8 +38,10 @@ class Backend(Protocol):
         """SQL that reads `key`, stored where the engine keeps it for this session; the SQL
         text never contains the key."""
 
-    def stage(self, sql: str) -> str:
-        """Compute `sql` once into a temporary relation; its name (for FROM)."""
+    def stage(self, sql: str, joins_as_written: bool = False) -> str:
+        """Compute `sql` once into a temporary relation; its name (for FROM). `joins_as_written`:
+        each join hashes its right side, whatever the optimizer estimates (a level of the RWN
+        search, whose staged rows the estimates undercount)."""
 
     def drop(self, name: str) -> None:
         """Forget a relation made by stage()."""
@@ -52,8 +54,9 @@ class Backend(Protocol):
     def memory_limit(self) -> int | None:
         """Bytes the engine may use for one statement, if it has one such limit."""
 
-    def deliver(self, sql: str, into=None, replace: bool = False):
-        """The lazy result of `sql` (into=None), or written to `into` at once, atomically."""
+    def deliver(self, sql: str, into=None, replace: bool = False, reads_staged: bool = False):
+        """The lazy result of `sql` (into=None), or written to `into` at once, atomically.
+        `reads_staged`: `sql` reads relations of stage() that are dropped once this returns."""
 
     def check_into(self, into) -> None:
         """Refuse a deliver() target the engine cannot write, before any work."""

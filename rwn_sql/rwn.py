@@ -4,11 +4,13 @@ the SQL macros, tune and the RWN step of a release).
 `check_source` resolves and checks the input through the backend; `prepare` turns a spec
 into the statement that gives the result:
   * an engine with recursive CTEs (DuckDB) runs the whole plan as one statement
-    (sqlgen.perturb_sql / donors_sql / neighborhoods_sql), so nothing is staged;
-  * otherwise (Spark) the backend stages the plan's steps (rwn_sql.spark_rwn.RWNPlan): the
-    source with its record numbers, the settings, the grid points, then the neighbourhood
-    search one statement per level until no record is left searching; the final statement
-    reads those staged relations.
+    (sqlgen.perturb_sql / donors_sql / neighborhoods_sql), so nothing is staged, unless the
+    statement would not fit the memory limit (search_in_steps);
+  * otherwise (Spark, or DuckDB on data too large for its memory limit) the backend stages the
+    plan's steps (rwn_sql.spark_rwn.RWNPlan): the source with its record numbers, the
+    settings, the grid points, then the neighbourhood search one statement per level until
+    no record is left searching; the final statement reads those staged relations.
+Both give the same result for the same key: only the speed and the memory differ.
 `deliver`, `write` and `stage` then run the final statement and forget the staged steps.
 Nothing here talks to an engine except through the backend."""
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from . import engine, sqlgen
 from .backends import backend_for
 from .errors import RWNError
-from .identifiers import quote_ident, quote_literal
+from .identifiers import float_literal, quote_ident, quote_literal
 from .randomness import KEY_PLACEHOLDER, resolve_key
 from .spec import RWNSpec
 
@@ -30,6 +32,13 @@ MAX_LEVELS = 400        # the search ends by level log2(2 diameter / s0) + a few
 # the grouped lists and their sorted and filtered copies. Measured about 120 bytes
 # (benchmarks/bench_guards.py: tied data, 50k to 200k rows); 128 keeps a margin.
 BYTES_PER_PAIR = 128
+
+# Peak memory per record of the one recursive statement on DuckDB: its working rows and the
+# grouped member lists of a level are held in memory that does not spill (10M x 5 Gaussian
+# records ran out of memory under 2 GB and under 4 GB; 200k x 3 uniform records need 100-120 MB,
+# tests/test_spill.py). The level-by-level search writes every level to a staged table, which
+# spills: it is taken beyond this many bytes per record of the memory limit (search_in_steps).
+RECURSIVE_BYTES_PER_RECORD = 1000
 
 
 def spec(columns, **params) -> RWNSpec:
@@ -246,17 +255,34 @@ def prepare(be, src: engine.Source, spec: RWNSpec, what: str, key_sql: str | Non
     # an unseen source (a TEMP one of the SQL macros' caller) cannot be read for the decision:
     # it keeps the listed path (README: "SQL")
     ball = None if (what == "neighborhoods" and pairs) or not src.schema else ball_path(be, src, spec)
-    if d.recursive_cte:
+    if not search_in_steps(be, src):
         axes = grid_axes(be, src, spec) if src.schema else None    # an unseen source: no pre-pass
         if what == "perturb":
             return Prepared(sqlgen.perturb_sql(src.sql, spec, key_sql, d, reps=reps, order=order, axes=axes, ball=ball))
         if what == "donors":
             return Prepared(sqlgen.donors_sql(src.sql, spec, key_sql, d, axes=axes, ball=ball))
         return Prepared(sqlgen.neighborhoods_sql(src.sql, spec, pairs=pairs, dialect=d, axes=axes, ball=ball))
-    if reps is not None:
+    if reps is not None and not d.recursive_cte:
         raise RWNError(f"engine {be.name} does not support replicate releases in one statement (tune runs on DuckDB)")
-    hoods = stage_neighborhoods(be, src, spec, trace, ball=ball)
-    return Prepared(hoods.final(what, key_sql, order=order, pairs=pairs), hoods.staged)
+    hoods = stage_neighborhoods(be, src, spec, trace, ball=ball, in_steps=True)
+    return Prepared(hoods.final(what, key_sql, order=order, pairs=pairs, reps=reps), hoods.staged)
+
+
+def search_in_steps(be, src: engine.Source) -> bool:
+    """Whether the neighbourhood search runs one statement per level, each staged by the
+    backend, rather than inside one recursive statement: always on an engine without recursive
+    CTEs (Spark); on DuckDB when the records times RECURSIVE_BYTES_PER_RECORD exceed the memory
+    limit. An unseen source (the SQL macros over a TEMP table) stays one statement: a table
+    macro cannot stage, and the planner cannot count its records."""
+    if not be.dialect.recursive_cte:
+        return True
+    if not src.schema:
+        return False
+    limit = be.memory_limit()
+    if limit is None:
+        return False
+    records = be.try_rows(f"SELECT count(*) FROM {src.sql}")
+    return bool(records) and records[0][0] * RECURSIVE_BYTES_PER_RECORD > limit
 
 
 def ball_path(be, src: engine.Source, spec: RWNSpec) -> int | None:
@@ -309,11 +335,11 @@ FROM_DATA = "from data"      # stage_neighborhoods(axes=...): compute them with 
 
 
 def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None, axes=FROM_DATA,
-                        ball=None) -> Neighborhoods:
+                        ball=None, in_steps: bool | None = None) -> Neighborhoods:
     """Compute the neighbourhoods once into relations of the backend: with recursive CTEs in
     two statements (the numbered rows, then the whole search; both number the records the same
-    way, by input position or id rank), else step by step (rwn_sql.spark_rwn.RWNPlan), the
-    search one statement per level. `trace`: a list that gets one dict per search level
+    way, by input position or id rank), else, or `in_steps` (default: search_in_steps), step
+    by step (rwn_sql.spark_rwn.RWNPlan), the search one statement per level. `trace`: a list that gets one dict per search level
     where the levels run one by one. `axes`: grid_axes(be, src, spec) when already known (they
     depend on the columns and the scale, not on eps: a sweep computes them once). `ball`: see
     ball_path (on DuckDB, this path lists every neighbourhood: tune stages them once for many
@@ -321,16 +347,18 @@ def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None, axes=
     from .spark_rwn import RWNPlan
     if axes is FROM_DATA:
         axes = grid_axes(be, src, spec)
-    if be.dialect.recursive_cte:
+    if in_steps is None:
+        in_steps = search_in_steps(be, src)
+    if not in_steps:
         ball = None
     plan, staged = RWNPlan(src.sql, spec, be.dialect, axes, ball), []
 
-    def step(sql: str) -> str:
-        staged.append(be.stage(sql))
+    def step(sql: str, joins_as_written: bool = False) -> str:
+        staged.append(be.stage(sql, joins_as_written))
         return staged[-1]
 
     try:
-        if be.dialect.recursive_cte:
+        if not in_steps:
             rows_of = step(plan.staged())
             hood = step("WITH RECURSIVE\n" + sqlgen.neighborhood_ctes(src.sql, spec, be.dialect, axes) + "\nSELECT * FROM hood")
             return Neighborhoods(be, src, spec, rows_of, hood, staged)
@@ -358,28 +386,88 @@ def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None, axes=
     return Neighborhoods(be, src, spec, rows_of, hood, staged, ball, ball_steps, axes)
 
 
+# A level of the search in steps keeps, per searching record, its candidates within the margin
+# in memory DuckDB does not spill (about 1 KB on 5 columns at 300k records: 110 MB for 109k
+# searching records), and hashes the grid points it may pair them with (about 110 bytes each).
+# Where a level would need more than LEVEL_SHARE of the memory limit, it runs in chunks of
+# searching records along the first grid coordinate, each hashing only the points near it.
+SEARCHING_BYTES_PER_RECORD = 1000
+HASHED_BYTES_PER_POINT = 110
+LEVEL_SHARE = 0.25
+# a chunk hashes the points within this many cell sides of its records' first grid
+# coordinate: every candidate within a record's margin (at most 1.5 sides) is among them
+CHUNK_REACH = 3
+MAX_CHUNKS = 256
+
+
 def _search(be, plan, points: str, settings: str, step, trace, ball_records=None) -> str:
     """The neighbourhood search one level at a time; the done rows of every level, as a
-    subquery for plan.hood."""
-    previous, levels = step(plan.seed(points, ball_records)), []
+    subquery for plan.hood. A level too large for the memory limit runs in chunks (level_chunks);
+    the next level reads the union of its chunks."""
+    previous = step(plan.seed(points, ball_records))
+    levels, limit = [], be.memory_limit()
+    records = be.rows(f"SELECT count(*) FROM {points}")[0][0] if limit else 0
     for _ in range(MAX_LEVELS):
-        figures = be.rows(plan.level_candidates(points, settings, previous))[0] if trace is not None else None
-        previous = step(plan.level(points, settings, previous))
-        levels.append(previous)
-        lvl, done, left = be.rows(f"SELECT max(lvl), sum(CASE WHEN done THEN 1 ELSE 0 END), "
-                                  f"sum(CASE WHEN done THEN 0 ELSE 1 END) FROM {previous}")[0]
-        if trace is not None:
-            trace.append(dict(level=lvl, searching=figures[0], candidates=figures[1], done=done))
-        if not left:
+        lvl, done, left, searching = be.rows(
+            f"SELECT max(lvl), count(*) FILTER (WHERE done), count(*) FILTER (WHERE NOT done), "
+            f"count(*) FILTER (WHERE NOT done AND start_lvl <= lvl + 1) FROM {previous}")[0]
+        if levels and trace is not None:
+            trace[-1]["done"] = done
+        if levels and not left:
             return "(" + " UNION ALL ".join(f"SELECT * FROM {v} WHERE done" for v in levels) + ") AS done_rows"
+        if trace is not None:
+            figures = be.rows(plan.level_candidates(points, settings, previous))[0]
+            trace.append(dict(level=lvl + 1, searching=figures[0], candidates=figures[1]))
+        chunks = level_chunks(be, plan, points, settings, previous, searching, records, limit)
+        made = [step(plan.level(near, settings, rows), joins_as_written=True) for rows, near in chunks]
+        levels += made
+        previous = made[0] if len(made) == 1 else \
+            "(" + " UNION ALL ".join(f"SELECT * FROM {m}" for m in made) + ") AS __rwn_level"
     raise RWNError(f"the neighbourhood search did not end within {MAX_LEVELS} levels (a bug: please report it)")
+
+
+def level_chunks(be, plan, points: str, settings: str, previous: str, searching: int, records: int,
+                 limit: int | None) -> list[tuple[str, str]]:
+    """(search rows, points) relations for each chunk of the next level: the whole level when
+    it fits LEVEL_SHARE of the memory limit, else chunks of the records still searching split at
+    quantiles of the first grid coordinate g_1, each with the points within CHUNK_REACH cell
+    sides of it. Every candidate pair within a record's margin is kept, so the rows are those
+    of the whole level (tests/test_search_in_steps.py)."""
+    whole = [(previous, points)]
+    if not limit or not plan.grid_dims or not searching:
+        return whole
+    budget = LEVEL_SHARE * limit
+    count = min(MAX_CHUNKS, math.ceil(max(searching * SEARCHING_BYTES_PER_RECORD,
+                                          records * HASHED_BYTES_PER_POINT) / budget))
+    if count <= 1:
+        return whole
+    q = be.dialect.quantile
+    side = be.rows(plan.level_side(points, settings, previous))[0][0]
+    if side is None:
+        return whole
+    cuts = be.rows("SELECT " + ", ".join(q("p.g_1", i / count) for i in range(1, count))
+                   + f" FROM (SELECT * FROM {previous}) w JOIN {points} p ON p.rid = w.rid "
+                   f"WHERE NOT w.done AND w.start_lvl <= w.lvl + 1")[0]
+    cuts = sorted(set(c for c in cuts if c is not None))
+    bounds = [None, *cuts, None]
+    reach = f"{CHUNK_REACH} * {float_literal(side)}"
+    out = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        at = [f"p.g_1 >= {float_literal(lo)}"] if lo is not None else []
+        at += [f"p.g_1 < {float_literal(hi)}"] if hi is not None else []
+        near = [f"p.g_1 >= {float_literal(lo)} - {reach}"] if lo is not None else []
+        near += [f"p.g_1 < {float_literal(hi)} + {reach}"] if hi is not None else []
+        rows = (f"(SELECT w.* FROM (SELECT * FROM {previous}) w JOIN {points} p ON p.rid = w.rid "
+                f"WHERE NOT w.done AND {' AND '.join(at)}) AS __rwn_chunk")
+        out.append((rows, f"(SELECT p.* FROM {points} p WHERE {' AND '.join(near)}) AS __rwn_near"))
+    return out
 
 
 def script(be, src: engine.Source, spec: RWNSpec, what: str, order: str = "keyed", pairs: bool = False) -> str:
     """The SQL of `what` as the engine runs it, the key shown as a placeholder: one statement,
     or (without recursive CTEs) every step, the level step marked as repeated."""
     d = be.dialect
-    if d.recursive_cte:
+    if not search_in_steps(be, src):
         return be.engine_sql(prepare(be, src, spec, what, KEY_PLACEHOLDER, order=order, pairs=pairs).sql)
     from .spark_rwn import RWNPlan
     # an unseen source (a TEMP one of the SQL macros' caller) cannot be read for the decision:
@@ -425,7 +513,7 @@ def deliver(be, prepared: Prepared, into=None, replace: bool = False):
     (a table on DuckDB, a .parquet path on Spark; returns None). The staged steps are
     forgotten once the result's plan holds them."""
     try:
-        return be.deliver(prepared.sql, into, replace)
+        return be.deliver(prepared.sql, into, replace, reads_staged=bool(prepared.staged))
     finally:
         forget(be, prepared.staged)
 

@@ -147,9 +147,10 @@ class SparkBackend:
         self.spark.createDataFrame([(key,)], "k string").createOrReplaceTempView(view)
         return f"(SELECT k FROM {view})"
 
-    def stage(self, sql: str) -> str:
+    def stage(self, sql: str, joins_as_written: bool = False) -> str:
         """Computed now, once, and checkpointed: later reads see these rows, and a plan that
-        reads it (the next level of the RWN search) does not carry its lineage."""
+        reads it (the next level of the RWN search) does not carry its lineage. Spark picks its
+        join strategies from sizes it measures as it runs: `joins_as_written` changes nothing."""
         name = "__rwn_stage_" + secrets.token_hex(4)
         try:
             frame = self.relation(sql).localCheckpoint(eager=True)
@@ -175,8 +176,9 @@ class SparkBackend:
         """A cluster has no single memory limit to check the neighbourhoods against."""
         return None
 
-    def deliver(self, sql: str, into: str | None = None, replace: bool = False):
-        """A DataFrame (into=None) or, into a .parquet path, written atomically (returns None)."""
+    def deliver(self, sql: str, into: str | None = None, replace: bool = False, reads_staged: bool = False):
+        """A DataFrame (into=None) or, into a .parquet path, written atomically (returns None).
+        A DataFrame over staged relations keeps their checkpointed rows once they are dropped."""
         if into is None:
             return self.relation(sql)
         self.check_into(into)

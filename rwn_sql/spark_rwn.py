@@ -91,6 +91,16 @@ class RWNPlan:
         return bind({"points": points, "settings": settings, "search": previous},
                      [self.steps["offsets"], self.steps["level"]], "")
 
+    @property
+    def grid_dims(self) -> int:
+        """The grid coordinates g_1..g_G of `points` (0: no numeric column)."""
+        return sqlgen.grid_coordinates(self.spec, self.axes)
+
+    def level_side(self, points: str, settings: str, previous: str) -> str:
+        """One row: the cell side s of the next level (NULL when no record searches at it)."""
+        return bind({"points": points, "settings": settings, "search": previous},
+                    [self.steps["offsets"], self.level_ctes.rstrip()], "SELECT max(s) AS s FROM level")
+
     def level_candidates(self, points: str, settings: str, previous: str) -> str:
         """Figures of the next level (for benchmarks): records searching, candidate pairs."""
         return bind({"points": points, "settings": settings, "search": previous},

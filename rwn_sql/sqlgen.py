@@ -127,6 +127,12 @@ def check_axes(axes, spec: RWNSpec):
     return axes
 
 
+def grid_coordinates(spec: RWNSpec, axes=None) -> int:
+    """G, the grid coordinates g_1..g_G the points carry: one per principal axis, else up to
+    MAX_GRID_DIMS columns (the first grid_dims of them are used, chosen in SQL)."""
+    return len(axes) if axes is not None else min(len(spec.numeric), MAX_GRID_DIMS)
+
+
 def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None, ball=None) -> dict:
     num, cat, strata = spec.numeric, spec.categorical, spec.strata
     D, C = len(num), len(cat)
@@ -653,8 +659,7 @@ class BallPieces:
     def __init__(self, spec: RWNSpec, dialect: Dialect, axes=None):
         self.spec, self.d = spec, dialect
         self.D, self.C, self.S = len(spec.numeric), len(spec.categorical), len(spec.strata)
-        # the search's grid coordinates g_1..g_G: one per principal axis, else up to MAX_GRID_DIMS columns
-        self.G = len(axes) if axes is not None else min(self.D, MAX_GRID_DIMS)
+        self.G = grid_coordinates(spec, axes)
         self.bits = CELL_KEY_BITS // self.G
         self.side = float_literal(spec.eps * BALL_SIDE)
         self.eps2 = float_literal(spec.eps * spec.eps)
