@@ -54,11 +54,10 @@ class RWNPlan:
                 ("staged", lambda positions: self.dialect.ranks_from_positions(positions, "__rwn_rid"))]
 
     def settings(self, staged: str) -> str:
-        """One row: `settings` (the starting cell side s0, the scales) and the offsets of `params`;
-        fails the statement with the first problem found in the data."""
-        offsets = "".join(f", params.off_{i}" for i in range(1, len(self.spec.numeric) + 1))
+        """One row: `settings` (the starting cell side s0, the offsets and scales); fails the
+        statement with the first problem found in the data."""
         return bind({"staged": staged}, [self.steps[n] for n in ("stats", "strata_sizes", "params", "settings")],
-                     f"SELECT settings.*{offsets} FROM params, settings")
+                     "SELECT * FROM settings")
 
     def points(self, staged: str, settings: str) -> str:
         """The records' grid coordinates and start levels (`settings` serves as `params` too)."""

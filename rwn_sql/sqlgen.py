@@ -264,15 +264,9 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
 
     point_columns = [f"s.{col[s]} AS k_{i}" for i, s in enumerate(strata, 1)]
     x = {i: f"(CAST(s.{col[c]} AS DOUBLE) - p.off_{i}) / p.sc_{i}" for i, c in enumerate(num, 1)}
-    # distances use the unscaled values v_*: a difference of two values is exact or rounded
-    # once, a difference of two scaled values is not (METHODS.md, "Exact ties")
-    point_columns += [f"CAST(s.{col[c]} AS DOUBLE) AS v_{i}" for i, c in enumerate(num, 1)]
-    point_columns += [f"s.{col[c]} AS c_{i}" for i, c in enumerate(cat, 1)]
-    if axes is not None:
-        # Grid coordinates along the given directions; g_mag = sum |x_k| bounds the rounding
-        # of a coordinate (see grid_margin).
-        point_columns.append(" + ".join(f"abs({x[i]})" for i in x) + " AS g_mag")
-    for d in range(1, G + 1):
+
+    def grid_coordinate(d, x):
+        """g_d from the scaled values x[i] (settings as st)."""
         if axes is not None:
             g = " + ".join(f"{float_literal(c)} * {x[i]}" for i, c in enumerate(axes[d - 1], 1) if c != 0.0) or "0.0"
         elif D == G:
@@ -282,7 +276,23 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
             g = f"CASE {dialect.list_element('st.grid_order', str(d))} {cases} END"
         if d > dims[0]:     # an unused grid dimension: one cell, offset 0 only
             g = f"CASE WHEN st.grid_dims >= {d} THEN {g} ELSE 0.0 END"
-        point_columns.append(f"{g} AS g_{d}")
+        return g
+    # distances use the unscaled values v_*: a difference of two values is exact or rounded
+    # once, a difference of two scaled values is not (METHODS.md, "Exact ties")
+    point_columns += [f"CAST(s.{col[c]} AS DOUBLE) AS v_{i}" for i, c in enumerate(num, 1)]
+    point_columns += [f"s.{col[c]} AS c_{i}" for i, c in enumerate(cat, 1)]
+    if axes is not None:
+        # Grid coordinates along the given directions; g_mag = sum |x_k| bounds the rounding
+        # of a coordinate (see grid_margin).
+        point_columns.append(" + ".join(f"abs({x[i]})" for i in x) + " AS g_mag")
+    point_columns += [f"{grid_coordinate(d, x)} AS g_{d}" for d in range(1, G + 1)]
+    # `points` keeps the grid coordinates along principal axes only: on a column grid they are
+    # recomputed, bit for bit, from v_* by the steps that read them (grid_columns), which keeps
+    # `points` half as wide (10M x 5: 400 MB less).
+    kept_grid = [f"g_{d}" for d in range(1, G + 1)] if axes is not None else []
+    grid_columns = "" if axes is not None else "".join(
+        f", {grid_coordinate(d, {i: f'(p.v_{i} - st.off_{i}) / st.sc_{i}' for i in x})} AS g_{d}"
+        for d in range(1, G + 1))
 
     if G:
         offset_columns = ", ".join(f"t{d}.o AS o_{d}" for d in range(1, G + 1)) + "\n    FROM " + \
@@ -305,9 +315,9 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
                           for d, c in enumerate(cells))
 
     probe_keys = [f"{cell(f'g_{d}', 's')} AS cell_{d}" for d in range(1, G + 1)]
-    build_keys = ([f"{pack([cell(f'p.g_{d}', 'l.s') for d in range(1, G + 1)])} AS cell_key"] if G else [])
+    build_keys = ([f"{pack([cell(f'g_{d}', 'l.s') for d in range(1, G + 1)])} AS cell_key"] if G else [])
     probe_keys += [f"CASE WHEN s < {w} THEN c_{i} END AS ck_{i}" for i in range(1, C + 1)]
-    build_keys += [f"CASE WHEN l.s < {w} THEN p.c_{i} END AS ck_{i}" for i in range(1, C + 1)]
+    build_keys += [f"CASE WHEN l.s < {w} THEN c_{i} END AS ck_{i}" for i in range(1, C + 1)]
     if G:
         fracs = [f"g_{d} / s - {dialect.floor(f'g_{d} / s')}" for d in range(1, G + 1)]
         edges = ", ".join(f"{f}, 1 - ({f})" if d <= dims[0] else
@@ -364,6 +374,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
     level_step = _render(
         "rwn_level.sql",
         settings_columns="".join(f", sc_{i}" for i in range(1, D + 1)) + ", grid_dims",
+        grid_columns=grid_columns,
         growth=growth if G else "2.0",
         probe_keys=_join(probe_keys, sep=",\n            ", lead=",\n            "),
         build_keys=_join(build_keys, sep=",\n            ", lead=",\n            "),
@@ -386,7 +397,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
     ball_ctes = hood_ball = hood_ball_note = ""
     if ball is not None:
         bp = BallPieces(spec, dialect, axes)
-        ball_ctes = bp.prepass_ctes(grid_margin, axes is not None)
+        ball_ctes = bp.prepass_ctes(grid_margin, grid_columns)
         # ball records skip the search: their neighbourhood is the eps-ball, counted by the pre-pass
         search_seed += "\n    LEFT JOIN ball_records br ON br.rid = points.rid\n    WHERE br.rid IS NULL"
         hood_ball = (f"\n    UNION ALL\n    SELECT rid, {no_members} AS members, {eps2} AS radius2, dcr2, size\n"
@@ -394,8 +405,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
         hood_ball_note = ("; records whose\n    -- neighbourhood is their eps-ball (ball_records) have only the number, "
                           "their donors are fetched by rank")
     point_names = (["rid"] + [f"k_{i}" for i in range(1, len(strata) + 1)] + [f"v_{i}" for i in range(1, D + 1)]
-                   + [f"c_{i}" for i in range(1, C + 1)] + (["g_mag"] if axes is not None else [])
-                   + [f"g_{d}" for d in range(1, G + 1)])
+                   + [f"c_{i}" for i in range(1, C + 1)] + (["g_mag"] if axes is not None else []) + kept_grid)
     return dict(
         ball_ctes=ball_ctes,
         hood_ball=hood_ball,
@@ -422,7 +432,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
         grid_dims=grid_dims,
         point_columns=_join(point_columns),
         offset_columns=offset_columns,
-        scales="".join(f", sc_{i}" for i in range(1, D + 1)),
+        scales="".join(f", off_{i}, sc_{i}" for i in range(1, D + 1)),
         search_seed=search_seed,
         tie_factor=tie_factor,
         level_step=level_step,
@@ -691,7 +701,8 @@ class BallPieces:
         t = f"{relation}.t_{d}" + (f" * {float(1 << level)!r}" if level else "")
         return f"CAST({self.d.floor(t)} AS BIGINT)"
 
-    def prepass_ctes(self, grid_margin: str, axes: bool) -> str:
+    def prepass_ctes(self, grid_margin: str, grid_columns: str) -> str:
+        """`grid_columns`: the grid coordinates g_* where `points` does not keep them (p, st)."""
         G, d, mat = self.G, self.d, self.d.materialized()
         carried = ([f"k_{i}" for i in range(1, self.S + 1)] + [f"v_{i}" for i in range(1, self.D + 1)]
                    + [f"c_{i}" for i in range(1, self.C + 1)])
@@ -708,7 +719,7 @@ ball_points AS {mat}(
     SELECT rid, {', '.join(carried + t_cols)},
         {self.pack(cells)} AS cell_key,
         pow(greatest({grid_margin}, 0.0), 2) AS margin2
-    FROM (SELECT p.*, st.grid_dims, {self.side} AS s FROM points p, settings st) AS p
+    FROM (SELECT p.*{grid_columns}, st.grid_dims, {self.side} AS s FROM points p, settings st) AS p
 ),
 ball_pairs AS (
     -- every record with the members of its eps-ball in its neighbour cells (ties at eps included,

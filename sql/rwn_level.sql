@@ -3,7 +3,7 @@
 -- Spark once per level (rwn_sql/spark_engine.py).
 active AS (
     -- records still searching whose start level is reached; cell side s = s0 * growth^lvl
-    SELECT w.lvl + 1 AS lvl, st.s0 * pow($growth, w.lvl + 1) AS s, st.diameter$settings_columns, p.*
+    SELECT w.lvl + 1 AS lvl, st.s0 * pow($growth, w.lvl + 1) AS s, st.diameter$settings_columns, p.*$grid_columns
     FROM search w JOIN points p ON p.rid = w.rid, settings st
     WHERE NOT w.done AND w.start_lvl <= w.lvl + 1
 ),
@@ -18,7 +18,7 @@ probe AS (
 ),
 build AS (
     SELECT p.*$build_keys
-    FROM points p, level l
+    FROM (SELECT p.*$grid_columns FROM points p, settings st) p, level l
 ),
 pairs AS (
     -- candidates within the margin; i itself (distance 0) is always among them. The neighbour
