@@ -430,7 +430,8 @@ def level_chunks(be, plan, points: str, settings: str, previous: str, searching:
                  limit: int | None) -> list[tuple[str, str]]:
     """(search rows, points) relations for each chunk of the next level: the whole level when
     it fits LEVEL_SHARE of the memory limit, else chunks of the records still searching split at
-    quantiles of the first grid coordinate g_1, each with the points within CHUNK_REACH cell
+    quantiles of the first grid coordinate g_1 (kept by `points` on principal axes, else
+    recomputed from the values as the level does), each with the points within CHUNK_REACH cell
     sides of it. Every candidate pair within a record's margin is kept, so the rows are those
     of the whole level (tests/test_search_in_steps.py)."""
     whole = [(previous, points)]
@@ -441,25 +442,25 @@ def level_chunks(be, plan, points: str, settings: str, previous: str, searching:
                                           records * HASHED_BYTES_PER_POINT) / budget))
     if count <= 1:
         return whole
-    q = be.dialect.quantile
+    q, g1 = be.dialect.quantile, plan.steps["first_grid_coordinate"]
     side = be.rows(plan.level_side(points, settings, previous))[0][0]
     if side is None:
         return whole
-    cuts = be.rows("SELECT " + ", ".join(q("p.g_1", i / count) for i in range(1, count))
-                   + f" FROM (SELECT * FROM {previous}) w JOIN {points} p ON p.rid = w.rid "
+    cuts = be.rows("SELECT " + ", ".join(q(g1, i / count) for i in range(1, count))
+                   + f" FROM (SELECT * FROM {previous}) w JOIN {points} p ON p.rid = w.rid, {settings} st "
                    f"WHERE NOT w.done AND w.start_lvl <= w.lvl + 1")[0]
     cuts = sorted(set(c for c in cuts if c is not None))
     bounds = [None, *cuts, None]
     reach = f"{CHUNK_REACH} * {float_literal(side)}"
     out = []
     for lo, hi in zip(bounds, bounds[1:]):
-        at = [f"p.g_1 >= {float_literal(lo)}"] if lo is not None else []
-        at += [f"p.g_1 < {float_literal(hi)}"] if hi is not None else []
-        near = [f"p.g_1 >= {float_literal(lo)} - {reach}"] if lo is not None else []
-        near += [f"p.g_1 < {float_literal(hi)} + {reach}"] if hi is not None else []
-        rows = (f"(SELECT w.* FROM (SELECT * FROM {previous}) w JOIN {points} p ON p.rid = w.rid "
+        at = [f"{g1} >= {float_literal(lo)}"] if lo is not None else []
+        at += [f"{g1} < {float_literal(hi)}"] if hi is not None else []
+        near = [f"{g1} >= {float_literal(lo)} - {reach}"] if lo is not None else []
+        near += [f"{g1} < {float_literal(hi)} + {reach}"] if hi is not None else []
+        rows = (f"(SELECT w.* FROM (SELECT * FROM {previous}) w JOIN {points} p ON p.rid = w.rid, {settings} st "
                 f"WHERE NOT w.done AND {' AND '.join(at)}) AS __rwn_chunk")
-        out.append((rows, f"(SELECT p.* FROM {points} p WHERE {' AND '.join(near)}) AS __rwn_near"))
+        out.append((rows, f"(SELECT p.* FROM {points} p, {settings} st WHERE {' AND '.join(near)}) AS __rwn_near"))
     return out
 
 

@@ -105,6 +105,7 @@ def neighborhood_steps(source: str, spec: RWNSpec, dialect: Dialect = DUCKDB, ax
              for i, m in enumerate(heads)}
     steps["seed"], steps["level"] = values["search_seed"], values["level_step"]
     steps["rows"] = "SELECT * FROM src" + values["missing_filter"]     # what `staged` numbers
+    steps["first_grid_coordinate"] = values["first_grid_coordinate"]
     return steps
 
 
@@ -436,6 +437,9 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
         search_seed=search_seed,
         tie_factor=tie_factor,
         level_step=level_step,
+        # g_1 of a row of `points` (as p, with settings as st): where a level runs in chunks
+        first_grid_coordinate=("p.g_1" if axes is not None else
+                               grid_coordinate(1, {i: f"(p.v_{i} - st.off_{i}) / st.sc_{i}" for i in x})) if G else "",
     )
 
 

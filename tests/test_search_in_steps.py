@@ -53,6 +53,7 @@ CASES = {
     "3 columns": (lambda: gaussian(200, 3, 1), dict(k=5, eps=0.0)),
     "3 columns, eps": (lambda: gaussian(200, 3, 2), dict(k=3, eps=0.15)),
     "5 columns": (lambda: gaussian(200, 5, 3), dict(k=5, eps=0.0)),
+    "7 columns (a 5-d grid on the columns of largest spread)": (lambda: gaussian(150, 7, 14), dict(k=3, eps=0.0)),
     "6 correlated columns (principal axes)": (lambda: gaussian(200, 6, 4, correlated=True), dict(k=4, eps=0.0)),
     "ties and duplicates": (lambda: tied_data(200, 5), dict(k=5, eps=0.0)),
     "ties, eps, q": (lambda: tied_data(200, 6), dict(k=2, eps=0.3, q=0.6)),
