@@ -109,7 +109,7 @@ MISMATCH_COST = 1.0                # squared distance added by a categorical mis
 SMALL_SEARCH = 250_000             # at most this many pairs: blocked brute force, no trees
 SMALL_REFERENCE = 512              # nor against at most this many reference rows (tune: many releases' queries)
 CACHED_ELEMENTS = 65_536           # the brute force's blocks when the reference is small: they stay in cache
-MAX_GROUPS = 64                    # more category combinations: far queries by blocked brute force
+GROUP_CALL_ELEMENTS = 30_000      # a k-d tree call costs about as much as this many brute-force multiply-adds
 CHUNK_ELEMENTS = 4_000_000         # distances held at once by the blocked brute force
 ONEHOT_LEVELS = 64                 # in the brute force, columns with more levels are compared directly
 TREE_SLACK = 1e-9                  # relative allowance for the tree's rounding (actual: ~1e-15)
@@ -877,18 +877,14 @@ def _nearest(q_num, q_cat, r_num, r_cat, r_counts):
         if len(crowded):
             collect(qs[crowded], tree, members, upper[qs[crowded]] + slack[qs[crowded]])
     wide = np.flatnonzero(~narrow)
-    r_groups = np.unique(r_comb)
-    if len(wide) and len(r_groups) > MAX_GROUPS:      # too many groups to visit one by one
-        best[wide], ties[wide] = _blocked_nearest(q_num[wide], q_cat[wide], r_num, r_cat, r_counts)
-        wide = wide[:0]
-    wide_cat = q_cat[wide]
-    for g in (r_groups if len(wide) else ()):
-        tree, members = group(g)
-        m = MISMATCH_COST * np.sum(wide_cat != r_cat[members[0]], axis=1)
-        room = upper[wide] - m
-        reach = room + slack[wide] >= 0
-        if reach.any():
-            collect(wide[reach], tree, members, np.maximum(room[reach], 0.0) * (1.0 + TREE_SLACK) + slack[wide[reach]])
+    if len(wide):
+        r_groups = np.unique(r_comb)
+        width = q_num.shape[1] + 1 + q_cat.shape[1]
+        if len(wide) * nr * width <= GROUP_CALL_ELEMENTS * len(r_groups):    # few queries: brute force is cheaper
+            best[wide], ties[wide] = _blocked_nearest(q_num[wide], q_cat[wide], r_num, r_cat, r_counts)
+        else:
+            _wide_search(wide, q_num, q_cat, q_points, q_comb, r_num, r_cat, r_groups, r_cat[r_order[first[r_groups]]],
+                         group, upper, collect, pairs_q, pairs_r)
     if not pairs_q:
         return best, ties
     rows, cols = np.concatenate(pairs_q), np.concatenate(pairs_r)
@@ -899,6 +895,88 @@ def _nearest(q_num, q_cat, r_num, r_cat, r_counts):
     counted = np.bincount(rows, weights=np.where(exact == low[rows], r_counts[cols], 0), minlength=nq)
     best[checked], ties[checked] = low[checked], counted[checked].astype(np.int64)
     return best, ties
+
+
+def _wide_search(wide, q_num, q_cat, q_points, q_comb, r_num, r_cat, r_groups, r_tuples, group, upper, collect,
+                 pairs_q, pairs_r):
+    """The candidates of the queries `wide`, whose nearest row may be a mismatch away, appended
+    to pairs_q / pairs_r: every reference row within each query's final upper bound.
+
+    Category combinations (groups) are visited by mismatch count m = 0, 1, 2, ...: at count m
+    only the groups exactly m mismatches from a query's combination, and only while the query's
+    upper bound U (an exact distance, lowered by every group visited) still reaches m. In each
+    group a k = 2 search bounded by U - m gives the nearest row (its exact distance lowers U)
+    and whether a second row might be as near; once U is final, every row within it lies in a
+    visited group (U only decreases, so a group out of reach at its turn stays out) and is
+    either that nearest row or found by a ball search of the groups with a second candidate.
+    Rounding allowance as in _nearest. Updates `upper`."""
+    def allowance(u):
+        return u * TREE_SLACK + TREE_FLOOR
+
+    wide = wide[np.argsort(q_comb[wide], kind="stable")]
+    starts = np.flatnonzero(np.r_[True, q_comb[wide][1:] != q_comb[wide][:-1]])
+    sizes = np.diff(np.r_[starts, len(wide)])
+    tuple_of = np.repeat(np.arange(len(starts)), sizes)                   # combination of each wide query
+    q_tuples = q_cat[wide[starts]]                                        # T x c
+    count_type = np.uint8 if q_cat.shape[1] < 256 else np.int64
+    rows_per_chunk = max(1, CHUNK_ELEMENTS // len(r_groups))
+    found_q, found_r, second_d, found_g, found_cost = [], [], [], [], []
+    for m in range(q_cat.shape[1] + 1):
+        cost = MISMATCH_COST * m
+        active = np.unique(tuple_of[upper[wide] + allowance(upper[wide]) >= cost])
+        if not len(active):
+            break
+        at_t, at_g = [], []                      # (combination, group) pairs exactly m mismatches apart
+        for s in range(0, len(active), rows_per_chunk):
+            chunk = active[s:s + rows_per_chunk]
+            mismatches = np.zeros((len(chunk), len(r_groups)), count_type)
+            for j in range(q_cat.shape[1]):
+                mismatches += q_tuples[chunk, j, None] != r_tuples[None, :, j]
+            t, g = np.nonzero(mismatches == m)
+            at_t.append(chunk[t])
+            at_g.append(g)
+        at_t, at_g = np.concatenate(at_t), np.concatenate(at_g)
+        # every query of each pair's combination, ordered by group
+        lengths = sizes[at_t]
+        pos = np.repeat(starts[at_t] - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+        pair_g = np.repeat(at_g, lengths)
+        by_group = np.argsort(pair_g, kind="stable")
+        pos, pair_g = pos[by_group], pair_g[by_group]
+        bounds = np.flatnonzero(np.r_[True, pair_g[1:] != pair_g[:-1], True])
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            qs = wide[pos[a:b]]
+            qs = qs[upper[qs] + allowance(upper[qs]) >= cost]            # U fell since the pairs were listed
+            if not len(qs):
+                continue
+            tree, members = group(r_groups[pair_g[a]])
+            radius = np.sqrt(np.maximum(upper[qs] - cost, 0.0) * (1.0 + TREE_SLACK) + allowance(upper[qs]))
+            d, j = tree.query(q_points[qs], k=2, distance_upper_bound=np.nextafter(radius.max(), np.inf),
+                              workers=_workers(len(qs)))
+            hit = np.isfinite(d[:, 0])
+            qs, rows = qs[hit], members[j[hit, 0]]
+            upper[qs] = np.minimum(upper[qs], _sqdist(q_num[qs], q_cat[qs], r_num[rows], r_cat[rows]))
+            found_q.append(qs)
+            found_r.append(rows)
+            second_d.append(d[hit, 1])
+            found_g.append(np.full(len(qs), pair_g[a]))
+            found_cost.append(np.full(len(qs), cost))
+    if not found_q:
+        return
+    qs, rows, second, gs, cost = (np.concatenate(v) for v in (found_q, found_r, second_d, found_g, found_cost))
+    room = upper[qs] - cost
+    keep = room + allowance(upper[qs]) >= 0
+    qs, rows, second, gs, room = qs[keep], rows[keep], second[keep], gs[keep], room[keep]
+    radius2 = np.maximum(room, 0.0) * (1.0 + TREE_SLACK) + allowance(upper[qs])
+    crowded = second <= np.sqrt(radius2)                  # a second row may be as near: a ball search
+    pairs_q.append(qs[~crowded])
+    pairs_r.append(rows[~crowded])
+    crowded = np.flatnonzero(crowded)
+    if len(crowded):
+        crowded = crowded[np.argsort(gs[crowded], kind="stable")]
+        cuts = np.flatnonzero(np.r_[True, gs[crowded][1:] != gs[crowded][:-1], True])
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            tree, members = group(r_groups[gs[crowded[a]]])
+            collect(qs[crowded[a:b]], tree, members, radius2[crowded[a:b]])
 
 
 def nearest_sqdist(q_num, q_cat, r_num, r_cat, count_ties: bool = False):

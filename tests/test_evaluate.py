@@ -256,14 +256,15 @@ def brute_force(q, qc, ref, rc):
     return full + (qc[:, None, :] != rc[None, :, :]).sum(axis=2)
 
 
-@pytest.mark.parametrize("seed,max_groups,onehot_levels", [(11, 64, 64), (12, 64, 64), (13, 0, 64), (14, 0, 1)])
-def test_nearest_search_is_exact(monkeypatch, seed, max_groups, onehot_levels):
+@pytest.mark.parametrize("seed,group_call,onehot_levels", [(11, 0, 64), (12, 0, 64), (13, 10 ** 12, 64), (14, 10 ** 12, 1)])
+def test_nearest_search_is_exact(monkeypatch, seed, group_call, onehot_levels):
     """Lattice data full of exact ties and duplicate rows, categorical columns (groups of
     equal categories, minima both below and above one mismatch), numeric-only and
     categorical-only shapes: same squared distances and tie counts as a brute force, to the
-    last bit. max_groups=0 takes the blocked brute force used for many category combinations
-    (in blocks of 3 query rows; onehot_levels=1 compares categories directly, not by product)."""
-    monkeypatch.setattr(evaluate_module, "MAX_GROUPS", max_groups)
+    last bit. group_call=0 searches the records whose nearest row is a mismatch away by k-d trees
+    over the category combinations; 10**12 takes the blocked brute force instead (in blocks of
+    3 query rows; onehot_levels=1 compares categories directly, not by product)."""
+    monkeypatch.setattr(evaluate_module, "GROUP_CALL_ELEMENTS", group_call)
     monkeypatch.setattr(evaluate_module, "SMALL_SEARCH", 0)
     monkeypatch.setattr(evaluate_module, "SMALL_REFERENCE", 0)
     monkeypatch.setattr(evaluate_module, "ONEHOT_LEVELS", onehot_levels)
