@@ -544,3 +544,37 @@ def test_ks_statistic_with_ties_equals_scipy():
             assert got[r, j] == at_every_point(xo[:, j], xr[r, :, j])
             assert got[r, j] == pytest.approx(stats.ks_2samp(xo[:, j], xr[r, :, j]).statistic, abs=1e-15)
     assert np.all(got[1] == 0)
+
+
+def test_category_codes_number_texts_in_order_with_null_after_the_empty_string(con):
+    """The categorical codes of two data sets (Arrow dictionaries merged): one dense numbering,
+    texts in code-point order, NULL its own code right after '' (the order the utility sums run
+    in), and after dropping rows only the values that still occur numbered."""
+    texts = [["b", None, "", "é", "a", "b"], ["", "Z", None, "a", "zz", "b"]]
+    for i, t in enumerate(texts):
+        rows = ", ".join("(NULL)" if v is None else f"('{v}')" for v in t)
+        con.execute(f"CREATE OR REPLACE TABLE u{i} AS SELECT * FROM (VALUES {rows}) v(s)").fetchall()
+    read = [evaluate_module._read(con, evaluate_module.resolve_source(con, f"u{i}"), "r", (), ("s",))[1] for i in range(2)]
+
+    def expected(rows):
+        keys = sorted({(v or "", v is None) for t in rows for v in t})
+        return [[keys.index((v or "", v is None)) for v in t] for t in rows]
+
+    codes = evaluate_module._shared_codes(read, 6)
+    assert [c[:, 0].tolist() for c in codes] == expected(texts)
+    keep = np.array([0, 1, 2])                     # "a" (between others), "zz" and "é" no longer occur
+    sub = [[(index[keep], values) for index, values in read[0]], [(index[keep], values) for index, values in read[1]]]
+    codes = evaluate_module._shared_codes(sub, 3)
+    assert [c[:, 0].tolist() for c in codes] == expected([[t[i] for i in keep] for t in texts])
+
+
+def test_combination_counts_equal_unique_rows():
+    """The joint counts of the multi-information: those of np.unique over rows, in its order,
+    also when the mixed-radix key must be renumbered (levels whose product exceeds int64)."""
+    rng = np.random.default_rng(5)
+    for levels in ([3, 1, 4], [2 ** 20] * 4):
+        k = np.column_stack([rng.integers(0, n, 500) for n in levels])
+        k[:100] = k[100:200]                                  # repeated combinations
+        k[0, :] = np.array(levels) - 1                        # the largest codes occur
+        np.testing.assert_array_equal(evaluate_module._combination_counts(k),
+                                      np.unique(k, axis=0, return_counts=True)[1])
