@@ -109,7 +109,8 @@ MISMATCH_COST = 1.0                # squared distance added by a categorical mis
 SMALL_SEARCH = 250_000             # at most this many pairs: blocked brute force, no trees
 SMALL_REFERENCE = 512              # nor against at most this many reference rows (tune: many releases' queries)
 CACHED_ELEMENTS = 65_536           # the brute force's blocks when the reference is small: they stay in cache
-GROUP_CALL_ELEMENTS = 30_000      # a k-d tree call costs about as much as this many brute-force multiply-adds
+FEW_GROUPS = 64                    # at most this many category combinations: one k-d tree each
+GROUP_QUERY_COST = 300            # a k-d tree query costs about as much as this many brute-force multiply-adds
 CHUNK_ELEMENTS = 4_000_000         # distances held at once by the blocked brute force
 ONEHOT_LEVELS = 64                 # in the brute force, columns with more levels are compared directly
 TREE_SLACK = 1e-9                  # relative allowance for the tree's rounding (actual: ~1e-15)
@@ -705,21 +706,7 @@ def _entropy(counts) -> float:
 
 def _multi_information(k) -> float:
     marginal = sum(_entropy(np.bincount(k[:, j])) for j in range(k.shape[1]))
-    return max(marginal - _entropy(_combination_counts(k)), 0.0)        # >= 0 in exact arithmetic
-
-
-def _combination_counts(k):
-    """np.unique(k, axis=0, return_counts=True)[1] for non-negative integer codes, through one
-    int64 key per row (a mixed-radix number, renumbered densely before it could overflow): the
-    same order, 20 times faster than sorting rows."""
-    key = np.zeros(len(k), np.int64)
-    for j in range(k.shape[1]):
-        levels = int(k[:, j].max(initial=0)) + 1
-        if int(key.max(initial=0)) + 1 > np.iinfo(np.int64).max // levels:
-            _, key = np.unique(key, return_inverse=True)
-            key = key.reshape(-1).astype(np.int64)
-        key = key * levels + k[:, j]
-    return np.unique(key, return_counts=True)[1]
+    return max(marginal - _entropy(_combinations(k)[1]), 0.0)        # >= 0 in exact arithmetic
 
 
 # ----------------------------------------------------------------------------- Student t
@@ -820,117 +807,196 @@ def _nearest(q_num, q_cat, r_num, r_cat, r_counts):
     each stands for): the exact nearest squared distance and how many records share it.
 
     k-d trees (scipy's cKDTree) over the NUMERIC columns propose candidates: one over all
-    reference rows and one per combination of categorical values (a "group"), in which the
-    categorical part of every distance is the same number of mismatches m. Every distance
-    that decides the answer is computed exactly by _sqdist, so the minimum and the ties are a
-    brute force's (a tie is exact floating-point equality). Why exact: an upper bound U of the
-    minimum comes from the exact distances of two candidates (the nearest in numeric space
-    overall and within the query's own group). A row of a group with m mismatches is within
-    U only if its numeric squared distance is within U - m, so every such row lies in that
-    group's ball of squared radius (U - m) (1 + TREE_SLACK) + U TREE_SLACK (rounding of the
-    trees and of the sums is ~1e-15 relative); all rows of those balls are checked exactly.
-    When U < MISMATCH_COST only the own group (m = 0) can hold such rows; otherwise every
-    group within reach is searched, or, beyond MAX_GROUPS groups, _blocked_nearest answers."""
+    reference rows, and one in which each combination of categorical values (a "group", in
+    which the categorical part of every distance is the same number of mismatches m) is moved
+    along an extra coordinate, GROUP_SPACING apart, so that a search centred in a group with
+    a radius below the spacing stays inside it (one tree, one call for all groups). Every
+    distance that decides the answer is computed exactly by _sqdist, so the minimum and the
+    ties are a brute force's (a tie is exact floating-point equality). Why exact: an upper
+    bound U of the minimum comes from the exact distances of two candidates (the nearest in
+    numeric space overall and within the query's own group). A row of a group with m
+    mismatches is within U only if its numeric squared distance is within U - m, so every
+    such row lies in that group's ball of squared radius (U - m) (1 + TREE_SLACK) + U
+    TREE_SLACK (rounding of the trees and of the sums is ~1e-15 relative); all rows of those
+    balls are checked exactly. When U < MISMATCH_COST only the own group (m = 0) can hold
+    such rows; otherwise _wide_search visits the groups within reach."""
     nq, nr = len(q_num), len(r_num)
     if nq * nr <= SMALL_SEARCH or nr <= SMALL_REFERENCE:    # tiny data (bodyfat: 241 x 241): blocks beat the trees
         return _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts)
-    if q_cat.shape[1]:
-        both = np.ascontiguousarray(np.vstack([q_cat, r_cat]))
-        keys = both.view(np.dtype((np.void, both.dtype.itemsize * both.shape[1]))).reshape(-1)
-        _, comb = np.unique(keys, return_inverse=True)
-        comb = comb.reshape(-1)
-    else:
-        comb = np.zeros(nq + nr, np.int64)
+    comb, _ = _combinations(np.vstack([q_cat, r_cat]))
     q_comb, r_comb = comb[:nq], comb[nq:]
-    r_order = np.argsort(r_comb, kind="stable")
-    first = np.searchsorted(r_comb[r_order], np.arange(comb.max() + 2))
-    trees = {}
-
-    def group(g):
-        if g not in trees:
-            members = r_order[first[g]:first[g + 1]]
-            trees[g] = (cKDTree(_numeric_points(r_num[members])), members)
-        return trees[g]
-
-    q_points = _numeric_points(q_num)
-    upper, own = np.full(nq, np.inf), np.zeros(nq, np.int64)
-    has_own = first[q_comb + 1] > first[q_comb]
-    by_comb = np.argsort(q_comb, kind="stable")
-    own_groups = [qs for qs in np.split(by_comb, np.flatnonzero(np.diff(q_comb[by_comb])) + 1) if has_own[qs[0]]]
-    for qs in own_groups:
-        tree, members = group(q_comb[qs[0]])
-        _, j = tree.query(q_points[qs], k=1, workers=_workers(len(qs)))
-        own[qs] = members[j]
-        upper[qs] = _sqdist(q_num[qs], q_cat[qs], r_num[own[qs]], r_cat[own[qs]])
+    q_points, r_points = _numeric_points(q_num), _numeric_points(r_num)
+    trees = _GroupTrees(q_points, r_points, r_comb, MISMATCH_COST * q_cat.shape[1])
+    if trees.spacing is not None and not math.isfinite(trees.spacing * (comb.max() + 1.0)):
+        return _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts)           # values beyond 1e150
+    has_own = np.bincount(r_comb, minlength=comb.max() + 1)[q_comb] > 0
+    _, own = trees.query(q_points, q_comb)                                     # nearest of the own group
+    own = np.where(has_own, own[:, 0], 0)
+    upper = np.where(has_own, _sqdist(q_num, q_cat, r_num[own], r_cat[own]), np.inf)
     # no own group, or its nearest is a mismatch away: the nearest in numeric space overall
     far = np.flatnonzero(~(upper + upper * TREE_SLACK + TREE_FLOOR < MISMATCH_COST))
     if len(far):
-        _, cand = cKDTree(_numeric_points(r_num)).query(q_points[far], k=1, workers=_workers(len(far)))
+        _, cand = cKDTree(r_points).query(q_points[far], k=1, workers=_workers(len(far)))
         upper[far] = np.minimum(upper[far], _sqdist(q_num[far], q_cat[far], r_num[cand], r_cat[cand]))
 
     pairs_q, pairs_r = [], []
 
-    def collect(qs, tree, members, radius2):
-        found = tree.query_ball_point(q_points[qs], np.sqrt(radius2), workers=_workers(len(qs)))
-        lengths = np.fromiter((len(f) for f in found), np.int64, len(found))
-        pairs_q.append(np.repeat(qs, lengths))
-        pairs_r.append(members[np.fromiter(itertools.chain.from_iterable(found), np.int64, int(lengths.sum()))])
+    def collect(qs, groups, radius2):
+        """Every row of group groups[i] within squared radius radius2[i] of query qs[i]."""
+        found_q, found_r = trees.ball(q_points[qs], groups, np.sqrt(radius2))
+        pairs_q.append(qs[found_q])
+        pairs_r.append(found_r)
 
     slack = upper * TREE_SLACK + TREE_FLOOR
     narrow = upper + slack < MISMATCH_COST        # then `own` is a row at distance upper
+    # is a second row of the own group as near? (a row of another group lies beyond `spacing`)
+    second = np.full(nq, np.inf)
+    mine = np.flatnonzero(has_own)
+    second[mine] = trees.query(q_points[mine], q_comb[mine], k=2,
+                               radius=np.sqrt(upper[mine] * (1.0 + TREE_SLACK) + slack[mine]))[0][:, 1]
     best, ties = upper.copy(), r_counts[own].astype(np.int64)
-    for qs in own_groups:
-        qs = qs[narrow[qs]]
-        if not len(qs):
-            continue
-        tree, members = group(q_comb[qs[0]])
-        radius = np.sqrt(upper[qs] + slack[qs])
-        # Is any other row of the group within the radius? A k = 2 search bounded by the
-        # radius is about twice as fast as a ball search; the bound is one number per call,
-        # so the queries go in small batches of similar radius. Only crowded ones get a ball search.
-        crowded = []
-        by_radius = np.argsort(radius, kind="stable")
-        for batch in np.array_split(by_radius, max(1, len(by_radius) // TREE_BATCH)):
-            second, _ = tree.query(q_points[qs[batch]], k=2, distance_upper_bound=np.nextafter(radius[batch[-1]], np.inf),
-                                   workers=_workers(len(batch)))
-            crowded.append(batch[second.reshape(len(batch), -1)[:, -1] <= radius[batch]])
-        crowded = np.concatenate(crowded)
-        if len(crowded):
-            collect(qs[crowded], tree, members, upper[qs[crowded]] + slack[qs[crowded]])
+    crowded = np.flatnonzero(narrow & (second <= np.sqrt(upper + slack)))     # another own row may be as near
+    if len(crowded):
+        collect(crowded, q_comb[crowded], upper[crowded] + slack[crowded])
     wide = np.flatnonzero(~narrow)
+    blocked = wide[:0]
     if len(wide):
         r_groups = np.unique(r_comb)
-        width = q_num.shape[1] + 1 + q_cat.shape[1]
-        if len(wide) * nr * width <= GROUP_CALL_ELEMENTS * len(r_groups):    # few queries: brute force is cheaper
-            best[wide], ties[wide] = _blocked_nearest(q_num[wide], q_cat[wide], r_num, r_cat, r_counts)
-        else:
-            _wide_search(wide, q_num, q_cat, q_points, q_comb, r_num, r_cat, r_groups, r_cat[r_order[first[r_groups]]],
-                         group, upper, collect, pairs_q, pairs_r)
-    if not pairs_q:
-        return best, ties
-    rows, cols = np.concatenate(pairs_q), np.concatenate(pairs_r)
-    exact = _sqdist(q_num[rows], q_cat[rows], r_num[cols], r_cat[cols])
-    checked = np.unique(rows)
-    low = np.full(nq, np.inf)
-    np.minimum.at(low, rows, exact)
-    counted = np.bincount(rows, weights=np.where(exact == low[rows], r_counts[cols], 0), minlength=nq)
-    best[checked], ties[checked] = low[checked], counted[checked].astype(np.int64)
+        order = np.argsort(r_comb, kind="stable")
+        r_tuples = r_cat[order[np.searchsorted(r_comb, r_groups, sorter=order)]]      # each group's categories
+        blocked = _wide_search(wide, own, second, q_num, q_cat, q_comb, r_num, r_cat, r_groups, r_tuples,
+                               q_points, trees, upper, collect, pairs_q, pairs_r)
+    if pairs_q:
+        rows, cols = np.concatenate(pairs_q), np.concatenate(pairs_r)
+        exact = _sqdist(q_num[rows], q_cat[rows], r_num[cols], r_cat[cols])
+        checked = np.unique(rows)
+        low = np.full(nq, np.inf)
+        np.minimum.at(low, rows, exact)
+        counted = np.bincount(rows, weights=np.where(exact == low[rows], r_counts[cols], 0), minlength=nq)
+        best[checked], ties[checked] = low[checked], counted[checked].astype(np.int64)
+    if len(blocked):
+        best[blocked], ties[blocked] = _blocked_nearest(q_num[blocked], q_cat[blocked], r_num, r_cat, r_counts)
     return best, ties
 
 
-def _wide_search(wide, q_num, q_cat, q_points, q_comb, r_num, r_cat, r_groups, r_tuples, group, upper, collect,
-                 pairs_q, pairs_r):
-    """The candidates of the queries `wide`, whose nearest row may be a mismatch away, appended
-    to pairs_q / pairs_r: every reference row within each query's final upper bound.
+class _GroupTrees:
+    """k-d trees over the numeric columns of the reference rows, searched within one group
+    (combination of categorical values) per query. At most FEW_GROUPS groups: one tree each.
+    More: one tree in which each group is moved along an extra coordinate, `spacing` apart,
+    so that a search within a radius below the spacing stays in its group (one call for all
+    groups instead of one per group; in 12 dimensions about twice the work of a call per
+    group, as groups get split across subtrees)."""
 
-    Category combinations (groups) are visited by mismatch count m = 0, 1, 2, ...: at count m
-    only the groups exactly m mismatches from a query's combination, and only while the query's
-    upper bound U (an exact distance, lowered by every group visited) still reaches m. In each
-    group a k = 2 search bounded by U - m gives the nearest row (its exact distance lowers U)
-    and whether a second row might be as near; once U is final, every row within it lies in a
-    visited group (U only decreases, so a group out of reach at its turn stays out) and is
-    either that nearest row or found by a ball search of the groups with a second candidate.
-    Rounding allowance as in _nearest. Updates `upper`."""
+    def __init__(self, q_points, r_points, r_comb, most_mismatch):
+        self.n = len(r_points)
+        self.groups = np.unique(r_comb)
+        self.spacing = None
+        if len(self.groups) <= FEW_GROUPS:
+            order = np.argsort(r_comb, kind="stable")
+            cuts = np.searchsorted(r_comb[order], np.r_[self.groups, self.groups[-1] + 1])
+            self.trees = {int(g): (cKDTree(r_points[order[a:b]]), order[a:b])
+                          for g, a, b in zip(self.groups, cuts[:-1], cuts[1:])}
+            return
+        # every numeric squared distance, and so every search radius, is at most the squared
+        # extent of all points plus the mismatches; the groups lie further apart than that
+        extent = np.maximum(q_points.max(axis=0), r_points.max(axis=0)) - np.minimum(q_points.min(axis=0),
+                                                                                     r_points.min(axis=0))
+        with np.errstate(over="ignore"):
+            self.spacing = 2.0 * math.sqrt(float(np.sum(extent * extent)) + most_mismatch) + 1.0
+        if math.isfinite(self.spacing * (self.groups[-1] + 1.0)):
+            self.tree = cKDTree(self._placed(r_points, r_comb))
+
+    def _placed(self, points, groups):
+        return np.column_stack([points, groups * self.spacing])
+
+    def _by_group(self, groups):
+        """(group, positions of its queries) for every group among `groups` that has rows."""
+        order = np.argsort(groups, kind="stable")
+        cuts = np.flatnonzero(np.r_[True, groups[order][1:] != groups[order][:-1], True])
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            g = int(groups[order[a]])
+            if g in self.trees:
+                yield g, order[a:b]
+
+    def query(self, points, groups, k=1, radius=None):
+        """(d, j), each (len(points), k): the k nearest rows of group groups[i] to points[i] (j
+        indexes the reference rows), or with `radius` only those within radius[i]; missing
+        neighbours have d = inf. A bound is one number per call, so bounded queries go in
+        batches of TREE_BATCH similar radii: a bounded search costs little more than k = 1, an
+        unbounded second neighbour in 12 dimensions 50 times more."""
+        d, j = np.full((len(points), k), np.inf), np.zeros((len(points), k), np.int64)
+        if self.spacing is None:
+            for g, at in self._by_group(groups):
+                tree, members = self.trees[g]
+                d[at], found = self._search(tree, points[at], k, None if radius is None else radius[at])
+                j[at] = members[np.minimum(found, len(members) - 1)]
+        else:
+            d[:], j[:] = self._search(self.tree, self._placed(points, groups), k, radius)
+        return d, j
+
+    @staticmethod
+    def _search(tree, points, k, radius):
+        ks = list(range(1, k + 1))              # a list: 2-d results even for k = 1
+        if radius is None:
+            return tree.query(points, k=ks, workers=_workers(len(points)))
+        d, j = np.full((len(points), k), np.inf), np.zeros((len(points), k), np.int64)
+        by_radius = np.argsort(radius, kind="stable")
+        for batch in np.array_split(by_radius, max(1, len(by_radius) // TREE_BATCH)):
+            if len(batch):
+                d[batch], j[batch] = tree.query(points[batch], k=ks, workers=_workers(len(batch)),
+                                                distance_upper_bound=np.nextafter(radius[batch[-1]], np.inf))
+        return d, j
+
+    def ball(self, points, groups, radius):
+        """(i, row) for every reference row of group groups[i] within radius[i] of points[i]."""
+        parts_i, parts_r = [], []
+        if self.spacing is None:
+            for g, at in self._by_group(groups):
+                tree, members = self.trees[g]
+                found = tree.query_ball_point(points[at], radius[at], workers=_workers(len(at)))
+                lengths = np.fromiter((len(f) for f in found), np.int64, len(found))
+                parts_i.append(np.repeat(at, lengths))
+                parts_r.append(members[np.fromiter(itertools.chain.from_iterable(found), np.int64, int(lengths.sum()))])
+        else:
+            found = self.tree.query_ball_point(self._placed(points, groups), radius, workers=_workers(len(points)))
+            lengths = np.fromiter((len(f) for f in found), np.int64, len(found))
+            parts_i.append(np.repeat(np.arange(len(points)), lengths))
+            parts_r.append(np.fromiter(itertools.chain.from_iterable(found), np.int64, int(lengths.sum())))
+        if not parts_i:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.concatenate(parts_i), np.concatenate(parts_r)
+
+
+def _combinations(k):
+    """(ids, counts): np.unique(k, axis=0, return_inverse=True, return_counts=True) for
+    non-negative integer codes, through one int64 key per row (a mixed-radix number,
+    renumbered densely before it could overflow): the same order, 20 times faster than
+    sorting rows."""
+    key = np.zeros(len(k), np.int64)
+    for j in range(k.shape[1]):
+        levels = int(k[:, j].max(initial=0)) + 1
+        if int(key.max(initial=0)) + 1 > np.iinfo(np.int64).max // levels:
+            _, key = np.unique(key, return_inverse=True)
+            key = key.reshape(-1).astype(np.int64)
+        key = key * levels + k[:, j]
+    _, ids, counts = np.unique(key, return_inverse=True, return_counts=True)
+    return ids.reshape(-1), counts
+
+
+def _wide_search(wide, own, second, q_num, q_cat, q_comb, r_num, r_cat, r_groups, r_tuples, q_points, trees,
+                 upper, collect, pairs_q, pairs_r):
+    """The candidates of the queries `wide`, whose nearest row may be a mismatch away, appended
+    to pairs_q / pairs_r: every reference row within each query's final upper bound. Returns
+    the queries left to _blocked_nearest instead (too many groups within reach).
+
+    Groups are visited by mismatch count m = 0, 1, 2, ...: at count m only the groups exactly
+    m mismatches from a query's combination, and only while the query's upper bound U (an
+    exact distance) still reaches m. In each a k = 2 search bounded by the largest U - m
+    gives the group's nearest row (its exact distance lowers U) and whether a second row
+    might be as near; m = 0, the own group, was searched by _nearest. Once U is final, every
+    row within it lies in a visited group (U only decreases, so a group out of reach at its
+    turn stays out) and is either that nearest row or found by a ball search of the groups
+    with a second candidate. Rounding allowance as in _nearest. Updates `upper`."""
     def allowance(u):
         return u * TREE_SLACK + TREE_FLOOR
 
@@ -941,10 +1007,13 @@ def _wide_search(wide, q_num, q_cat, q_points, q_comb, r_num, r_cat, r_groups, r
     q_tuples = q_cat[wide[starts]]                                        # T x c
     count_type = np.uint8 if q_cat.shape[1] < 256 else np.int64
     rows_per_chunk = max(1, CHUNK_ELEMENTS // len(r_groups))
-    found_q, found_r, second_d, found_g, found_cost = [], [], [], [], []
-    for m in range(q_cat.shape[1] + 1):
+    mine = np.isin(q_comb[wide], r_groups)                                # m = 0: from _nearest's search
+    found = [(wide[mine], q_comb[wide[mine]], own[wide[mine]], second[wide[mine]], np.zeros(mine.sum()))]
+    blocked = wide[:0]
+    for m in range(1, q_cat.shape[1] + 1):
         cost = MISMATCH_COST * m
-        active = np.unique(tuple_of[upper[wide] + allowance(upper[wide]) >= cost])
+        reach = upper[wide] + allowance(upper[wide]) >= cost
+        active = np.unique(tuple_of[reach])
         if not len(active):
             break
         at_t, at_g = [], []                      # (combination, group) pairs exactly m mismatches apart
@@ -955,49 +1024,34 @@ def _wide_search(wide, q_num, q_cat, q_points, q_comb, r_num, r_cat, r_groups, r
                 mismatches += q_tuples[chunk, j, None] != r_tuples[None, :, j]
             t, g = np.nonzero(mismatches == m)
             at_t.append(chunk[t])
-            at_g.append(g)
+            at_g.append(r_groups[g])
         at_t, at_g = np.concatenate(at_t), np.concatenate(at_g)
-        # every query of each pair's combination, ordered by group
+        # every query of each pair's combination still within reach
         lengths = sizes[at_t]
         pos = np.repeat(starts[at_t] - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
-        pair_g = np.repeat(at_g, lengths)
-        by_group = np.argsort(pair_g, kind="stable")
-        pos, pair_g = pos[by_group], pair_g[by_group]
-        bounds = np.flatnonzero(np.r_[True, pair_g[1:] != pair_g[:-1], True])
-        for a, b in zip(bounds[:-1], bounds[1:]):
-            qs = wide[pos[a:b]]
-            qs = qs[upper[qs] + allowance(upper[qs]) >= cost]            # U fell since the pairs were listed
-            if not len(qs):
-                continue
-            tree, members = group(r_groups[pair_g[a]])
-            radius = np.sqrt(np.maximum(upper[qs] - cost, 0.0) * (1.0 + TREE_SLACK) + allowance(upper[qs]))
-            d, j = tree.query(q_points[qs], k=2, distance_upper_bound=np.nextafter(radius.max(), np.inf),
-                              workers=_workers(len(qs)))
-            hit = np.isfinite(d[:, 0])
-            qs, rows = qs[hit], members[j[hit, 0]]
-            upper[qs] = np.minimum(upper[qs], _sqdist(q_num[qs], q_cat[qs], r_num[rows], r_cat[rows]))
-            found_q.append(qs)
-            found_r.append(rows)
-            second_d.append(d[hit, 1])
-            found_g.append(np.full(len(qs), pair_g[a]))
-            found_cost.append(np.full(len(qs), cost))
-    if not found_q:
-        return
-    qs, rows, second, gs, cost = (np.concatenate(v) for v in (found_q, found_r, second_d, found_g, found_cost))
-    room = upper[qs] - cost
+        keep = reach[pos]
+        qs, gs = wide[pos[keep]], np.repeat(at_g, lengths)[keep]
+        if len(qs) * GROUP_QUERY_COST > reach.sum() * len(r_num) * (q_num.shape[1] + 1 + q_cat.shape[1]):
+            blocked = np.concatenate([blocked, wide[reach]])     # cheaper by brute force
+            wide, tuple_of = wide[~reach], tuple_of[~reach]
+            continue
+        radius = np.sqrt(np.maximum(upper[qs] - cost, 0.0) * (1.0 + TREE_SLACK) + allowance(upper[qs]))
+        d, j = trees.query(q_points[qs], gs, k=2, radius=radius)
+        hit = np.isfinite(d[:, 0])
+        qs, gs, rows, d = qs[hit], gs[hit], j[hit, 0], d[hit]
+        np.minimum.at(upper, qs, _sqdist(q_num[qs], q_cat[qs], r_num[rows], r_cat[rows]))
+        found.append((qs, gs, rows, d[:, 1], np.full(len(qs), cost)))
+    qs, gs, rows, second, cost = (np.concatenate(v) for v in zip(*found))
+    room = upper[qs] - cost                   # (the blocked queries' answers replace theirs)
     keep = room + allowance(upper[qs]) >= 0
-    qs, rows, second, gs, room = qs[keep], rows[keep], second[keep], gs[keep], room[keep]
+    qs, gs, rows, second, room = qs[keep], gs[keep], rows[keep], second[keep], room[keep]
     radius2 = np.maximum(room, 0.0) * (1.0 + TREE_SLACK) + allowance(upper[qs])
     crowded = second <= np.sqrt(radius2)                  # a second row may be as near: a ball search
     pairs_q.append(qs[~crowded])
     pairs_r.append(rows[~crowded])
-    crowded = np.flatnonzero(crowded)
-    if len(crowded):
-        crowded = crowded[np.argsort(gs[crowded], kind="stable")]
-        cuts = np.flatnonzero(np.r_[True, gs[crowded][1:] != gs[crowded][:-1], True])
-        for a, b in zip(cuts[:-1], cuts[1:]):
-            tree, members = group(r_groups[gs[crowded[a]]])
-            collect(qs[crowded[a:b]], tree, members, radius2[crowded[a:b]])
+    if crowded.any():
+        collect(qs[crowded], gs[crowded], radius2[crowded])
+    return blocked
 
 
 def nearest_sqdist(q_num, q_cat, r_num, r_cat, count_ties: bool = False):

@@ -256,16 +256,22 @@ def brute_force(q, qc, ref, rc):
     return full + (qc[:, None, :] != rc[None, :, :]).sum(axis=2)
 
 
-@pytest.mark.parametrize("seed,group_call,onehot_levels", [(11, 0, 64), (12, 0, 64), (13, 10 ** 12, 64), (14, 10 ** 12, 1)])
-def test_nearest_search_is_exact(monkeypatch, seed, group_call, onehot_levels):
+@pytest.mark.parametrize("seed,small_search,few_groups,query_cost,onehot_levels",
+                         [(11, 0, 0, 0, 64), (12, 0, 0, 0, 64), (16, 0, 64, 0, 64), (15, 0, 0, 10 ** 12, 64),
+                          (13, 10 ** 12, 0, 0, 64), (14, 10 ** 12, 0, 0, 1)])
+def test_nearest_search_is_exact(monkeypatch, seed, small_search, few_groups, query_cost, onehot_levels):
     """Lattice data full of exact ties and duplicate rows, categorical columns (groups of
-    equal categories, minima both below and above one mismatch), numeric-only and
-    categorical-only shapes: same squared distances and tie counts as a brute force, to the
-    last bit. group_call=0 searches the records whose nearest row is a mismatch away by k-d trees
-    over the category combinations; 10**12 takes the blocked brute force instead (in blocks of
-    3 query rows; onehot_levels=1 compares categories directly, not by product)."""
-    monkeypatch.setattr(evaluate_module, "GROUP_CALL_ELEMENTS", group_call)
-    monkeypatch.setattr(evaluate_module, "SMALL_SEARCH", 0)
+    equal categories, minima both below and above one, two and three mismatches), numeric-only
+    and categorical-only shapes: same squared distances and tie counts as a brute force, to
+    the last bit. small_search=0 takes the k-d trees: one tree with the groups apart along an
+    extra coordinate (few_groups=0) or one per group (64), the records whose nearest row is a
+    mismatch away searched group by group, or (query_cost=10**12) handed to the blocked brute
+    force once a mismatch is within reach; small_search=10**12 takes the blocked brute force
+    for everything (in blocks of 3 query rows; onehot_levels=1 compares categories directly,
+    not by product)."""
+    monkeypatch.setattr(evaluate_module, "SMALL_SEARCH", small_search)
+    monkeypatch.setattr(evaluate_module, "GROUP_QUERY_COST", query_cost)
+    monkeypatch.setattr(evaluate_module, "FEW_GROUPS", few_groups)
     monkeypatch.setattr(evaluate_module, "SMALL_REFERENCE", 0)
     monkeypatch.setattr(evaluate_module, "ONEHOT_LEVELS", onehot_levels)
     monkeypatch.setattr(evaluate_module, "CHUNK_ELEMENTS", 3 * 250)
@@ -284,6 +290,16 @@ def test_nearest_search_is_exact(monkeypatch, seed, group_call, onehot_levels):
         np.testing.assert_array_equal(nearest_sqdist(q, qc, ref, rc), got)
         zeros, most_ties = zeros + np.sum(got == 0), max(most_ties, ties.max())
     assert zeros > 0 and most_ties > 1               # the data really has duplicates and ties
+    # far-apart corners, many records with no category in common with any reference row (the
+    # nearest up to 3 mismatches away) and groups whose rows are as far apart as the data spans
+    for trial in range(4):
+        q, ref = rng.choice([0.0, 10.0], size=(120, 2)), rng.choice([0.0, 10.0], size=(90, 2))
+        qc, rc = rng.integers(0, 3, size=(120, 3)), rng.integers(1, 4, size=(90, 3))
+        got, ties = nearest_sqdist(q, qc, ref, rc, count_ties=True)
+        full = brute_force(q, qc, ref, rc)
+        np.testing.assert_array_equal(got, full.min(axis=1))
+        np.testing.assert_array_equal(ties, (full == full.min(axis=1)[:, None]).sum(axis=1))
+        assert got.max() >= 3 and ties.max() > 1
     # continuous data (unique nearest rows: the path without ball searches) against the brute force
     q, ref = rng.normal(size=(500, 4)), rng.normal(size=(400, 4))
     qc, rc = rng.integers(0, 2, size=(500, 1)), rng.integers(0, 2, size=(400, 1))
@@ -576,5 +592,5 @@ def test_combination_counts_equal_unique_rows():
         k = np.column_stack([rng.integers(0, n, 500) for n in levels])
         k[:100] = k[100:200]                                  # repeated combinations
         k[0, :] = np.array(levels) - 1                        # the largest codes occur
-        np.testing.assert_array_equal(evaluate_module._combination_counts(k),
+        np.testing.assert_array_equal(evaluate_module._combinations(k)[1],
                                       np.unique(k, axis=0, return_counts=True)[1])
