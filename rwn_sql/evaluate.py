@@ -66,19 +66,23 @@ column adds 1 to the squared distance when its values differ, as RWN's default w
 
 Cost: the two nearest-neighbour searches (dcr, linkage) run over the distinct records
 (duplicates searched once, counted with their multiplicity) with scipy's cKDTree on the numeric
-columns, one tree per combination of categorical values (within one, every distance has the
-same mismatch count). Trees only propose candidates: the distances that decide a minimum are
-recomputed exactly, column by column, and every record within a 1e-9 relative allowance of the
-minimum is rechecked, so zero distances and ties are exact (a tie is exact floating-point
-equality of distances computed in the same order). Records whose nearest neighbour is a
-mismatch away are searched in every combination within reach, or, with more than 64
-combinations, by a blocked brute force (O(n^2) for those records); searches of at most
-SMALL_SEARCH pairs, or against at most SMALL_REFERENCE records, are a blocked brute force.
+columns, searched within one combination of categorical values at a time (within one, every
+distance has the same mismatch count): one tree per combination when there are at most 64,
+else one tree in which the combinations lie apart along an extra coordinate. Trees only
+propose candidates: the distances that decide a minimum are recomputed exactly, column by
+column, and every record within a 1e-9 relative allowance of the minimum is rechecked, so zero
+distances and ties are exact (a tie is exact floating-point equality of distances computed in
+the same order). Records whose nearest neighbour is a mismatch away are searched in the
+combinations 1, 2, ... mismatches away while the best distance so far still reaches them (a
+blocked brute force takes those records instead when that would be cheaper); searches of at
+most SMALL_SEARCH pairs, or against at most SMALL_REFERENCE records, are a blocked brute force.
 evaluate_replicates evaluates the releases of a setting together (tune's sweeps): every measure
 in one numpy pass over all of them, their linkage searches in one search; per release the
-numbers are evaluate()'s (risk exactly, utility up to the last bit of numpy's reductions). Measured on 2 busy cores (benchmarks/
-bench_tune.py), 100,000 rows: 12 independent normal columns + 1 category 3.4 to 6.6 s; adult-like,
-6 numeric + 7 categorical columns (thousands of combinations), 18 to 19 s. Everything else is
+numbers are evaluate()'s (risk exactly, utility up to the last bit of numpy's reductions).
+Measured with benchmarks/bench_tune.py on 2 cores shared with a load average of 12 to 15,
+100,000 rows: 12 independent normal columns + 1 category about 9.5 s wall (the code before
+this search: 8.8 s in the same run); adult-like, 6 numeric + 7 categorical columns (thousands
+of combinations), 5.6 to 9.4 s wall, 3.1 s of CPU (before: 23 to 28 s). Everything else is
 O(n log n) or O(n p^2).
 """
 from __future__ import annotations
@@ -110,7 +114,7 @@ SMALL_SEARCH = 250_000             # at most this many pairs: blocked brute forc
 SMALL_REFERENCE = 512              # nor against at most this many reference rows (tune: many releases' queries)
 CACHED_ELEMENTS = 65_536           # the brute force's blocks when the reference is small: they stay in cache
 FEW_GROUPS = 64                    # at most this many category combinations: one k-d tree each
-GROUP_QUERY_COST = 300            # a k-d tree query costs about as much as this many brute-force multiply-adds
+GROUP_QUERY_COST = 1500           # a bounded k-d tree query (~1.5 us) against one brute-force element (~1 ns)
 CHUNK_ELEMENTS = 4_000_000         # distances held at once by the blocked brute force
 ONEHOT_LEVELS = 64                 # in the brute force, columns with more levels are compared directly
 TREE_SLACK = 1e-9                  # relative allowance for the tree's rounding (actual: ~1e-15)
@@ -807,19 +811,18 @@ def _nearest(q_num, q_cat, r_num, r_cat, r_counts):
     each stands for): the exact nearest squared distance and how many records share it.
 
     k-d trees (scipy's cKDTree) over the NUMERIC columns propose candidates: one over all
-    reference rows, and one in which each combination of categorical values (a "group", in
-    which the categorical part of every distance is the same number of mismatches m) is moved
-    along an extra coordinate, GROUP_SPACING apart, so that a search centred in a group with
-    a radius below the spacing stays inside it (one tree, one call for all groups). Every
-    distance that decides the answer is computed exactly by _sqdist, so the minimum and the
-    ties are a brute force's (a tie is exact floating-point equality). Why exact: an upper
-    bound U of the minimum comes from the exact distances of two candidates (the nearest in
-    numeric space overall and within the query's own group). A row of a group with m
-    mismatches is within U only if its numeric squared distance is within U - m, so every
-    such row lies in that group's ball of squared radius (U - m) (1 + TREE_SLACK) + U
-    TREE_SLACK (rounding of the trees and of the sums is ~1e-15 relative); all rows of those
-    balls are checked exactly. When U < MISMATCH_COST only the own group (m = 0) can hold
-    such rows; otherwise _wide_search visits the groups within reach."""
+    reference rows, and _GroupTrees, searched within one combination of categorical values
+    (a "group", in which the categorical part of every distance is the same number of
+    mismatches m) per query. Every distance that decides the answer is computed exactly by
+    _sqdist, so the minimum and the ties are a brute force's (a tie is exact floating-point
+    equality). Why exact: an upper bound U of the minimum comes from the exact distances of
+    two candidates (the nearest in numeric space overall and within the query's own group).
+    A row of a group with m mismatches is within U only if its numeric squared distance is
+    within U - m, so every such row lies in that group's ball of squared radius (U - m) (1 +
+    TREE_SLACK) + U TREE_SLACK (rounding of the trees and of the sums is ~1e-15 relative);
+    all rows of those balls are checked exactly (a ball search where a second row of the
+    group may lie inside, else its nearest row). When U < MISMATCH_COST only the own group
+    (m = 0) can hold such rows; otherwise _wide_search visits the groups within reach."""
     nq, nr = len(q_num), len(r_num)
     if nq * nr <= SMALL_SEARCH or nr <= SMALL_REFERENCE:    # tiny data (bodyfat: 241 x 241): blocks beat the trees
         return _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts)
@@ -987,13 +990,15 @@ def _wide_search(wide, own, second, q_num, q_cat, q_comb, r_num, r_cat, r_groups
                  upper, collect, pairs_q, pairs_r):
     """The candidates of the queries `wide`, whose nearest row may be a mismatch away, appended
     to pairs_q / pairs_r: every reference row within each query's final upper bound. Returns
-    the queries left to _blocked_nearest instead (too many groups within reach).
+    the queries left to _blocked_nearest instead (when the (query, group) pairs of a count,
+    at GROUP_QUERY_COST each, would cost more than a brute force of the queries in reach).
 
     Groups are visited by mismatch count m = 0, 1, 2, ...: at count m only the groups exactly
     m mismatches from a query's combination, and only while the query's upper bound U (an
-    exact distance) still reaches m. In each a k = 2 search bounded by the largest U - m
-    gives the group's nearest row (its exact distance lowers U) and whether a second row
-    might be as near; m = 0, the own group, was searched by _nearest. Once U is final, every
+    exact distance) still reaches m. For all those (query, group) pairs at once a k = 2
+    search within the query's U - m gives the group's nearest row (its exact distance lowers
+    U) and whether a second row might be as near; m = 0, the own group, was searched by
+    _nearest. Once U is final, every
     row within it lies in a visited group (U only decreases, so a group out of reach at its
     turn stays out) and is either that nearest row or found by a ball search of the groups
     with a second candidate. Rounding allowance as in _nearest. Updates `upper`."""
