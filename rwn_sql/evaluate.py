@@ -886,12 +886,11 @@ class _GroupTrees:
     """k-d trees over the numeric columns of the reference rows, searched within one group
     (combination of categorical values) per query. At most FEW_GROUPS groups: one tree each.
     More: one tree in which each group is moved along an extra coordinate, `spacing` apart,
-    so that a search within a radius below the spacing stays in its group (one call for all
-    groups instead of one per group; in 12 dimensions about twice the work of a call per
-    group, as groups get split across subtrees)."""
+    so that a search within a radius below the spacing stays in its group: one call for all
+    groups instead of a Python loop over thousands (adult-like data), but 2.5 times the CPU
+    of one tree per group on 12 Gaussian columns with 5 groups (measured), hence FEW_GROUPS."""
 
     def __init__(self, q_points, r_points, r_comb, most_mismatch):
-        self.n = len(r_points)
         self.groups = np.unique(r_comb)
         self.spacing = None
         if len(self.groups) <= FEW_GROUPS:
