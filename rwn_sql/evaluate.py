@@ -79,11 +79,11 @@ most SMALL_SEARCH pairs, or against at most SMALL_REFERENCE records, are a block
 evaluate_replicates evaluates the releases of a setting together (tune's sweeps): every measure
 in one numpy pass over all of them, their linkage searches in one search; per release the
 numbers are evaluate()'s (risk exactly, utility up to the last bit of numpy's reductions).
-Measured with benchmarks/bench_tune.py on 2 cores shared with a load average of 12 to 15,
-100,000 rows: 12 independent normal columns + 1 category about 9.5 s wall (the code before
-this search: 8.8 s in the same run); adult-like, 6 numeric + 7 categorical columns (thousands
-of combinations), 5.6 to 9.4 s wall, 3.1 s of CPU (before: 23 to 28 s). Everything else is
-O(n log n) or O(n p^2).
+Measured with benchmarks/bench_tune.py on 2 cores shared with a load average of 10 to 15,
+100,000 rows: 12 independent normal columns + 1 category 9 to 10.5 s wall, 4.1 s of CPU;
+adult-like, 6 numeric + 7 categorical columns (thousands of combinations), 6.2 to 8.6 s wall,
+3.0 to 4.0 s of CPU (the code before the grouped tree and the level search: 12 s of CPU).
+Everything else is O(n log n) or O(n p^2).
 """
 from __future__ import annotations
 
