@@ -66,20 +66,24 @@ column adds 1 to the squared distance when its values differ, as RWN's default w
 
 Cost: the two nearest-neighbour searches (dcr, linkage) run over the distinct records
 (duplicates searched once, counted with their multiplicity) with scipy's cKDTree on the numeric
-columns, one tree per combination of categorical values (within one, every distance has the
-same mismatch count). Trees only propose candidates: the distances that decide a minimum are
-recomputed exactly, column by column, and every record within a 1e-9 relative allowance of the
-minimum is rechecked, so zero distances and ties are exact (a tie is exact floating-point
-equality of distances computed in the same order). Records whose nearest neighbour is a
-mismatch away are searched in every combination within reach, or, with more than 64
-combinations, by a blocked brute force (O(n^2) for those records); searches of at most
-SMALL_SEARCH pairs, or against at most SMALL_REFERENCE records, are a blocked brute force.
+columns, searched within one combination of categorical values at a time (within one, every
+distance has the same mismatch count): one tree per combination when there are at most 64,
+else one tree in which the combinations lie apart along an extra coordinate. Trees only
+propose candidates: the distances that decide a minimum are recomputed exactly, column by
+column, and every record within a 1e-9 relative allowance of the minimum is rechecked, so zero
+distances and ties are exact (a tie is exact floating-point equality of distances computed in
+the same order). Records whose nearest neighbour is a mismatch away are searched in the
+combinations 1, 2, ... mismatches away while the best distance so far still reaches them (a
+blocked brute force takes those records instead when that would be cheaper); searches of at
+most SMALL_SEARCH pairs, or against at most SMALL_REFERENCE records, are a blocked brute force.
 evaluate_replicates evaluates the releases of a setting together (tune's sweeps): every measure
 in one numpy pass over all of them, their linkage searches in one search; per release the
-numbers are evaluate()'s (risk exactly, utility up to the last bit of numpy's reductions). Measured on 2 busy cores (benchmarks/
-bench_tune.py), 100,000 rows: 12 independent normal columns + 1 category 3.4 to 6.6 s; adult-like,
-6 numeric + 7 categorical columns (thousands of combinations), 18 to 19 s. Everything else is
-O(n log n) or O(n p^2).
+numbers are evaluate()'s (risk exactly, utility up to the last bit of numpy's reductions).
+Measured with benchmarks/bench_tune.py on 2 cores shared with a load average of 10 to 15,
+100,000 rows: 12 independent normal columns + 1 category 9 to 10.5 s wall, 4.1 s of CPU;
+adult-like, 6 numeric + 7 categorical columns (thousands of combinations), 6.2 to 8.6 s wall,
+3.0 to 4.0 s of CPU (the code before the grouped tree and the level search: 12 s of CPU).
+Everything else is O(n log n) or O(n p^2).
 """
 from __future__ import annotations
 
@@ -109,7 +113,8 @@ MISMATCH_COST = 1.0                # squared distance added by a categorical mis
 SMALL_SEARCH = 250_000             # at most this many pairs: blocked brute force, no trees
 SMALL_REFERENCE = 512              # nor against at most this many reference rows (tune: many releases' queries)
 CACHED_ELEMENTS = 65_536           # the brute force's blocks when the reference is small: they stay in cache
-MAX_GROUPS = 64                    # more category combinations: far queries by blocked brute force
+FEW_GROUPS = 64                    # at most this many category combinations: one k-d tree each
+GROUP_QUERY_COST = 1500           # a bounded k-d tree query (~1.5 us) against one brute-force element (~1 ns)
 CHUNK_ELEMENTS = 4_000_000         # distances held at once by the blocked brute force
 ONEHOT_LEVELS = 64                 # in the brute force, columns with more levels are compared directly
 TREE_SLACK = 1e-9                  # relative allowance for the tree's rounding (actual: ~1e-15)
@@ -258,8 +263,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
         keep_o, keep_r = _pair_by_id(con, src_o, src_r, id)
         dropped = n - len(keep_o)
         xo, xr = xo[keep_o], xr[keep_r]
-        co = [(text[keep_o], mask[keep_o]) for text, mask in co]
-        cr = [(text[keep_r], mask[keep_r]) for text, mask in cr]
+        co = [(index[keep_o], values) for index, values in co]
+        cr = [(index[keep_r], values) for index, values in cr]
         n = n_r = len(keep_o)
     if n_r != n:
         raise RWNError(f"the released data ({src_r.label}) has {n_r} rows but the original "
@@ -290,8 +295,7 @@ def evaluate_replicates(con: duckdb.DuckDBPyConnection, original, released, reps
     xo, co, n = _read(con, src_o, "original", numeric, categorical)
     if n == 0:
         raise RWNError(f"the original data ({src_o.label}) has no rows")
-    xr, cr, _ = _read(con, src_r, "released", numeric, categorical, replicate=replicate)
-    rep = cr.pop()[0].astype(np.int64)
+    xr, cr, _, rep = _read(con, src_r, "released", numeric, categorical, replicate=replicate)
     original_data = _checked_original(xo, co, n, numeric)
     batch = max(1, BATCH_ELEMENTS // max(n * (len(numeric) + len(categorical)), 1))
     for first in range(0, reps, batch):
@@ -302,7 +306,7 @@ def evaluate_replicates(con: duckdb.DuckDBPyConnection, original, released, reps
                 raise RWNError(f"replicate {r} of the released data ({src_r.label}) has {len(rows[-1])} rows but "
                                f"the original ({src_o.label}) has {n}")
         yield from _measures_batch(original_data, np.stack([xr[i] for i in rows]),
-                                   [[(t[i], m[i]) for t, m in cr] for i in rows], src_o.label,
+                                   [[(index[i], values) for index, values in cr] for i in rows], src_o.label,
                                    [f"{src_r.label}, {replicate} {first + j}" for j in range(len(rows))],
                                    columns, numeric, categorical, target, sdid_k)
 
@@ -360,7 +364,7 @@ def _measures_batch(original_data, xr, crs, label_o, labels_r, columns, numeric,
         ko, kr = _codes(co, cr, n)
         category_stats.append(({c: _tv(ko[:, j], kr[:, j]) for j, c in enumerate(categorical)},
                                Pair(_multi_information(ko), _multi_information(kr)) if len(categorical) >= 2 else None))
-    ko, kr = _codes_of_all(co, crs, n)
+    ko, kr = _codes_of_all(co, crs, n) if reps > 1 else (ko, kr[None])     # reps = 1: the codes above
     risks = _risk(xo, xr, ko, kr, lo, hi, sd, sdid_k, bool(numeric))
     out = []
     for r in range(reps):
@@ -445,74 +449,83 @@ def _check_columns(src: Source, role: str, columns, numeric) -> None:
 
 
 def _read(con, src: Source, role: str, numeric, categorical, replicate: str | None = None):
-    """(numeric columns as an (n, p) float64 array, [(text, NULL mask) per categorical column], n);
-    with `replicate`, that column comes last among the categorical ones."""
+    """(numeric columns as an (n, p) float64 array, [(index, values) per categorical column], n),
+    and with `replicate` also that column as int64 values. A categorical column is dictionary
+    encoded by Arrow: values[index[i]] is row i's text, index -1 marks NULL."""
     exprs = [f"CAST({quote_ident(c)} AS DOUBLE) AS n{j}" for j, c in enumerate(numeric)]
     exprs += [f"CAST({quote_ident(c)} AS VARCHAR) AS c{j}" for j, c in enumerate(categorical)]
     if replicate is not None:
-        categorical = tuple(categorical) + (replicate,)
-        exprs.append(f"CAST({quote_ident(replicate)} AS BIGINT) AS c{len(categorical) - 1}")
+        exprs.append(f"CAST({quote_ident(replicate)} AS BIGINT) AS replicate")
     try:
-        data = con.execute(f"SELECT {', '.join(exprs)} FROM {src.sql}").fetchnumpy()
+        data = con.sql(f"SELECT {', '.join(exprs)} FROM {src.sql}").to_arrow_table()
     except duckdb.Error as exc:
         raise RWNError(f"cannot read the {role} data, {src.label}: {exc}") from None
+    n = data.num_rows
     cols = []
     for j, c in enumerate(numeric):
-        v = data[f"n{j}"]
-        if isinstance(v, np.ma.MaskedArray) and np.ma.getmaskarray(v).any():
-            bad = np.flatnonzero(np.ma.getmaskarray(v))
+        v = data.column(f"n{j}")
+        if v.null_count:
+            bad = np.flatnonzero(v.is_null().to_numpy(zero_copy_only=False))
             raise RWNError(f"column {c!r} of the {role} data is NULL in {len(bad)} rows (first: row "
                            f"{bad[0] + 1}); numeric measures need values in every row")
-        v = np.asarray(np.ma.getdata(v), dtype=np.float64)
+        v = v.to_numpy().astype(np.float64, copy=False)
         if not np.isfinite(v).all():
             bad = np.flatnonzero(~np.isfinite(v))
             raise RWNError(f"column {c!r} of the {role} data is NaN or infinite in {len(bad)} rows "
                            f"(first: row {bad[0] + 1})")
         cols.append(v + 0.0)                       # + 0.0 turns -0.0 into 0.0
-    n = len(next(iter(data.values()))) if data else 0
     x = np.column_stack(cols) if cols else np.zeros((n, 0))
     cats = []
     for j, _ in enumerate(categorical):
-        v = data[f"c{j}"]
-        mask = np.ma.getmaskarray(v).copy()
-        text = np.asarray(np.ma.getdata(v), dtype=object)
-        text = np.where(mask, "", text).astype(str)
-        cats.append((text, mask))
-    return x, cats, n
+        encoded = data.column(f"c{j}").dictionary_encode().combine_chunks()
+        index = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        cats.append((index, np.array(encoded.dictionary.to_pylist(), dtype=object)))
+    if replicate is None:
+        return x, cats, n
+    rep = data.column("replicate")
+    if rep.null_count:
+        raise RWNError(f"column {replicate!r} of the {role} data is NULL in {rep.null_count} rows")
+    return x, cats, n, rep.to_numpy().astype(np.int64, copy=False)
+
+
+def _shared_codes(datasets, n):
+    """For data sets of n rows each given as [(index, values) per categorical column] (see _read), (n, m)
+    integer codes per data set, one numbering for all: the texts in sorted order, NULL a code of
+    its own right after the empty string, only values that occur numbered (0 .. levels - 1)."""
+    if not datasets[0]:
+        return [np.zeros((n, 0), np.int64) for _ in datasets]
+    columns = []
+    for j in range(len(datasets[0])):
+        values = np.unique(np.concatenate([d[j][1] for d in datasets]))          # sorted texts, small
+        has_null = any((d[j][0] < 0).any() for d in datasets)
+        null_code = int(len(values) > 0 and values[0] == "") if has_null else len(values)
+        codes = []
+        for index, own in (d[j] for d in datasets):
+            at = np.searchsorted(values, own).astype(np.int64) if len(own) else np.zeros(0, np.int64)
+            at = np.append(at + (at >= null_code), null_code)                     # index -1: NULL
+            codes.append(at[index])
+        used = np.zeros(len(values) + 1, bool)
+        for c in codes:
+            used[c] = True
+        if not used[:len(values) + has_null].all():                             # a value no longer occurs (id pairing)
+            dense = np.cumsum(used) - 1
+            codes = [dense[c] for c in codes]
+        columns.append(codes)
+    return [np.column_stack([col[d] for col in columns]) for d in range(len(datasets))]
 
 
 def _codes(co, cr, n):
-    """(n, m) integer codes per categorical column, shared by both data sets; NULL is a code
-    of its own (distinct from the empty string)."""
-    if not co:
-        return np.zeros((n, 0), np.int64), np.zeros((n, 0), np.int64)
-    ko, kr = [], []
-    for (to, mo), (tr, mr) in zip(co, cr):
-        _, inv = np.unique(np.concatenate([to, tr]), return_inverse=True)
-        inv = inv.reshape(-1).astype(np.int64) * 2 + np.concatenate([mo, mr])   # NULL apart from ''
-        _, inv = np.unique(inv, return_inverse=True)                              # codes 0 .. m-1
-        inv = inv.reshape(-1).astype(np.int64)
-        ko.append(inv[:n])
-        kr.append(inv[n:])
-    return np.column_stack(ko), np.column_stack(kr)
+    """(n, m) integer codes per categorical column of the original and one release, shared by both."""
+    ko, kr = _shared_codes([co, cr], n)
+    return ko, kr
 
 
 def _codes_of_all(co, crs, n):
-    """_codes over the original and every release at once: (n, m) and (R, n, m) codes, one
-    numbering for all (the risk searches compare records of different releases' codes only
-    for equality, so any numbering gives the same measures)."""
-    reps = len(crs)
-    if not co:
-        return np.zeros((n, 0), np.int64), np.zeros((reps, n, 0), np.int64)
-    cols = []
-    for j, (to, mo) in enumerate(co):
-        text = np.concatenate([to] + [cr[j][0] for cr in crs])
-        mask = np.concatenate([mo] + [cr[j][1] for cr in crs])
-        _, inv = np.unique(text, return_inverse=True)
-        _, inv = np.unique(inv.reshape(-1).astype(np.int64) * 2 + mask, return_inverse=True)   # NULL apart from ''
-        cols.append(inv.reshape(-1).astype(np.int64))
-    codes = np.column_stack(cols)
-    return codes[:n], codes[n:].reshape(reps, n, len(co))
+    """_shared_codes over the original and every release at once: (n, m) and (R, n, m) codes
+    (the risk searches compare codes only for equality, so any numbering gives the same
+    measures)."""
+    codes = _shared_codes([co] + list(crs), n)
+    return codes[0], np.stack(codes[1:]).reshape(len(crs), n, len(co))
 
 
 # ----------------------------------------------------------------------------- utility
@@ -697,8 +710,7 @@ def _entropy(counts) -> float:
 
 def _multi_information(k) -> float:
     marginal = sum(_entropy(np.bincount(k[:, j])) for j in range(k.shape[1]))
-    _, joint = np.unique(k, axis=0, return_counts=True)
-    return max(marginal - _entropy(joint), 0.0)        # >= 0 in exact arithmetic
+    return max(marginal - _entropy(_combinations(k)[1]), 0.0)        # >= 0 in exact arithmetic
 
 
 # ----------------------------------------------------------------------------- Student t
@@ -799,106 +811,251 @@ def _nearest(q_num, q_cat, r_num, r_cat, r_counts):
     each stands for): the exact nearest squared distance and how many records share it.
 
     k-d trees (scipy's cKDTree) over the NUMERIC columns propose candidates: one over all
-    reference rows and one per combination of categorical values (a "group"), in which the
-    categorical part of every distance is the same number of mismatches m. Every distance
-    that decides the answer is computed exactly by _sqdist, so the minimum and the ties are a
-    brute force's (a tie is exact floating-point equality). Why exact: an upper bound U of the
-    minimum comes from the exact distances of two candidates (the nearest in numeric space
-    overall and within the query's own group). A row of a group with m mismatches is within
-    U only if its numeric squared distance is within U - m, so every such row lies in that
-    group's ball of squared radius (U - m) (1 + TREE_SLACK) + U TREE_SLACK (rounding of the
-    trees and of the sums is ~1e-15 relative); all rows of those balls are checked exactly.
-    When U < MISMATCH_COST only the own group (m = 0) can hold such rows; otherwise every
-    group within reach is searched, or, beyond MAX_GROUPS groups, _blocked_nearest answers."""
+    reference rows, and _GroupTrees, searched within one combination of categorical values
+    (a "group", in which the categorical part of every distance is the same number of
+    mismatches m) per query. Every distance that decides the answer is computed exactly by
+    _sqdist, so the minimum and the ties are a brute force's (a tie is exact floating-point
+    equality). Why exact: an upper bound U of the minimum comes from the exact distances of
+    two candidates (the nearest in numeric space overall and within the query's own group).
+    A row of a group with m mismatches is within U only if its numeric squared distance is
+    within U - m, so every such row lies in that group's ball of squared radius (U - m) (1 +
+    TREE_SLACK) + U TREE_SLACK (rounding of the trees and of the sums is ~1e-15 relative);
+    all rows of those balls are checked exactly (a ball search where a second row of the
+    group may lie inside, else its nearest row). When U < MISMATCH_COST only the own group
+    (m = 0) can hold such rows; otherwise _wide_search visits the groups within reach."""
     nq, nr = len(q_num), len(r_num)
     if nq * nr <= SMALL_SEARCH or nr <= SMALL_REFERENCE:    # tiny data (bodyfat: 241 x 241): blocks beat the trees
         return _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts)
-    if q_cat.shape[1]:
-        both = np.ascontiguousarray(np.vstack([q_cat, r_cat]))
-        keys = both.view(np.dtype((np.void, both.dtype.itemsize * both.shape[1]))).reshape(-1)
-        _, comb = np.unique(keys, return_inverse=True)
-        comb = comb.reshape(-1)
-    else:
-        comb = np.zeros(nq + nr, np.int64)
+    comb, _ = _combinations(np.vstack([q_cat, r_cat]))
     q_comb, r_comb = comb[:nq], comb[nq:]
-    r_order = np.argsort(r_comb, kind="stable")
-    first = np.searchsorted(r_comb[r_order], np.arange(comb.max() + 2))
-    trees = {}
-
-    def group(g):
-        if g not in trees:
-            members = r_order[first[g]:first[g + 1]]
-            trees[g] = (cKDTree(_numeric_points(r_num[members])), members)
-        return trees[g]
-
-    q_points = _numeric_points(q_num)
-    upper, own = np.full(nq, np.inf), np.zeros(nq, np.int64)
-    has_own = first[q_comb + 1] > first[q_comb]
-    by_comb = np.argsort(q_comb, kind="stable")
-    own_groups = [qs for qs in np.split(by_comb, np.flatnonzero(np.diff(q_comb[by_comb])) + 1) if has_own[qs[0]]]
-    for qs in own_groups:
-        tree, members = group(q_comb[qs[0]])
-        _, j = tree.query(q_points[qs], k=1, workers=_workers(len(qs)))
-        own[qs] = members[j]
-        upper[qs] = _sqdist(q_num[qs], q_cat[qs], r_num[own[qs]], r_cat[own[qs]])
+    q_points, r_points = _numeric_points(q_num), _numeric_points(r_num)
+    trees = _GroupTrees(q_points, r_points, r_comb, MISMATCH_COST * q_cat.shape[1])
+    if trees.spacing is not None and not math.isfinite(trees.spacing * (comb.max() + 1.0)):
+        return _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts)           # values beyond 1e150
+    has_own = np.bincount(r_comb, minlength=comb.max() + 1)[q_comb] > 0
+    _, own = trees.query(q_points, q_comb)                                     # nearest of the own group
+    own = np.where(has_own, own[:, 0], 0)
+    upper = np.where(has_own, _sqdist(q_num, q_cat, r_num[own], r_cat[own]), np.inf)
     # no own group, or its nearest is a mismatch away: the nearest in numeric space overall
     far = np.flatnonzero(~(upper + upper * TREE_SLACK + TREE_FLOOR < MISMATCH_COST))
     if len(far):
-        _, cand = cKDTree(_numeric_points(r_num)).query(q_points[far], k=1, workers=_workers(len(far)))
+        _, cand = cKDTree(r_points).query(q_points[far], k=1, workers=_workers(len(far)))
         upper[far] = np.minimum(upper[far], _sqdist(q_num[far], q_cat[far], r_num[cand], r_cat[cand]))
 
     pairs_q, pairs_r = [], []
 
-    def collect(qs, tree, members, radius2):
-        found = tree.query_ball_point(q_points[qs], np.sqrt(radius2), workers=_workers(len(qs)))
-        lengths = np.fromiter((len(f) for f in found), np.int64, len(found))
-        pairs_q.append(np.repeat(qs, lengths))
-        pairs_r.append(members[np.fromiter(itertools.chain.from_iterable(found), np.int64, int(lengths.sum()))])
+    def collect(qs, groups, radius2):
+        """Every row of group groups[i] within squared radius radius2[i] of query qs[i]."""
+        found_q, found_r = trees.ball(q_points[qs], groups, np.sqrt(radius2))
+        pairs_q.append(qs[found_q])
+        pairs_r.append(found_r)
 
     slack = upper * TREE_SLACK + TREE_FLOOR
     narrow = upper + slack < MISMATCH_COST        # then `own` is a row at distance upper
+    # is a second row of the own group as near? (a row of another group lies beyond `spacing`)
+    second = np.full(nq, np.inf)
+    mine = np.flatnonzero(has_own)
+    second[mine] = trees.query(q_points[mine], q_comb[mine], k=2,
+                               radius=np.sqrt(upper[mine] * (1.0 + TREE_SLACK) + slack[mine]))[0][:, 1]
     best, ties = upper.copy(), r_counts[own].astype(np.int64)
-    for qs in own_groups:
-        qs = qs[narrow[qs]]
-        if not len(qs):
-            continue
-        tree, members = group(q_comb[qs[0]])
-        radius = np.sqrt(upper[qs] + slack[qs])
-        # Is any other row of the group within the radius? A k = 2 search bounded by the
-        # radius is about twice as fast as a ball search; the bound is one number per call,
-        # so the queries go in small batches of similar radius. Only crowded ones get a ball search.
-        crowded = []
+    crowded = np.flatnonzero(narrow & (second <= np.sqrt(upper + slack)))     # another own row may be as near
+    if len(crowded):
+        collect(crowded, q_comb[crowded], upper[crowded] + slack[crowded])
+    wide = np.flatnonzero(~narrow)
+    blocked = wide[:0]
+    if len(wide):
+        r_groups = np.unique(r_comb)
+        order = np.argsort(r_comb, kind="stable")
+        r_tuples = r_cat[order[np.searchsorted(r_comb, r_groups, sorter=order)]]      # each group's categories
+        blocked = _wide_search(wide, own, second, q_num, q_cat, q_comb, r_num, r_cat, r_groups, r_tuples,
+                               q_points, trees, upper, collect, pairs_q, pairs_r)
+    if pairs_q:
+        rows, cols = np.concatenate(pairs_q), np.concatenate(pairs_r)
+        exact = _sqdist(q_num[rows], q_cat[rows], r_num[cols], r_cat[cols])
+        checked = np.unique(rows)
+        low = np.full(nq, np.inf)
+        np.minimum.at(low, rows, exact)
+        counted = np.bincount(rows, weights=np.where(exact == low[rows], r_counts[cols], 0), minlength=nq)
+        best[checked], ties[checked] = low[checked], counted[checked].astype(np.int64)
+    if len(blocked):
+        best[blocked], ties[blocked] = _blocked_nearest(q_num[blocked], q_cat[blocked], r_num, r_cat, r_counts)
+    return best, ties
+
+
+class _GroupTrees:
+    """k-d trees over the numeric columns of the reference rows, searched within one group
+    (combination of categorical values) per query. At most FEW_GROUPS groups: one tree each.
+    More: one tree in which each group is moved along an extra coordinate, `spacing` apart,
+    so that a search within a radius below the spacing stays in its group: one call for all
+    groups instead of a Python loop over thousands (adult-like data), but 2.5 times the CPU
+    of one tree per group on 12 Gaussian columns with 5 groups (measured), hence FEW_GROUPS."""
+
+    def __init__(self, q_points, r_points, r_comb, most_mismatch):
+        self.groups = np.unique(r_comb)
+        self.spacing = None
+        if len(self.groups) <= FEW_GROUPS:
+            order = np.argsort(r_comb, kind="stable")
+            cuts = np.searchsorted(r_comb[order], np.r_[self.groups, self.groups[-1] + 1])
+            self.trees = {int(g): (cKDTree(r_points[order[a:b]]), order[a:b])
+                          for g, a, b in zip(self.groups, cuts[:-1], cuts[1:])}
+            return
+        # every numeric squared distance, and so every search radius, is at most the squared
+        # extent of all points plus the mismatches; the groups lie further apart than that
+        extent = np.maximum(q_points.max(axis=0), r_points.max(axis=0)) - np.minimum(q_points.min(axis=0),
+                                                                                     r_points.min(axis=0))
+        with np.errstate(over="ignore"):
+            self.spacing = 2.0 * math.sqrt(float(np.sum(extent * extent)) + most_mismatch) + 1.0
+        if math.isfinite(self.spacing * (self.groups[-1] + 1.0)):
+            self.tree = cKDTree(self._placed(r_points, r_comb))
+
+    def _placed(self, points, groups):
+        return np.column_stack([points, groups * self.spacing])
+
+    def _by_group(self, groups):
+        """(group, positions of its queries) for every group among `groups` that has rows."""
+        order = np.argsort(groups, kind="stable")
+        cuts = np.flatnonzero(np.r_[True, groups[order][1:] != groups[order][:-1], True])
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            g = int(groups[order[a]])
+            if g in self.trees:
+                yield g, order[a:b]
+
+    def query(self, points, groups, k=1, radius=None):
+        """(d, j), each (len(points), k): the k nearest rows of group groups[i] to points[i] (j
+        indexes the reference rows), or with `radius` only those within radius[i]; missing
+        neighbours have d = inf. A bound is one number per call, so bounded queries go in
+        batches of TREE_BATCH similar radii: a bounded search costs little more than k = 1, an
+        unbounded second neighbour in 12 dimensions 50 times more."""
+        d, j = np.full((len(points), k), np.inf), np.zeros((len(points), k), np.int64)
+        if self.spacing is None:
+            for g, at in self._by_group(groups):
+                tree, members = self.trees[g]
+                d[at], found = self._search(tree, points[at], k, None if radius is None else radius[at])
+                j[at] = members[np.minimum(found, len(members) - 1)]
+        else:
+            d[:], j[:] = self._search(self.tree, self._placed(points, groups), k, radius)
+        return d, j
+
+    @staticmethod
+    def _search(tree, points, k, radius):
+        ks = list(range(1, k + 1))              # a list: 2-d results even for k = 1
+        if radius is None:
+            return tree.query(points, k=ks, workers=_workers(len(points)))
+        d, j = np.full((len(points), k), np.inf), np.zeros((len(points), k), np.int64)
         by_radius = np.argsort(radius, kind="stable")
         for batch in np.array_split(by_radius, max(1, len(by_radius) // TREE_BATCH)):
-            second, _ = tree.query(q_points[qs[batch]], k=2, distance_upper_bound=np.nextafter(radius[batch[-1]], np.inf),
-                                   workers=_workers(len(batch)))
-            crowded.append(batch[second.reshape(len(batch), -1)[:, -1] <= radius[batch]])
-        crowded = np.concatenate(crowded)
-        if len(crowded):
-            collect(qs[crowded], tree, members, upper[qs[crowded]] + slack[qs[crowded]])
-    wide = np.flatnonzero(~narrow)
-    r_groups = np.unique(r_comb)
-    if len(wide) and len(r_groups) > MAX_GROUPS:      # too many groups to visit one by one
-        best[wide], ties[wide] = _blocked_nearest(q_num[wide], q_cat[wide], r_num, r_cat, r_counts)
-        wide = wide[:0]
-    wide_cat = q_cat[wide]
-    for g in (r_groups if len(wide) else ()):
-        tree, members = group(g)
-        m = MISMATCH_COST * np.sum(wide_cat != r_cat[members[0]], axis=1)
-        room = upper[wide] - m
-        reach = room + slack[wide] >= 0
-        if reach.any():
-            collect(wide[reach], tree, members, np.maximum(room[reach], 0.0) * (1.0 + TREE_SLACK) + slack[wide[reach]])
-    if not pairs_q:
-        return best, ties
-    rows, cols = np.concatenate(pairs_q), np.concatenate(pairs_r)
-    exact = _sqdist(q_num[rows], q_cat[rows], r_num[cols], r_cat[cols])
-    checked = np.unique(rows)
-    low = np.full(nq, np.inf)
-    np.minimum.at(low, rows, exact)
-    counted = np.bincount(rows, weights=np.where(exact == low[rows], r_counts[cols], 0), minlength=nq)
-    best[checked], ties[checked] = low[checked], counted[checked].astype(np.int64)
-    return best, ties
+            if len(batch):
+                d[batch], j[batch] = tree.query(points[batch], k=ks, workers=_workers(len(batch)),
+                                                distance_upper_bound=np.nextafter(radius[batch[-1]], np.inf))
+        return d, j
+
+    def ball(self, points, groups, radius):
+        """(i, row) for every reference row of group groups[i] within radius[i] of points[i]."""
+        parts_i, parts_r = [], []
+        if self.spacing is None:
+            for g, at in self._by_group(groups):
+                tree, members = self.trees[g]
+                found = tree.query_ball_point(points[at], radius[at], workers=_workers(len(at)))
+                lengths = np.fromiter((len(f) for f in found), np.int64, len(found))
+                parts_i.append(np.repeat(at, lengths))
+                parts_r.append(members[np.fromiter(itertools.chain.from_iterable(found), np.int64, int(lengths.sum()))])
+        else:
+            found = self.tree.query_ball_point(self._placed(points, groups), radius, workers=_workers(len(points)))
+            lengths = np.fromiter((len(f) for f in found), np.int64, len(found))
+            parts_i.append(np.repeat(np.arange(len(points)), lengths))
+            parts_r.append(np.fromiter(itertools.chain.from_iterable(found), np.int64, int(lengths.sum())))
+        if not parts_i:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.concatenate(parts_i), np.concatenate(parts_r)
+
+
+def _combinations(k):
+    """(ids, counts): np.unique(k, axis=0, return_inverse=True, return_counts=True) for
+    non-negative integer codes, through one int64 key per row (a mixed-radix number,
+    renumbered densely before it could overflow): the same order, 20 times faster than
+    sorting rows."""
+    key = np.zeros(len(k), np.int64)
+    for j in range(k.shape[1]):
+        levels = int(k[:, j].max(initial=0)) + 1
+        if int(key.max(initial=0)) + 1 > np.iinfo(np.int64).max // levels:
+            _, key = np.unique(key, return_inverse=True)
+            key = key.reshape(-1).astype(np.int64)
+        key = key * levels + k[:, j]
+    _, ids, counts = np.unique(key, return_inverse=True, return_counts=True)
+    return ids.reshape(-1), counts
+
+
+def _wide_search(wide, own, second, q_num, q_cat, q_comb, r_num, r_cat, r_groups, r_tuples, q_points, trees,
+                 upper, collect, pairs_q, pairs_r):
+    """The candidates of the queries `wide`, whose nearest row may be a mismatch away, appended
+    to pairs_q / pairs_r: every reference row within each query's final upper bound. Returns
+    the queries left to _blocked_nearest instead (when the (query, group) pairs of a count,
+    at GROUP_QUERY_COST each, would cost more than a brute force of the queries in reach).
+
+    Groups are visited by mismatch count m = 0, 1, 2, ...: at count m only the groups exactly
+    m mismatches from a query's combination, and only while the query's upper bound U (an
+    exact distance) still reaches m. For all those (query, group) pairs at once a k = 2
+    search within the query's U - m gives the group's nearest row (its exact distance lowers
+    U) and whether a second row might be as near; m = 0, the own group, was searched by
+    _nearest. Once U is final, every
+    row within it lies in a visited group (U only decreases, so a group out of reach at its
+    turn stays out) and is either that nearest row or found by a ball search of the groups
+    with a second candidate. Rounding allowance as in _nearest. Updates `upper`."""
+    def allowance(u):
+        return u * TREE_SLACK + TREE_FLOOR
+
+    wide = wide[np.argsort(q_comb[wide], kind="stable")]
+    starts = np.flatnonzero(np.r_[True, q_comb[wide][1:] != q_comb[wide][:-1]])
+    sizes = np.diff(np.r_[starts, len(wide)])
+    tuple_of = np.repeat(np.arange(len(starts)), sizes)                   # combination of each wide query
+    q_tuples = q_cat[wide[starts]]                                        # T x c
+    count_type = np.uint8 if q_cat.shape[1] < 256 else np.int64
+    rows_per_chunk = max(1, CHUNK_ELEMENTS // len(r_groups))
+    mine = np.isin(q_comb[wide], r_groups)                                # m = 0: from _nearest's search
+    found = [(wide[mine], q_comb[wide[mine]], own[wide[mine]], second[wide[mine]], np.zeros(mine.sum()))]
+    blocked = wide[:0]
+    for m in range(1, q_cat.shape[1] + 1):
+        cost = MISMATCH_COST * m
+        reach = upper[wide] + allowance(upper[wide]) >= cost
+        active = np.unique(tuple_of[reach])
+        if not len(active):
+            break
+        at_t, at_g = [], []                      # (combination, group) pairs exactly m mismatches apart
+        for s in range(0, len(active), rows_per_chunk):
+            chunk = active[s:s + rows_per_chunk]
+            mismatches = np.zeros((len(chunk), len(r_groups)), count_type)
+            for j in range(q_cat.shape[1]):
+                mismatches += q_tuples[chunk, j, None] != r_tuples[None, :, j]
+            t, g = np.nonzero(mismatches == m)
+            at_t.append(chunk[t])
+            at_g.append(r_groups[g])
+        at_t, at_g = np.concatenate(at_t), np.concatenate(at_g)
+        # every query of each pair's combination still within reach
+        lengths = sizes[at_t]
+        pos = np.repeat(starts[at_t] - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+        keep = reach[pos]
+        qs, gs = wide[pos[keep]], np.repeat(at_g, lengths)[keep]
+        if len(qs) * GROUP_QUERY_COST > reach.sum() * len(r_num) * (q_num.shape[1] + 1 + q_cat.shape[1]):
+            blocked = np.concatenate([blocked, wide[reach]])     # cheaper by brute force
+            wide, tuple_of = wide[~reach], tuple_of[~reach]
+            continue
+        radius = np.sqrt(np.maximum(upper[qs] - cost, 0.0) * (1.0 + TREE_SLACK) + allowance(upper[qs]))
+        d, j = trees.query(q_points[qs], gs, k=2, radius=radius)
+        hit = np.isfinite(d[:, 0])
+        qs, gs, rows, d = qs[hit], gs[hit], j[hit, 0], d[hit]
+        np.minimum.at(upper, qs, _sqdist(q_num[qs], q_cat[qs], r_num[rows], r_cat[rows]))
+        found.append((qs, gs, rows, d[:, 1], np.full(len(qs), cost)))
+    qs, gs, rows, second, cost = (np.concatenate(v) for v in zip(*found))
+    room = upper[qs] - cost                   # (the blocked queries' answers replace theirs)
+    keep = room + allowance(upper[qs]) >= 0
+    qs, gs, rows, second, room = qs[keep], gs[keep], rows[keep], second[keep], room[keep]
+    radius2 = np.maximum(room, 0.0) * (1.0 + TREE_SLACK) + allowance(upper[qs])
+    crowded = second <= np.sqrt(radius2)                  # a second row may be as near: a ball search
+    pairs_q.append(qs[~crowded])
+    pairs_r.append(rows[~crowded])
+    if crowded.any():
+        collect(qs[crowded], gs[crowded], radius2[crowded])
+    return blocked
 
 
 def nearest_sqdist(q_num, q_cat, r_num, r_cat, count_ties: bool = False):

@@ -256,15 +256,22 @@ def brute_force(q, qc, ref, rc):
     return full + (qc[:, None, :] != rc[None, :, :]).sum(axis=2)
 
 
-@pytest.mark.parametrize("seed,max_groups,onehot_levels", [(11, 64, 64), (12, 64, 64), (13, 0, 64), (14, 0, 1)])
-def test_nearest_search_is_exact(monkeypatch, seed, max_groups, onehot_levels):
+@pytest.mark.parametrize("seed,small_search,few_groups,query_cost,onehot_levels",
+                         [(11, 0, 0, 0, 64), (12, 0, 0, 0, 64), (16, 0, 64, 0, 64), (15, 0, 0, 10 ** 12, 64),
+                          (13, 10 ** 12, 0, 0, 64), (14, 10 ** 12, 0, 0, 1)])
+def test_nearest_search_is_exact(monkeypatch, seed, small_search, few_groups, query_cost, onehot_levels):
     """Lattice data full of exact ties and duplicate rows, categorical columns (groups of
-    equal categories, minima both below and above one mismatch), numeric-only and
-    categorical-only shapes: same squared distances and tie counts as a brute force, to the
-    last bit. max_groups=0 takes the blocked brute force used for many category combinations
-    (in blocks of 3 query rows; onehot_levels=1 compares categories directly, not by product)."""
-    monkeypatch.setattr(evaluate_module, "MAX_GROUPS", max_groups)
-    monkeypatch.setattr(evaluate_module, "SMALL_SEARCH", 0)
+    equal categories, minima both below and above one, two and three mismatches), numeric-only
+    and categorical-only shapes: same squared distances and tie counts as a brute force, to
+    the last bit. small_search=0 takes the k-d trees: one tree with the groups apart along an
+    extra coordinate (few_groups=0) or one per group (64), the records whose nearest row is a
+    mismatch away searched group by group, or (query_cost=10**12) handed to the blocked brute
+    force once a mismatch is within reach; small_search=10**12 takes the blocked brute force
+    for everything (in blocks of 3 query rows; onehot_levels=1 compares categories directly,
+    not by product)."""
+    monkeypatch.setattr(evaluate_module, "SMALL_SEARCH", small_search)
+    monkeypatch.setattr(evaluate_module, "GROUP_QUERY_COST", query_cost)
+    monkeypatch.setattr(evaluate_module, "FEW_GROUPS", few_groups)
     monkeypatch.setattr(evaluate_module, "SMALL_REFERENCE", 0)
     monkeypatch.setattr(evaluate_module, "ONEHOT_LEVELS", onehot_levels)
     monkeypatch.setattr(evaluate_module, "CHUNK_ELEMENTS", 3 * 250)
@@ -283,6 +290,16 @@ def test_nearest_search_is_exact(monkeypatch, seed, max_groups, onehot_levels):
         np.testing.assert_array_equal(nearest_sqdist(q, qc, ref, rc), got)
         zeros, most_ties = zeros + np.sum(got == 0), max(most_ties, ties.max())
     assert zeros > 0 and most_ties > 1               # the data really has duplicates and ties
+    # far-apart corners, many records with no category in common with any reference row (the
+    # nearest up to 3 mismatches away) and groups whose rows are as far apart as the data spans
+    for trial in range(4):
+        q, ref = rng.choice([0.0, 10.0], size=(120, 2)), rng.choice([0.0, 10.0], size=(90, 2))
+        qc, rc = rng.integers(0, 3, size=(120, 3)), rng.integers(1, 4, size=(90, 3))
+        got, ties = nearest_sqdist(q, qc, ref, rc, count_ties=True)
+        full = brute_force(q, qc, ref, rc)
+        np.testing.assert_array_equal(got, full.min(axis=1))
+        np.testing.assert_array_equal(ties, (full == full.min(axis=1)[:, None]).sum(axis=1))
+        assert got.max() >= 3 and ties.max() > 1
     # continuous data (unique nearest rows: the path without ball searches) against the brute force
     q, ref = rng.normal(size=(500, 4)), rng.normal(size=(400, 4))
     qc, rc = rng.integers(0, 2, size=(500, 1)), rng.integers(0, 2, size=(400, 1))
@@ -543,3 +560,37 @@ def test_ks_statistic_with_ties_equals_scipy():
             assert got[r, j] == at_every_point(xo[:, j], xr[r, :, j])
             assert got[r, j] == pytest.approx(stats.ks_2samp(xo[:, j], xr[r, :, j]).statistic, abs=1e-15)
     assert np.all(got[1] == 0)
+
+
+def test_category_codes_number_texts_in_order_with_null_after_the_empty_string(con):
+    """The categorical codes of two data sets (Arrow dictionaries merged): one dense numbering,
+    texts in code-point order, NULL its own code right after '' (the order the utility sums run
+    in), and after dropping rows only the values that still occur numbered."""
+    texts = [["b", None, "", "é", "a", "b"], ["", "Z", None, "a", "zz", "b"]]
+    for i, t in enumerate(texts):
+        rows = ", ".join("(NULL)" if v is None else f"('{v}')" for v in t)
+        con.execute(f"CREATE OR REPLACE TABLE u{i} AS SELECT * FROM (VALUES {rows}) v(s)").fetchall()
+    read = [evaluate_module._read(con, evaluate_module.resolve_source(con, f"u{i}"), "r", (), ("s",))[1] for i in range(2)]
+
+    def expected(rows):
+        keys = sorted({(v or "", v is None) for t in rows for v in t})
+        return [[keys.index((v or "", v is None)) for v in t] for t in rows]
+
+    codes = evaluate_module._shared_codes(read, 6)
+    assert [c[:, 0].tolist() for c in codes] == expected(texts)
+    keep = np.array([0, 1, 2])                     # "a" (between others), "zz" and "é" no longer occur
+    sub = [[(index[keep], values) for index, values in read[0]], [(index[keep], values) for index, values in read[1]]]
+    codes = evaluate_module._shared_codes(sub, 3)
+    assert [c[:, 0].tolist() for c in codes] == expected([[t[i] for i in keep] for t in texts])
+
+
+def test_combination_counts_equal_unique_rows():
+    """The joint counts of the multi-information: those of np.unique over rows, in its order,
+    also when the mixed-radix key must be renumbered (levels whose product exceeds int64)."""
+    rng = np.random.default_rng(5)
+    for levels in ([3, 1, 4], [2 ** 20] * 4):
+        k = np.column_stack([rng.integers(0, n, 500) for n in levels])
+        k[:100] = k[100:200]                                  # repeated combinations
+        k[0, :] = np.array(levels) - 1                        # the largest codes occur
+        np.testing.assert_array_equal(evaluate_module._combinations(k)[1],
+                                      np.unique(k, axis=0, return_counts=True)[1])
