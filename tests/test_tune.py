@@ -43,6 +43,58 @@ def test_sweep_equals_the_evaluation_api(con, bodyfat):
         assert setting.sizes["size_max"] == max(sizes) and setting.sizes["share_at_k"] == np.mean(np.array(sizes) == 5)
 
 
+def _batched_against_perturb(con, source, columns, eps_values, k, q, reps, categorical=()):
+    """Every release of stage_rwn_releases (all eps and replicates from one neighbourhood
+    search) equals perturb's with the same eps and key#r, row for row; the sizes and closest
+    distances equal the neighbourhoods API's."""
+    from rwn_sql import engine
+    be = engine.DuckDBBackend(con)
+    key = "batched-key-0123456789"
+    sizes = tune.stage_rwn_releases(be, be.source(source), columns, eps_values, k=k, q=q, reps=reps, scale="minmax",
+                                    categorical=categorical, key=key, into="batched")
+    for setting, eps in enumerate(eps_values):
+        hoods = rwn_sql.neighborhoods(con, source, columns, k=k, eps=eps, categorical=categorical).fetchnumpy()
+        assert np.array_equal(sizes[setting][0], np.asarray(hoods["size"], float))
+        assert np.array_equal(sizes[setting][1], np.asarray(hoods["dcr"], float))
+        for r in range(reps):
+            rwn_sql.perturb(con, source, columns, k=k, eps=eps, q=q, categorical=categorical, key=f"{key}#{r}",
+                            into="one", replace=True, order="input")
+            one = con.execute("SELECT * FROM one").fetchall()
+            batched = con.execute(f"SELECT * EXCLUDE (setting, replicate) FROM batched WHERE setting = {setting} "
+                                  f"AND replicate = {r} ORDER BY rowid").fetchall()
+            assert batched == one, (eps, r)
+    con.execute("DROP TABLE batched").fetchall()
+    return sizes
+
+
+def test_batched_releases_equal_perturb(con, bodyfat):
+    # eps not in order: each setting still gets its own eps's neighbourhoods
+    sizes = _batched_against_perturb(con, bodyfat, BODYFAT_COLUMNS, [0.6, 0.25, 0.95, 0.4], k=5, q=1.0, reps=3)
+    assert sizes[1][0].max() < sizes[0][0].max() < sizes[2][0].max()     # the prefixes differ
+
+
+def test_batched_releases_equal_perturb_with_ties_empty_and_categories(con):
+    """Integer grid data (exact ties at the radius), k = 0 (empty neighbourhoods: NULL cells),
+    q < 1 (kept cells) and a categorical distance column, against perturb."""
+    rng = np.random.default_rng(7)
+    n = 60
+    con.execute("CREATE TABLE grid AS SELECT * FROM (VALUES " + ", ".join(
+        f"({int(a)}, {int(b)}, '{c}', {i})" for i, (a, b, c) in
+        enumerate(zip(rng.integers(0, 10, n), rng.integers(0, 5, n), rng.choice(list("xyz"), n)))) +
+        ") AS t(a, b, c, other)").fetchall()
+    # b's range is 4: eps 0.25 is exactly one step of b, a tie at the radius
+    for k, eps_values in ((0, [0.1, 0.05, 0.25, 0.15]), (2, [0.1, 0.0, 0.25])):
+        sizes = _batched_against_perturb(con, "grid", ["a", "b", "c"], eps_values, k=k, q=0.7, reps=2,
+                                         categorical=["c"])
+        if k == 0:
+            assert (sizes[1][0] == 0).any() and sizes[2][0].sum() > sizes[0][0].sum()
+    # decimal steps: the two neighbours at exactly 0.1 get different computed distances, and
+    # only the tie factor keeps both (METHODS.md, "Exact ties")
+    con.execute("CREATE TABLE steps AS SELECT i / 10 AS x, i AS y FROM range(11) AS t(i)").fetchall()
+    sizes = _batched_against_perturb(con, "steps", ["x"], [0.05, 0.0], k=1, q=1.0, reps=2)
+    assert (sizes[0][0][1:-1] == 2).all()
+
+
 def test_sweep_baselines_equal_the_api(con, bodyfat):
     key = "baseline-key-0123456789"
     result = tune.sweep(con, bodyfat, COLS, [], reps=2, key=key, rank_swap=[12.0], mdav=[4])
