@@ -216,16 +216,19 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
     try:
         if eps_values:
             report(f"rwn eps={eps_values[0]:g}..{eps_values[-1]:g}: neighbourhoods and {reps} releases each")
-            sizes = stage_rwn_releases(be, src, columns, eps_values, k=k, q=q, reps=reps, scale=scale,
-                                       categorical=categorical, key=the_key, into=table)
-        for setting, eps in enumerate(eps_values):
-            size, dcr = sizes[setting]
-            figure1[eps] = {"size": size.tolist(), "dcr": dcr.tolist()}
-            evs = evaluated(table, f"rwn eps={eps:g}", where=f"setting = {setting}")
-            settings.append(Setting("rwn", "eps", eps, reps, _summarise(evs), {
-                "size_min": float(size.min()), "size_median": float(np.median(size)),
-                "size_mean": float(size.mean()), "size_max": float(size.max()),
-                "share_at_k": float(np.mean(size == k))}))
+            releases = rwn_releases(be, src, columns, eps_values, k=k, q=q, reps=reps, scale=scale,
+                                    categorical=categorical, key=the_key, into=table)
+            try:
+                for setting, where, size, dcr in releases:
+                    eps = eps_values[setting]
+                    figure1[eps] = {"size": size.tolist(), "dcr": dcr.tolist()}
+                    evs = evaluated(table, f"rwn eps={eps:g}", where=where)
+                    settings.append(Setting("rwn", "eps", eps, reps, _summarise(evs), {
+                        "size_min": float(size.min()), "size_median": float(np.median(size)),
+                        "size_mean": float(size.mean()), "size_max": float(size.max()),
+                        "share_at_k": float(np.mean(size == k))}))
+            finally:
+                releases.close()
         from . import baselines
         # every P from one query of the keyed draws; all reps releases of a P in one statement,
         # release r with the key key#r
@@ -249,34 +252,79 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
     return SweepResult(source=src.label, columns=columns, k=k, q=q, settings=settings, figure1=figure1)
 
 
-def stage_rwn_releases(be, src: engine.Source, columns, eps_values, k: int, q: float, reps: int, scale: str,
-                       categorical, key: str, into: str) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The RWN releases of a sweep over `eps_values`, `reps` per eps, into the table `into`:
-    columns `setting` (the position of eps in `eps_values`), `replicate` and the source's
-    columns, ordered by (setting, replicate, record). Release (setting, r) equals
-    rwn_sql.perturb(eps=eps_values[setting], key=f"{key}#{r}", order="input").
-    Returns per eps the (size, dcr) arrays of the neighbourhoods (the paper's Figure 1).
+# The one-statement sweep reads its donor and value lists beside every chunk of release rows,
+# and DuckDB copies a constant list into each chunk (STANDARD_VECTOR_SIZE = 2048 rows): above
+# this many bytes copied, the sweep runs one statement per eps instead (larger data, larger
+# neighbourhoods: the statements' fixed cost no longer matters there).
+ONE_STATEMENT_COPY_BYTES = 256 << 20
+CHUNK_ROWS = 2048
 
-    On a table of a few hundred rows every statement's fixed cost outweighs its work, so the
-    whole grid takes three statements (sweep_release_sql) instead of several per eps: one
-    search at the largest eps, whose neighbourhoods hold every smaller eps's as a prefix; then
-    the keyed draws, which do not depend on eps, hashed once for every eps."""
+
+def rwn_releases(be, src: engine.Source, columns, eps_values, k: int, q: float, reps: int, scale: str,
+                 categorical, key: str, into: str):
+    """Yields, for each eps of `eps_values` in turn, (setting, where, size, dcr) once its
+    `reps` releases are in the table `into`: they are its rows where the SQL condition `where`
+    holds, columns `replicate` and the source's columns, ordered by (replicate, record) in the
+    table's order (rowid); release r equals rwn_sql.perturb(eps=eps_values[setting],
+    key=f"{key}#{r}", order="input"). size and dcr are the neighbourhoods' sizes and closest
+    distances (the paper's Figure 1), by record. Close the generator when done (its finally
+    drops the staged neighbourhoods).
+
+    One neighbourhood search serves the whole grid: at the largest eps, whose lists hold every
+    smaller eps's as a prefix (narrowed_hoods_sql). On small data (the paper's 241 records)
+    every statement's fixed cost outweighs its work, so all eps and replicates are drawn in
+    one more statement (sweep_release_sql: the keyed draws hashed once for every eps; rows of
+    eps i where setting = i); otherwise one perturb statement per eps over its narrowed lists."""
     specs = [rwn.spec(tuple(columns), categorical=tuple(categorical), k=k, eps=eps, q=q, scale=scale)
              for eps in eps_values]
     widest = specs[max(range(len(specs)), key=lambda i: eps_values[i])]
     rwn.check_source(be, src, widest)        # the largest eps has the most pairs
     hoods = rwn.stage_neighborhoods(be, src, widest)
+    target = quote_ident(into)
     try:
-        engine.run(be.con, f"CREATE OR REPLACE TEMP TABLE {quote_ident(into)} AS "
-                           + sweep_release_sql(hoods.rows, hoods.hood, widest, eps_values, be.key_sql(key), reps,
-                                               src.names, be.dialect))
+        key_sql = be.key_sql(key)
         data = be.relation(narrowed_hoods_sql(hoods.hood, widest, eps_values, be.dialect)
                            + "\nSELECT setting, size, sqrt(dcr2) AS dcr FROM hoods ORDER BY setting, rid").fetchnumpy()
+        setting = np.asarray(data["setting"])
+        size, dcr = np.asarray(data["size"], float), np.asarray(data["dcr"], float)
+        n = int(np.sum(setting == 0))
+        listed = n + int(be.rows(f"SELECT coalesce(sum(size), 0) FROM {hoods.hood}")[0][0]) + n * len(src.names)
+        one_statement = math.ceil(len(eps_values) * reps * n / CHUNK_ROWS) * listed * 8 <= ONE_STATEMENT_COPY_BYTES
+        if one_statement:
+            engine.run(be.con, f"CREATE OR REPLACE TEMP TABLE {target} AS "
+                               + sweep_release_sql(hoods.rows, hoods.hood, widest, eps_values, key_sql, reps,
+                                                   src.names, be.dialect))
+        for i, spec in enumerate(specs):
+            if not one_statement:
+                narrowed = None if spec.eps == widest.eps else be.stage(
+                    narrowed_hood_sql(hoods.hood, widest, spec.eps, be.dialect))
+                try:
+                    hood = rwn.Neighborhoods(be, src, spec, hoods.rows, narrowed or hoods.hood, [])
+                    engine.run(be.con, f"CREATE OR REPLACE TEMP TABLE {target} AS "
+                                       + hood.final("perturb", key_sql, reps=reps))
+                finally:
+                    if narrowed:
+                        be.drop(narrowed)
+            yield i, (f"setting = {i}" if one_statement else "true"), size[setting == i], dcr[setting == i]
     finally:
         rwn.forget(be, hoods.staged)
-    setting = np.asarray(data["setting"])
-    size, dcr = np.asarray(data["size"], float), np.asarray(data["dcr"], float)
-    return [(size[setting == i], dcr[setting == i]) for i in range(len(eps_values))]
+
+
+def _members_within(hood_alias: str, eps2_sql: str, widest, dialect) -> tuple[str, str]:
+    """(members, radius2) of the search at the eps whose square is `eps2_sql`, from the widest
+    list of `hood_alias` (see narrowed_hoods_sql)."""
+    tie_factor = float_literal(1.0 + sqlgen.tie_tolerance(len(widest.numeric) + len(widest.categorical)))
+    kth = f"{dialect.list_element(f'{hood_alias}.members', str(widest.k))}.d2"
+    radius2 = eps2_sql if widest.k == 0 else f"greatest({eps2_sql}, {kth})"
+    return dialect.list_filter(f"{hood_alias}.members", "e", f"e.d2 <= ({radius2}) * {tie_factor}"), radius2
+
+
+def narrowed_hood_sql(hood: str, widest, eps: float, dialect) -> str:
+    """The neighbourhoods (rid, members, radius2, dcr2, size) at `eps` <= widest.eps, from those
+    staged for `widest` (see narrowed_hoods_sql), for Neighborhoods.final."""
+    members, radius2 = _members_within("h", float_literal(eps * eps), widest, dialect)
+    return (f"SELECT rid, members, radius2, dcr2, {dialect.list_length('members')} AS size\n"
+            f"FROM (SELECT h.rid, {members} AS members, {radius2} AS radius2, h.dcr2 FROM {hood} h)")
 
 
 def narrowed_hoods_sql(hood: str, widest, eps_values, dialect) -> str:
@@ -290,11 +338,8 @@ def narrowed_hoods_sql(hood: str, widest, eps_values, dialect) -> str:
     by the same expression whatever eps is. A smaller eps gives a smaller R, so its members
     are the first ones of the widest list with d2 <= R * F, and the k nearest are its first k
     (dcr2, the closest record's, does not depend on eps)."""
-    tie_factor = float_literal(1.0 + sqlgen.tie_tolerance(len(widest.numeric) + len(widest.categorical)))
     grid = ", ".join(f"({i}, {float_literal(eps * eps)})" for i, eps in enumerate(eps_values))
-    kth = f"{dialect.list_element('h.members', str(widest.k))}.d2"
-    radius2 = "g.eps2" if widest.k == 0 else f"greatest(g.eps2, {kth})"
-    members = dialect.list_filter("h.members", "e", f"e.d2 <= ({radius2}) * {tie_factor}")
+    members, _ = _members_within("h", "g.eps2", widest, dialect)
     return (f"WITH\ngrid(setting, eps2) AS (VALUES {grid}),\n"
             f"hoods AS (\n    SELECT g.setting, h.rid, {dialect.list_length(members)} AS size, h.dcr2\n"
             f"    FROM {hood} h, grid g\n)")

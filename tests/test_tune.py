@@ -44,36 +44,53 @@ def test_sweep_equals_the_evaluation_api(con, bodyfat):
 
 
 def _batched_against_perturb(con, source, columns, eps_values, k, q, reps, categorical=()):
-    """Every release of stage_rwn_releases (all eps and replicates from one neighbourhood
-    search) equals perturb's with the same eps and key#r, row for row; the sizes and closest
-    distances equal the neighbourhoods API's."""
+    """Every release of rwn_releases (all eps from one neighbourhood search) equals perturb's
+    with the same eps and key#r, row for row; the sizes and closest distances equal the
+    neighbourhoods API's."""
     from rwn_sql import engine
     be = engine.DuckDBBackend(con)
     key = "batched-key-0123456789"
-    sizes = tune.stage_rwn_releases(be, be.source(source), columns, eps_values, k=k, q=q, reps=reps, scale="minmax",
-                                    categorical=categorical, key=key, into="batched")
-    for setting, eps in enumerate(eps_values):
-        hoods = rwn_sql.neighborhoods(con, source, columns, k=k, eps=eps, categorical=categorical).fetchnumpy()
-        assert np.array_equal(sizes[setting][0], np.asarray(hoods["size"], float))
-        assert np.array_equal(sizes[setting][1], np.asarray(hoods["dcr"], float))
-        for r in range(reps):
-            rwn_sql.perturb(con, source, columns, k=k, eps=eps, q=q, categorical=categorical, key=f"{key}#{r}",
-                            into="one", replace=True, order="input")
-            one = con.execute("SELECT * FROM one").fetchall()
-            batched = con.execute(f"SELECT * EXCLUDE (setting, replicate) FROM batched WHERE setting = {setting} "
-                                  f"AND replicate = {r} ORDER BY rowid").fetchall()
-            assert batched == one, (eps, r)
+    sizes = []
+    releases = tune.rwn_releases(be, be.source(source), columns, eps_values, k=k, q=q, reps=reps, scale="minmax",
+                                 categorical=categorical, key=key, into="batched")
+    names = ", ".join(f'"{r[0]}"' for r in con.execute(f"DESCRIBE {source}").fetchall())
+    try:
+        for setting, where, size, dcr in releases:
+            eps = eps_values[setting]
+            hoods = rwn_sql.neighborhoods(con, source, columns, k=k, eps=eps, categorical=categorical).fetchnumpy()
+            assert np.array_equal(size, np.asarray(hoods["size"], float))
+            assert np.array_equal(dcr, np.asarray(hoods["dcr"], float))
+            for r in range(reps):
+                rwn_sql.perturb(con, source, columns, k=k, eps=eps, q=q, categorical=categorical, key=f"{key}#{r}",
+                                into="one", replace=True, order="input")
+                one = con.execute("SELECT * FROM one").fetchall()
+                batched = con.execute(f"SELECT {names} FROM batched WHERE {where} AND replicate = {r} "
+                                      f"ORDER BY rowid").fetchall()
+                assert batched == one, (eps, r)
+            sizes.append((size, dcr))
+    finally:
+        releases.close()
+    assert len(sizes) == len(eps_values)
     con.execute("DROP TABLE batched").fetchall()
     return sizes
 
 
-def test_batched_releases_equal_perturb(con, bodyfat):
+@pytest.fixture(params=["one statement", "one per eps"])
+def release_path(request, monkeypatch):
+    """Both ways rwn_releases draws: the whole grid in one statement (small data) or one
+    statement per eps (forced here by a zero copy budget)."""
+    if request.param == "one per eps":
+        monkeypatch.setattr(tune, "ONE_STATEMENT_COPY_BYTES", 0)
+    return request.param
+
+
+def test_batched_releases_equal_perturb(con, bodyfat, release_path):
     # eps not in order: each setting still gets its own eps's neighbourhoods
     sizes = _batched_against_perturb(con, bodyfat, BODYFAT_COLUMNS, [0.6, 0.25, 0.95, 0.4], k=5, q=1.0, reps=3)
     assert sizes[1][0].max() < sizes[0][0].max() < sizes[2][0].max()     # the prefixes differ
 
 
-def test_batched_releases_equal_perturb_with_ties_empty_and_categories(con):
+def test_batched_releases_equal_perturb_with_ties_empty_and_categories(con, release_path):
     """Integer grid data (exact ties at the radius), k = 0 (empty neighbourhoods: NULL cells),
     q < 1 (kept cells) and a categorical distance column, against perturb."""
     rng = np.random.default_rng(7)
