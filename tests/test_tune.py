@@ -3,6 +3,7 @@ import base64
 import json
 from html.parser import HTMLParser
 
+import duckdb
 import numpy as np
 import pytest
 
@@ -110,6 +111,26 @@ def test_batched_releases_equal_perturb_with_ties_empty_and_categories(con, rele
     con.execute("CREATE TABLE steps AS SELECT i / 10 AS x, i AS y FROM range(11) AS t(i)").fetchall()
     sizes = _batched_against_perturb(con, "steps", ["x"], [0.05, 0.0], k=1, q=1.0, reps=2)
     assert (sizes[0][0][1:-1] == 2).all()
+
+
+def test_batched_releases_do_not_depend_on_threads(release_path):
+    from conftest import BODYFAT
+    from rwn_sql import engine
+    tables = []
+    for threads in (1, 2):
+        c = duckdb.connect()
+        c.execute(f"SET threads = {threads}").fetchall()
+        c.execute(f"CREATE TABLE bodyfat AS SELECT * FROM read_csv('{BODYFAT}')").fetchall()
+        be = engine.DuckDBBackend(c)
+        releases = tune.rwn_releases(be, be.source("bodyfat"), BODYFAT_COLUMNS, [0.3, 0.9, 0.6], k=5, q=0.8, reps=4,
+                                     scale="minmax", categorical=(), key="threads-key-0123456789", into="batched")
+        try:
+            tables.append([c.execute(f"SELECT * FROM batched WHERE {where} ORDER BY rowid").fetchall()
+                           for _, where, _, _ in releases])
+        finally:
+            releases.close()
+            c.close()
+    assert tables[0] == tables[1] and len(tables[0]) == 3
 
 
 def test_sweep_baselines_equal_the_api(con, bodyfat):
