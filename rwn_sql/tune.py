@@ -4,7 +4,7 @@ paper's Sections 7 and 8).
 
 For a grid of eps (k and q fixed) the sweep searches the exact neighbourhoods once, at the
 largest eps (every smaller eps's are prefixes of those lists), and draws `reps` releases
-per eps, all in one SQL statement (stage_rwn_releases; release r of an eps uses the key
+per eps, on small data all in one SQL statement (rwn_releases; release r of an eps uses the key
 `key#r`, so it equals rwn_sql.perturb(eps=eps, key=f"{key}#{r}")); it evaluates the releases
 of each eps together (evaluate_replicates: per release the numbers of rwn_sql.evaluate) and
 keeps the mean and spread of each measure.
@@ -179,8 +179,9 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
     statement: release r equals rank_swap(key=f"{key}#{r}")) and MDAV for each group size in
     `mdav` (deterministic: one release). `progress(done, total, label)` counts
     releases evaluated (total = reps per eps and per P, plus one per MDAV k); it is called
-    when the sweep and each setting start (label says what runs, e.g. "rwn eps=0.3:
-    neighbourhoods and 20 releases") and after every release evaluated."""
+    when the sweep and each setting start (label says what runs, e.g. "rwn eps=0.25..0.95:
+    neighbourhoods and 20 releases each", then "rwn eps=0.3: 20 releases drawn") and after
+    every release evaluated."""
     require_duckdb(con, "sweep")
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
         raise RWNError(f"reps must be an integer >= 1, got {reps!r}")
@@ -221,6 +222,7 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
             try:
                 for setting, where, size, dcr in releases:
                     eps = eps_values[setting]
+                    report(f"rwn eps={eps:g}: {reps} releases drawn")
                     figure1[eps] = {"size": size.tolist(), "dcr": dcr.tolist()}
                     evs = evaluated(table, f"rwn eps={eps:g}", where=where)
                     settings.append(Setting("rwn", "eps", eps, reps, _summarise(evs), {
@@ -348,7 +350,7 @@ def narrowed_hoods_sql(hood: str, widest, eps_values, dialect) -> str:
 
 
 def sweep_release_sql(rows: str, hood: str, widest, eps_values, key_sql: str, reps: int, names, dialect) -> str:
-    """The statement of stage_rwn_releases' table, over the staged rows (__rwn_rid and the
+    """The statement of rwn_releases' one-statement table, over the staged rows (__rwn_rid and the
     source's columns `names`) and the neighbourhoods of the largest eps.
 
     The draws are those of sqlgen.perturb_tail_ctes with reps: for record rid of replicate r
