@@ -11,7 +11,8 @@ as it was before the k-d tree (rwn_sql/evaluate.py of commit OLD_COMMIT, loaded 
             old and new give the same measures.
   paper     examples/paper_reproduction.py's sweep on bodyfat (241 x 14): RWN eps 0.25:0.95:0.05,
             rank swapping P 12:54:6, MDAV k 2..16, 100 releases per random setting (2,315
-            evaluations), plus the HTML report; time per part. Then a check: the batched
+            evaluations), plus the HTML report; time per part, with its CPU time and the time
+            inside the evaluation (the rest: the releases' SQL). Then a check: the batched
             sweep against one release statement and one evaluate() per release (the sweep
             before the batching) on part of the grid with 3 releases per setting.
   tune28k   `rwn-sql tune`'s sweep on the first 28,000 rows of adult.csv, columns age,
@@ -138,14 +139,54 @@ def with_old_evaluation(old):
     return saved
 
 
-def paper_sweeps(con, columns, reps):
+class EvaluationClock:
+    """Context manager: the seconds tune.sweep spends inside the evaluation (evaluate_replicates
+    and evaluate), apart from its SQL statements, in `spent`."""
+
+    def __enter__(self):
+        self.spent, self.saved = 0.0, (tune.evaluate, tune.evaluate_replicates)
+        real_one, real_many = self.saved
+
+        def one(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return real_one(*args, **kwargs)
+            finally:
+                self.spent += time.perf_counter() - start
+
+        def many(*args, **kwargs):
+            it = real_many(*args, **kwargs)
+            while True:
+                start = time.perf_counter()
+                try:
+                    ev = next(it)
+                except StopIteration:
+                    return
+                finally:
+                    self.spent += time.perf_counter() - start
+                yield ev
+        tune.evaluate, tune.evaluate_replicates = one, many
+        return self
+
+    def __exit__(self, *exc):
+        tune.evaluate, tune.evaluate_replicates = self.saved
+
+
+def paper_sweeps(con, columns, reps, clock=False):
+    """{part: (result, seconds)}; with `clock`, also {part: (CPU seconds, seconds in evaluation)}."""
     common = dict(k=5, q=1.0, reps=reps, target="BodyFat", seed=2024)
-    results = {}
+    results, split = {}, {}
     for part, kwargs in (("rwn", dict(eps_values=tune.parse_grid("0.25:0.95:0.05"))),
                          ("rank_swap", dict(eps_values=[], rank_swap=tune.parse_grid("12:54:6"))),
                          ("mdav", dict(eps_values=[], mdav=list(range(2, 17))))):
-        results[part] = timed(lambda: tune.sweep(con, "bodyfat", columns, **kwargs, **common))
-    return results
+        if not clock:
+            results[part] = timed(lambda: tune.sweep(con, "bodyfat", columns, **kwargs, **common))
+            continue
+        cpu = time.process_time()
+        with EvaluationClock() as evaluation:
+            results[part] = timed(lambda: tune.sweep(con, "bodyfat", columns, **kwargs, **common))
+        split[part] = (time.process_time() - cpu, evaluation.spent)
+    return (results, split) if clock else results
 
 
 def per_release_sweep(con, columns, reps, eps_values, swaps, groups, seed):
@@ -198,7 +239,7 @@ def bench_paper(con, old, reps: int) -> None:
     con.execute(f"CREATE OR REPLACE TABLE bodyfat AS SELECT * FROM read_csv('{DATA / 'bodyfat_clean.csv'}')").fetchall()
     columns = [r[0] for r in con.execute("DESCRIBE bodyfat").fetchall()]
     print(f"\npaper reproduction, bodyfat 241 x 14, {reps} releases per random setting (target: under 10 s)")
-    new = paper_sweeps(con, columns, reps)
+    new, split = paper_sweeps(con, columns, reps, clock=True)
     result = new["rwn"][0]
     result.settings += new["rank_swap"][0].settings + new["mdav"][0].settings
     with tempfile.TemporaryDirectory() as tmp:
@@ -211,7 +252,9 @@ def bench_paper(con, old, reps: int) -> None:
         finally:
             tune.evaluate, tune.evaluate_replicates = saved
     for part in new:
-        line = f"  {part:9s} new {new[part][1]:6.2f} s"
+        cpu, evaluation = split[part]
+        line = (f"  {part:9s} new {new[part][1]:6.2f} s (CPU {cpu:5.2f} s; in evaluation {evaluation:5.2f} s, "
+                f"releases and the rest {new[part][1] - evaluation:5.2f} s)")
         if before:
             line += f"   old {before[part][1]:6.1f} s   ratio {before[part][1] / new[part][1]:5.1f}x"
         print(line)

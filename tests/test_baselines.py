@@ -185,6 +185,19 @@ def test_pairing_of_many_rows_equals_one_row_at_a_time(rows, n, window):
         assert partner.tolist() == naive_pairs(row.tolist(), window)
 
 
+@pytest.mark.parametrize("n,window", [(2, 1), (10, 0), (37, 3), (200, 25), (200, 199), (241, 130), (60, 500)])
+def test_both_numpy_walks_give_the_literal_pairing(n, window):
+    """The Fenwick walk and the window walk (rank_swap_pairs picks one by the window's width)
+    each give the literal algorithm's pairing, whatever the window."""
+    from rwn_sql.baselines import _pairs_batched, _pairs_batched_window
+    rng = np.random.default_rng(n * 31 + window)
+    draws = rng.integers(0, TWO_52, (12, n), dtype=np.int64)
+    draws[0], draws[-1] = 0, TWO_52 - 1
+    expected = [naive_pairs(row.tolist(), window) for row in draws]
+    assert _pairs_batched(draws, window).tolist() == expected
+    assert _pairs_batched_window(draws, window).tolist() == expected
+
+
 def test_replicates_equal_the_releases_of_their_keys(con, bodyfat):
     """rank_swap(reps=R): replicate r, in input order, is the release with the key key#r."""
     cols, key, reps = ["Age", "Weight", "Knee", "BodyFat"], "replicate-key-0123456789", 5

@@ -3,6 +3,7 @@ import base64
 import json
 from html.parser import HTMLParser
 
+import duckdb
 import numpy as np
 import pytest
 
@@ -41,6 +42,95 @@ def test_sweep_equals_the_evaluation_api(con, bodyfat):
             assert setting.measures[name][1] == pytest.approx(np.std(values, ddof=1), rel=1e-9, abs=1e-15)
         sizes = [r[1] for r in rwn_sql.neighborhoods(con, bodyfat, COLS, k=5, eps=setting.value).fetchall()]
         assert setting.sizes["size_max"] == max(sizes) and setting.sizes["share_at_k"] == np.mean(np.array(sizes) == 5)
+
+
+def _batched_against_perturb(con, source, columns, eps_values, k, q, reps, categorical=()):
+    """Every release of rwn_releases (all eps from one neighbourhood search) equals perturb's
+    with the same eps and key#r, row for row; the sizes and closest distances equal the
+    neighbourhoods API's."""
+    from rwn_sql import engine
+    be = engine.DuckDBBackend(con)
+    key = "batched-key-0123456789"
+    sizes = []
+    releases = tune.rwn_releases(be, be.source(source), columns, eps_values, k=k, q=q, reps=reps, scale="minmax",
+                                 categorical=categorical, key=key, into="batched")
+    names = ", ".join(f'"{r[0]}"' for r in con.execute(f"DESCRIBE {source}").fetchall())
+    try:
+        for setting, where, size, dcr in releases:
+            eps = eps_values[setting]
+            hoods = rwn_sql.neighborhoods(con, source, columns, k=k, eps=eps, categorical=categorical).fetchnumpy()
+            assert np.array_equal(size, np.asarray(hoods["size"], float))
+            assert np.array_equal(dcr, np.asarray(hoods["dcr"], float))
+            for r in range(reps):
+                rwn_sql.perturb(con, source, columns, k=k, eps=eps, q=q, categorical=categorical, key=f"{key}#{r}",
+                                into="one", replace=True, order="input")
+                one = con.execute("SELECT * FROM one").fetchall()
+                batched = con.execute(f"SELECT {names} FROM batched WHERE {where} AND replicate = {r} "
+                                      f"ORDER BY rowid").fetchall()
+                assert batched == one, (eps, r)
+            sizes.append((size, dcr))
+    finally:
+        releases.close()
+    assert len(sizes) == len(eps_values)
+    con.execute("DROP TABLE batched").fetchall()
+    return sizes
+
+
+@pytest.fixture(params=["one statement", "one per eps"])
+def release_path(request, monkeypatch):
+    """Both ways rwn_releases draws: the whole grid in one statement (small data) or one
+    statement per eps (forced here by a zero copy budget)."""
+    if request.param == "one per eps":
+        monkeypatch.setattr(tune, "ONE_STATEMENT_COPY_BYTES", 0)
+    return request.param
+
+
+def test_batched_releases_equal_perturb(con, bodyfat, release_path):
+    # eps not in order: each setting still gets its own eps's neighbourhoods
+    sizes = _batched_against_perturb(con, bodyfat, BODYFAT_COLUMNS, [0.6, 0.25, 0.95, 0.4], k=5, q=1.0, reps=3)
+    assert sizes[1][0].max() < sizes[0][0].max() < sizes[2][0].max()     # the prefixes differ
+
+
+def test_batched_releases_equal_perturb_with_ties_empty_and_categories(con, release_path):
+    """Integer grid data (exact ties at the radius), k = 0 (empty neighbourhoods: NULL cells),
+    q < 1 (kept cells) and a categorical distance column, against perturb."""
+    rng = np.random.default_rng(7)
+    n = 60
+    con.execute("CREATE TABLE grid AS SELECT * FROM (VALUES " + ", ".join(
+        f"({int(a)}, {int(b)}, '{c}', {i})" for i, (a, b, c) in
+        enumerate(zip(rng.integers(0, 10, n), rng.integers(0, 5, n), rng.choice(list("xyz"), n)))) +
+        ") AS t(a, b, c, other)").fetchall()
+    # b's range is 4: eps 0.25 is exactly one step of b, a tie at the radius
+    for k, eps_values in ((0, [0.1, 0.05, 0.25, 0.15]), (2, [0.1, 0.0, 0.25])):
+        sizes = _batched_against_perturb(con, "grid", ["a", "b", "c"], eps_values, k=k, q=0.7, reps=2,
+                                         categorical=["c"])
+        if k == 0:
+            assert (sizes[1][0] == 0).any() and sizes[2][0].sum() > sizes[0][0].sum()
+    # decimal steps: the two neighbours at exactly 0.1 get different computed distances, and
+    # only the tie factor keeps both (METHODS.md, "Exact ties")
+    con.execute("CREATE TABLE steps AS SELECT i / 10 AS x, i AS y FROM range(11) AS t(i)").fetchall()
+    sizes = _batched_against_perturb(con, "steps", ["x"], [0.05, 0.0], k=1, q=1.0, reps=2)
+    assert (sizes[0][0][1:-1] == 2).all()
+
+
+def test_batched_releases_do_not_depend_on_threads(release_path):
+    from conftest import BODYFAT
+    from rwn_sql import engine
+    tables = []
+    for threads in (1, 2):
+        c = duckdb.connect()
+        c.execute(f"SET threads = {threads}").fetchall()
+        c.execute(f"CREATE TABLE bodyfat AS SELECT * FROM read_csv('{BODYFAT}')").fetchall()
+        be = engine.DuckDBBackend(c)
+        releases = tune.rwn_releases(be, be.source("bodyfat"), BODYFAT_COLUMNS, [0.3, 0.9, 0.6], k=5, q=0.8, reps=4,
+                                     scale="minmax", categorical=(), key="threads-key-0123456789", into="batched")
+        try:
+            tables.append([c.execute(f"SELECT * FROM batched WHERE {where} ORDER BY rowid").fetchall()
+                           for _, where, _, _ in releases])
+        finally:
+            releases.close()
+            c.close()
+    assert tables[0] == tables[1] and len(tables[0]) == 3
 
 
 def test_sweep_baselines_equal_the_api(con, bodyfat):
