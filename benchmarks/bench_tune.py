@@ -273,43 +273,23 @@ def bench_tune28k(con, old) -> None:
                 ).fetchall()
     columns = ["age", "education_num", "hours_per_week", "fnlwgt", "sex"]
     print("\ntune, 28,000 adult rows, eps 0.05 and 0.1, 2 releases each (target: under 10 s)")
-    spent = [0.0]
-    real = tune.evaluate_replicates
-
-    def counted(*args, **kwargs):          # time inside the evaluation, apart from the RWN statements
-        it = real(*args, **kwargs)
-        while True:
-            start = time.perf_counter()
-            try:
-                ev = next(it)
-            except StopIteration:
-                return
-            finally:
-                spent[0] += time.perf_counter() - start
-            yield ev
-
     def run():
         return timed(lambda: tune.sweep(con, "adult28k", columns, [0.05, 0.1], reps=2, categorical=["sex"], seed=1))
-    tune.evaluate_replicates = counted
-    try:
+    with EvaluationClock() as clock:
         (result, t_new) = run()
-    finally:
-        tune.evaluate_replicates = real
-    eval_new = spent[0]
+    eval_new = clock.spent
     sizes = ", ".join(f"{s.sizes['size_mean']:.0f}" for s in result.settings)
     print(f"  new {t_new:6.2f} s, of which evaluation {eval_new:5.2f} s and neighbourhoods + releases "
           f"{t_new - eval_new:5.2f} s (mean neighbourhoods {sizes})")
     if old:
-        spent[0] = 0.0
         saved = with_old_evaluation(old)
-        real = tune.evaluate_replicates
-        tune.evaluate_replicates = counted
         try:
-            _, t_old = run()
+            with EvaluationClock() as clock:
+                _, t_old = run()
         finally:
             tune.evaluate, tune.evaluate_replicates = saved
-        print(f"  old {t_old:6.1f} s, of which evaluation {spent[0]:5.1f} s   ratio {t_old / t_new:5.1f}x "
-              f"(evaluation {spent[0] / eval_new:5.0f}x)")
+        print(f"  old {t_old:6.1f} s, of which evaluation {clock.spent:5.1f} s   ratio {t_old / t_new:5.1f}x "
+              f"(evaluation {clock.spent / eval_new:5.0f}x)")
 
 
 def main() -> None:

@@ -2,7 +2,6 @@
 level by level, each level staged in a table that spills (rwn.search_in_steps, README "Memory
 limit"). The path changes the memory and the speed, never the result: for a key, releases,
 donors and neighbourhoods equal the one-statement path's, and both equal the brute force."""
-import duckdb
 import numpy as np
 import pytest
 
@@ -111,13 +110,16 @@ def test_tune_replicates_in_steps(con, steps):
     assert staged.to_dict() == one.to_dict()
 
 
-def test_the_choice_follows_the_memory_limit(con):
+def test_the_choice_follows_the_memory_limit(con, monkeypatch):
+    """Records x RECURSIVE_BYTES_PER_RECORD against the limit (a large per-record figure here,
+    so that the limits stay ordinary: DuckDB 1.4 cannot read its catalog under 1 MB)."""
     load_numpy(con, "t", gaussian(1000, 3, 11))
+    monkeypatch.setattr(rwn, "RECURSIVE_BYTES_PER_RECORD", 1_000_000)     # 1,000 records: 1 GB
     be = backend_for(con)
     src = rwn.check_source(be, "t", rwn.spec(["x0", "x1", "x2"], k=5))
-    con.execute("SET memory_limit = '1GB'")
-    assert not rwn.search_in_steps(be, src)          # 1,000 records x 1,000 bytes: 1 MB
-    con.execute("SET memory_limit = '512KB'")
+    con.execute("SET memory_limit = '2GB'")
+    assert not rwn.search_in_steps(be, src)
+    con.execute("SET memory_limit = '512MB'")
     assert rwn.search_in_steps(be, src)
     sql = rwn_sql.perturb(con, "t", ["x0", "x1", "x2"], k=5, sql=True)
     assert "rwn_level_<L+1>" in sql and "WITH RECURSIVE" not in sql     # the steps, as they run
