@@ -452,15 +452,17 @@ def level_chunks(be, plan, points: str, settings: str, previous: str, searching:
     cuts = sorted(set(c for c in cuts if c is not None))
     bounds = [None, *cuts, None]
     reach = f"{CHUNK_REACH} * {float_literal(side)}"
+
+    def within(lo, hi, pad=""):
+        """lo <= g_1 < hi, each bound widened by `pad` (an SQL term); None: unbounded."""
+        terms = ([] if lo is None else [f"{g1} >= {float_literal(lo)}{pad and ' - ' + pad}"]) + \
+                ([] if hi is None else [f"{g1} < {float_literal(hi)}{pad and ' + ' + pad}"])
+        return " AND ".join(terms) or "1 = 1"
     out = []
     for lo, hi in zip(bounds, bounds[1:]):
-        at = [f"{g1} >= {float_literal(lo)}"] if lo is not None else []
-        at += [f"{g1} < {float_literal(hi)}"] if hi is not None else []
-        near = [f"{g1} >= {float_literal(lo)} - {reach}"] if lo is not None else []
-        near += [f"{g1} < {float_literal(hi)} + {reach}"] if hi is not None else []
         rows = (f"(SELECT w.* FROM (SELECT * FROM {previous}) w JOIN {points} p ON p.rid = w.rid, {settings} st "
-                f"WHERE NOT w.done AND {' AND '.join(at)}) AS __rwn_chunk")
-        out.append((rows, f"(SELECT p.* FROM {points} p, {settings} st WHERE {' AND '.join(near)}) AS __rwn_near"))
+                f"WHERE NOT w.done AND {within(lo, hi)}) AS __rwn_chunk")
+        out.append((rows, f"(SELECT p.* FROM {points} p, {settings} st WHERE {within(lo, hi, reach)}) AS __rwn_near"))
     return out
 
 
