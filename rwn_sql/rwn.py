@@ -265,7 +265,11 @@ def prepare(be, src: engine.Source, spec: RWNSpec, what: str, key_sql: str | Non
     if reps is not None and not d.recursive_cte:
         raise RWNError(f"engine {be.name} does not support replicate releases in one statement (tune runs on DuckDB)")
     hoods = stage_neighborhoods(be, src, spec, trace, ball=ball, in_steps=True)
-    return Prepared(hoods.final(what, key_sql, order=order, pairs=pairs, reps=reps), hoods.staged)
+    try:
+        return Prepared(hoods.final(what, key_sql, order=order, pairs=pairs, reps=reps), hoods.staged)
+    except BaseException:
+        forget(be, hoods.staged)
+        raise
 
 
 def search_in_steps(be, src: engine.Source) -> bool:
@@ -315,20 +319,44 @@ class Neighborhoods:
     ball: int | None = None
     ball_steps: dict = field(default_factory=dict)     # settings, ball_points, ball_cells
     axes: tuple | None = None                          # the grid's directions (grid_axes)
+    values_in_steps: bool = False                      # see values_in_steps()
 
     def final(self, what: str, key_sql: str | None = None, order: str = "keyed", pairs: bool = False,
               reps: int | None = None) -> str:
-        """The statement of `what` over the staged neighbourhoods (no search runs again)."""
-        from .spark_rwn import bind
+        """The statement of `what` over the staged neighbourhoods (no search runs again). With
+        values_in_steps, a release first stages its donors' values one column at a time (their
+        tables join `staged`, to be forgotten with it)."""
+        from .spark_rwn import RWNPlan, bind
         d, spec, bound = self.be.dialect, self.spec, {"staged": self.rows, "hood": self.hood, **self.ball_steps}
         if what == "neighborhoods":
             if pairs and self.ball is not None:
                 raise ValueError("the pairs need every member listed: stage without the ball path")
             return bind({"hood": self.hood}, [], sqlgen.neighborhoods_final(pairs, d))
+        if what == "perturb" and self.values_in_steps:
+            plan = RWNPlan(self.src.sql, spec, d, self.axes, self.ball)
+            fetched = self._step(plan.picks(self.rows, self.hood, key_sql, self.ball_steps, reps))
+            for i in range(1, len(spec.columns) + 1):
+                # hash the one column of the rows (as written), not the picks
+                previous, fetched = fetched, self._step(plan.donor_values(self.rows, fetched, i, reps), True)
+                self.staged.remove(previous)
+                self.be.drop(previous)
+            return plan.release(self.rows, fetched, key_sql, self.src.names, order, reps)
         tail = [sqlgen.perturb_tail_ctes(spec, key_sql, d, reps, self.ball, self.axes)]
         if what == "donors":
             return bind(bound, tail, sqlgen.donors_final(spec, d))
         return bind(bound, tail, sqlgen.perturb_final(spec, key_sql, d, reps, order, columns=self.src.names))
+
+    def _step(self, sql: str, joins_as_written: bool = False) -> str:
+        self.staged.append(self.be.stage(sql, joins_as_written))
+        return self.staged[-1]
+
+
+def values_in_steps(be, in_steps: bool) -> bool:
+    """Whether a release fetches its donors' values in one statement per column (staged) rather
+    than in its final statement: where the search ran in steps on an engine with a memory limit
+    (DuckDB beyond RECURSIVE_BYTES_PER_RECORD), whose final statement would otherwise hash the
+    rows once per column at the same time (10M x 5 under 2 GB ran out of memory there)."""
+    return in_steps and be.memory_limit() is not None
 
 
 FROM_DATA = "from data"      # stage_neighborhoods(axes=...): compute them with grid_axes
@@ -383,7 +411,7 @@ def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None, axes=
         raise
     ball_steps = {} if ball is None else {"settings": settings, "ball_points": balls["ball_points"],
                                           "ball_cells": balls["ball_cells"]}
-    return Neighborhoods(be, src, spec, rows_of, hood, staged, ball, ball_steps, axes)
+    return Neighborhoods(be, src, spec, rows_of, hood, staged, ball, ball_steps, axes, values_in_steps(be, True))
 
 
 # A level of the search in steps keeps, per searching record, its candidates within the margin
@@ -497,7 +525,13 @@ def script(be, src: engine.Source, spec: RWNSpec, what: str, order: str = "keyed
                plan.level("rwn_points", "rwn_settings", "rwn_level_<L>")),
               ("rwn_hood  -- rwn_done_rows: the rows of every level with done = true, UNION ALL",
                plan.hood("rwn_settings", "rwn_done_rows", ball_records))]
-    final = {"perturb": lambda: plan.perturb("rwn_staged", "rwn_hood", key, src.names, order, balls),
+    if what == "perturb" and values_in_steps(be, True):
+        steps.append(("rwn_values_0", plan.picks("rwn_staged", "rwn_hood", key, balls)))
+        steps += [(f"rwn_values_{i}", plan.donor_values("rwn_staged", f"rwn_values_{i - 1}", i))
+                  for i in range(1, len(spec.columns) + 1)]
+    final = {"perturb": lambda: (plan.release("rwn_staged", f"rwn_values_{len(spec.columns)}", key, src.names, order)
+                                 if values_in_steps(be, True)
+                                 else plan.perturb("rwn_staged", "rwn_hood", key, src.names, order, balls)),
              "donors": lambda: plan.donors("rwn_staged", "rwn_hood", key, balls),
              "neighborhoods": lambda: plan.neighborhoods("rwn_hood", pairs)}[what]()
     text = [f"-- step {name} (staged by the engine)\n{be.engine_sql(sql)};" for name, sql in steps]

@@ -117,6 +117,23 @@ class RWNPlan:
                     [sqlgen.perturb_tail_ctes(self.spec, key_sql, self.dialect, ball=self.ball, axes=self.axes)],
                     sqlgen.perturb_final(self.spec, key_sql, self.dialect, order=order, columns=columns))
 
+    def picks(self, staged: str, hood: str, key_sql: str, balls=None, reps: int | None = None) -> str:
+        """The drawn donors (rid, [rep,] donor_1, ...) alone: the first step of fetching their
+        values one column at a time (see sqlgen.donor_value_sql)."""
+        return bind({"staged": staged, "hood": hood, **(balls or {})},
+                    [sqlgen.perturb_tail_ctes(self.spec, key_sql, self.dialect, reps, self.ball, self.axes)],
+                    "SELECT * FROM picks")
+
+    def donor_values(self, staged: str, picks: str, i: int, reps: int | None = None) -> str:
+        """`picks` with the values of column i added (sqlgen.donor_value_sql)."""
+        return bind({"staged": staged, "picks": picks}, [], sqlgen.donor_value_sql(self.spec, i, reps))
+
+    def release(self, staged: str, fetched: str, key_sql: str, columns, order: str = "keyed",
+                reps: int | None = None) -> str:
+        """The release from the rows and the fetched donor values (the last donor_values step)."""
+        return bind({"staged": staged, "picks": fetched}, [],
+                    sqlgen.perturb_final(self.spec, key_sql, self.dialect, reps, order, columns, fetched=True))
+
     def donors(self, staged: str, hood: str, key_sql: str, balls=None) -> str:
         return bind({"staged": staged, "hood": hood, **(balls or {})},
                     [sqlgen.perturb_tail_ctes(self.spec, key_sql, self.dialect, ball=self.ball, axes=self.axes)],

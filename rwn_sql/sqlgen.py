@@ -565,28 +565,43 @@ def perturb_sql(source: str, spec: RWNSpec, key_sql: str = KEY_PLACEHOLDER,
 
 
 def perturb_final(spec: RWNSpec, key_sql: str, dialect: Dialect = DUCKDB, reps: int | None = None,
-                  order: str = "keyed", columns=None) -> str:
+                  order: str = "keyed", columns=None, fetched: bool = False) -> str:
     """The SELECT of perturb_sql, over `picks` and `lookup`. `columns`: the source's column
-    names, for an engine without SELECT * EXCLUDE/REPLACE (then listed one by one)."""
+    names, for an engine without SELECT * EXCLUDE/REPLACE (then listed one by one). `fetched`:
+    `picks` already holds the donors' values (donor_value_sql's __rwn_v_*), the rows are `staged`."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
-    replace = [(f"d_{i}.{quote_ident(c)}", quote_ident(c)) for i, c in enumerate(spec.columns, 1)]
+    value = {c: f"p.__rwn_v_{i}" if fetched else f"d_{i}.{quote_ident(c)}" for i, c in enumerate(spec.columns, 1)}
     exclude = ["__rwn_rid"] + [quote_ident(c) for c in spec.drop]
     if columns is None:
-        select = dialect.star("s", exclude, replace)
+        select = dialect.star("s", exclude, [(value[c], quote_ident(c)) for c in spec.columns])
     else:
-        perturbed = {c: f"d_{i}" for i, c in enumerate(spec.columns, 1)}
-        select = ", ".join(f"{perturbed.get(c, 's')}.{quote_ident(c)}" + (f" AS {quote_ident(c)}" if c in perturbed else "")
+        select = ", ".join(f"{value[c]} AS {quote_ident(c)}" if c in value else f"s.{quote_ident(c)}"
                            for c in columns if c not in spec.drop)
-    joins = "\n".join(f"LEFT JOIN lookup d_{i} ON d_{i}.__rwn_rid = p.donor_{i}"
-                      for i in range(1, len(spec.columns) + 1))
+    if fetched:         # the narrower side last: the side DuckDB hashes when it keeps the order
+        joined = ("staged s\nJOIN picks p ON p.rid = s.__rwn_rid" if reps is None
+                  else "picks p\nJOIN staged s ON s.__rwn_rid = p.rid")
+    else:
+        joined = "picks p\nJOIN lookup s ON s.__rwn_rid = p.rid\n" + "\n".join(
+            f"LEFT JOIN lookup d_{i} ON d_{i}.__rwn_rid = p.donor_{i}" for i in range(1, len(spec.columns) + 1))
     lead, by = ("p.rep AS replicate, ", "p.rep, ") if reps is not None else ("", "")
     if order == "keyed" and reps is None:
         record = f"s.{quote_ident(spec.id)}" if spec.id else "s.__rwn_rid"
         by = order_key_sql(key_sql, ORDER_PURPOSE, record, dialect) + ", "
-    return (f"SELECT {lead}{select}\n"
-            f"FROM picks p\nJOIN lookup s ON s.__rwn_rid = p.rid\n{joins}\n"
-            f"ORDER BY {by}s.__rwn_rid")
+    return f"SELECT {lead}{select}\nFROM {joined}\nORDER BY {by}s.__rwn_rid"
+
+
+def donor_value_sql(spec: RWNSpec, i: int, reps: int | None = None) -> str:
+    """Step i (1-based) of fetching the drawn donors' values one column at a time, for a
+    memory-bound engine: perturb_final's one statement hashes the rows once per column, all at
+    once. `picks` holds rid, [rep,] donor_i, ... donor_D and the values __rwn_v_1 ...
+    __rwn_v_(i-1); the step reads column i of donor_i's row of `staged` (NULL: S_i empty) and
+    keeps what the later steps read."""
+    carried = (["p.rid"] + (["p.rep"] if reps is not None else [])
+               + [f"p.donor_{j}" for j in range(i + 1, len(spec.columns) + 1)]
+               + [f"p.__rwn_v_{j}" for j in range(1, i)])
+    return (f"SELECT {', '.join(carried)}, d.{quote_ident(spec.columns[i - 1])} AS __rwn_v_{i}\n"
+            f"FROM picks p\nLEFT JOIN staged d ON d.__rwn_rid = p.donor_{i}")
 
 
 def donors_sql(source: str, spec: RWNSpec, key_sql: str = KEY_PLACEHOLDER,

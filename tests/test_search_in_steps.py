@@ -166,7 +166,12 @@ def test_a_level_hashes_the_grid_points(con, monkeypatch, tmp_path):
     monkeypatch.setattr(be.__class__, "stage", stage)
     monkeypatch.setattr(rwn, "RECURSIVE_BYTES_PER_RECORD", 10 ** 15)
     rwn_sql.perturb(con, "t", ["x0", "x1", "x2"], key=KEY, into="released")
-    assert plans
-    for plan in plans:
+    levels = [plan for plan in plans if "cell_key" in plan]
+    values = [plan for plan in plans if "donor_" in plan]
+    assert levels and len(values) == 3 and len(levels) + len(values) == len(plans)
+    for plan in levels:
         # a hash join's condition names its probe side's key first
         assert "nb_key = cell_key" in plan and "cell_key = nb_key" not in plan
+    for i, plan in enumerate(values, 1):
+        # fetching a column's donor values hashes the rows (two columns), not the picks
+        assert f"donor_{i} = __rwn_rid" in plan and f"__rwn_rid = donor_{i}" not in plan
