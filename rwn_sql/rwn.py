@@ -241,10 +241,12 @@ class Prepared:
 
 
 def prepare(be, src: engine.Source, spec: RWNSpec, what: str, key_sql: str | None = None,
-            order: str = "keyed", pairs: bool = False, reps: int | None = None, trace=None) -> Prepared:
+            order: str = "keyed", pairs: bool = False, reps: int | None = None, trace=None,
+            in_steps: bool | None = None) -> Prepared:
     """The final statement of `what` (perturb, donors or neighborhoods) over the checked source.
     `key_sql` reads the key (backend.key_sql, or KEY_PLACEHOLDER for SQL that is only shown).
-    `trace`: a list that gets one dict per search level where the levels run one by one."""
+    `trace`: a list that gets one dict per search level where the levels run one by one.
+    `in_steps`: search_in_steps(be, src) when the caller already knows it."""
     if what not in WHATS:
         raise ValueError(f"what must be one of {WHATS}")
     if order not in sqlgen.ORDERS:
@@ -255,7 +257,7 @@ def prepare(be, src: engine.Source, spec: RWNSpec, what: str, key_sql: str | Non
     # an unseen source (a TEMP one of the SQL macros' caller) cannot be read for the decision:
     # it keeps the listed path (README: "SQL")
     ball = None if (what == "neighborhoods" and pairs) or not src.schema else ball_path(be, src, spec)
-    if not search_in_steps(be, src):
+    if not (search_in_steps(be, src) if in_steps is None else in_steps):
         axes = grid_axes(be, src, spec) if src.schema else None    # an unseen source: no pre-pass
         if what == "perturb":
             return Prepared(sqlgen.perturb_sql(src.sql, spec, key_sql, d, reps=reps, order=order, axes=axes, ball=ball))
@@ -499,7 +501,7 @@ def script(be, src: engine.Source, spec: RWNSpec, what: str, order: str = "keyed
     or (without recursive CTEs) every step, the level step marked as repeated."""
     d = be.dialect
     if not search_in_steps(be, src):
-        return be.engine_sql(prepare(be, src, spec, what, KEY_PLACEHOLDER, order=order, pairs=pairs).sql)
+        return be.engine_sql(prepare(be, src, spec, what, KEY_PLACEHOLDER, order=order, pairs=pairs, in_steps=False).sql)
     from .spark_rwn import RWNPlan
     # an unseen source (a TEMP one of the SQL macros' caller) cannot be read for the decision:
     # it keeps the listed path (README: "SQL")

@@ -123,6 +123,8 @@ def test_the_choice_follows_the_memory_limit(con, monkeypatch):
     assert rwn.search_in_steps(be, src)
     sql = rwn_sql.perturb(con, "t", ["x0", "x1", "x2"], k=5, sql=True)
     assert "rwn_level_<L+1>" in sql and "WITH RECURSIVE" not in sql     # the steps, as they run
+    # the donors' values fetched one column per step, the release reading the last
+    assert "-- step rwn_values_3" in sql and "picks AS (SELECT * FROM rwn_values_3)" in sql
 
 
 def test_staged_levels_are_forgotten_and_settings_restored(con, steps):
