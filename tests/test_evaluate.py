@@ -594,3 +594,27 @@ def test_combination_counts_equal_unique_rows():
         k[0, :] = np.array(levels) - 1                        # the largest codes occur
         np.testing.assert_array_equal(evaluate_module._combinations(k)[1],
                                       np.unique(k, axis=0, return_counts=True)[1])
+
+
+@pytest.mark.parametrize("onehot_levels,cached", [(64, 65_536), (1, 3 * 40 * 30)])
+def test_both_way_searches_of_many_small_releases_match_brute_force(monkeypatch, onehot_levels, cached):
+    """_searches_both_ways (tune's sweeps of tiny data: every release's dcr and linkage searches
+    from one distance matrix each) against the full distance matrices, to the last bit: lattice
+    data full of ties and duplicates, categorical columns (one-hot and, with onehot_levels=1,
+    compared directly), the original's rows standing for several records, releases in blocks
+    of 3 and of all."""
+    monkeypatch.setattr(evaluate_module, "ONEHOT_LEVELS", onehot_levels)
+    monkeypatch.setattr(evaluate_module, "CACHED_ELEMENTS", cached)
+    rng = np.random.default_rng(5)
+    for p, m in [(3, 2), (2, 0), (0, 2)]:
+        no, n, reps = 40, 30, 7
+        o, oc = rng.integers(0, 4, size=(no, p)) / 3.0, rng.integers(0, 3, size=(no, m))
+        counts = rng.integers(1, 4, no)
+        r, rc = rng.integers(0, 4, size=(reps, n, p)) / 3.0, rng.integers(0, 3, size=(reps, n, m))
+        dcr2, nearest, ties = evaluate_module._searches_both_ways(o, oc, counts, r, rc)
+        for k in range(reps):
+            full = brute_force(o, oc, r[k], rc[k])                         # original rows x release rows
+            np.testing.assert_array_equal(dcr2[k], full.min(axis=1))
+            np.testing.assert_array_equal(nearest[k], full.min(axis=0))
+            np.testing.assert_array_equal(ties[k], ((full == full.min(axis=0)) * counts[:, None]).sum(axis=0))
+        assert ties.max() > counts.max()                       # ties among several original rows
