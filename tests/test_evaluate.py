@@ -544,7 +544,8 @@ def test_replicates_evaluate_as_single_releases(con, monkeypatch, small_search):
 
 
 def test_ks_statistic_with_ties_equals_scipy():
-    """The merged-sort KS statistic of many releases at once equals ks_2samp's, ties included."""
+    """The KS statistic of many releases at once (merged sorts, or value codes when every
+    released value is an original one) equals ks_2samp's, ties included."""
     rng = np.random.default_rng(3)
     xo = rng.integers(0, 9, size=(200, 3)).astype(float)
     xr = np.stack([rng.integers(0, 9, size=(200, 3)).astype(float), xo + 0.0, rng.normal(4, 3, size=(200, 3))])
@@ -560,6 +561,15 @@ def test_ks_statistic_with_ties_equals_scipy():
             assert got[r, j] == at_every_point(xo[:, j], xr[r, :, j])
             assert got[r, j] == pytest.approx(stats.ks_2samp(xo[:, j], xr[r, :, j]).statistic, abs=1e-15)
     assert np.all(got[1] == 0)
+    # releases of the original's values only (draws, swaps; some values not drawn at all):
+    # counted by value codes, the same numbers
+    xr = np.stack([xo[rng.integers(0, 200, size=200)] for _ in range(4)] + [xo[::-1]])
+    xr[:, :, 2] = np.where(xr[:, :, 2] == 4, 3, xr[:, :, 2])
+    swapped = evaluate_module._ks(xo, xr)
+    for r in range(len(xr)):
+        for j in range(3):
+            assert swapped[r, j] == at_every_point(xo[:, j], xr[r, :, j])
+    assert np.all(swapped[4, :2] == 0) and swapped[4, 2] > 0 and np.all(swapped[:4] > 0)
 
 
 def test_category_codes_number_texts_in_order_with_null_after_the_empty_string(con):
