@@ -204,14 +204,14 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
         holds (one batch, in the table's order), with progress."""
         nonlocal done
         evs = []
-        for ev in evaluate_replicates(con, original_sql, f"SELECT * FROM {quote_ident(released)} WHERE {where} "
-                                      f"ORDER BY rowid", reps, columns, target=target, categorical=categorical):
+        table = be.source(released)      # a Source: no query text to check (tokenizing costs ms)
+        rows = engine.Source(f"(SELECT * FROM {table.sql} WHERE {where} ORDER BY rowid)", table.schema, table.label)
+        for ev in evaluate_replicates(con, src, rows, reps, columns, target=target, categorical=categorical):
             evs.append(ev)
             done += 1
             report(f"{label}: release {len(evs)}/{reps} evaluated")
         return evs
 
-    original_sql = f"SELECT * FROM {src.sql}"
     table = "__rwn_sweep_releases"
     table_b = table + "_b"          # the baselines' releases: plain tables (rank_swap's and mdav's into=)
     try:
@@ -245,7 +245,7 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
         for value in mdav:
             report(f"mdav k={value:g}: release 1/1")
             baselines.mdav(con, source, columns, int(value), scale=scale, into=table_b, replace=True)
-            evs = [evaluate(con, original_sql, f"SELECT * FROM {quote_ident(table_b)} ORDER BY rowid",
+            evs = [evaluate(con, src, f"SELECT * FROM {quote_ident(table_b)} ORDER BY rowid",
                             columns, target=target, categorical=categorical)]
             done += 1
             settings.append(Setting("mdav", "k", float(value), 1, _summarise(evs)))
