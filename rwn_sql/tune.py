@@ -199,14 +199,19 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
         if progress:
             progress(done, total, label)
 
+    def rows_of(released: str, where: str = "true") -> engine.Source:
+        """The rows of table `released` where `where` holds, in the table's order, as a Source
+        (a query text would be checked by tokenizing it, milliseconds each)."""
+        table = be.source(released)
+        return engine.Source(f"(SELECT * FROM {table.sql} WHERE {where} ORDER BY rowid)", table.schema, table.label)
+
     def evaluated(released: str, label: str, where: str = "true") -> list:
         """The evaluations of the `reps` releases in the rows of table `released` where `where`
         holds (one batch, in the table's order), with progress."""
         nonlocal done
         evs = []
-        table = be.source(released)      # a Source: no query text to check (tokenizing costs ms)
-        rows = engine.Source(f"(SELECT * FROM {table.sql} WHERE {where} ORDER BY rowid)", table.schema, table.label)
-        for ev in evaluate_replicates(con, src, rows, reps, columns, target=target, categorical=categorical):
+        for ev in evaluate_replicates(con, src, rows_of(released, where), reps, columns, target=target,
+                                      categorical=categorical):
             evs.append(ev)
             done += 1
             report(f"{label}: release {len(evs)}/{reps} evaluated")
@@ -238,15 +243,15 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
         for value in rank_swap:
             report(f"rank_swap P={value:g}: {reps} releases")
             # the sweep's own table (no write_table: its check that the statement does not read
-            # the table parses the statement, which embeds every swap)
+            # the table parses the statement, which embeds every swap; so for MDAV)
             engine.run(con, f"CREATE OR REPLACE TABLE {quote_ident(table_b)} AS\n{next(statements)}")
             evs = evaluated(table_b, f"rank_swap P={value:g}")
             settings.append(Setting("rank_swap", "P", float(value), reps, _summarise(evs)))
         for value in mdav:
             report(f"mdav k={value:g}: release 1/1")
-            baselines.mdav(con, source, columns, int(value), scale=scale, into=table_b, replace=True)
-            evs = [evaluate(con, src, f"SELECT * FROM {quote_ident(table_b)} ORDER BY rowid",
-                            columns, target=target, categorical=categorical)]
+            engine.run(con, f"CREATE OR REPLACE TABLE {quote_ident(table_b)} AS\n"
+                            + baselines.mdav_statement(con, source, columns, int(value), scale=scale))
+            evs = [evaluate(con, src, rows_of(table_b), columns, target=target, categorical=categorical)]
             done += 1
             settings.append(Setting("mdav", "k", float(value), 1, _summarise(evs)))
             report(f"mdav k={value:g}: done")
