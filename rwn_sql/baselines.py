@@ -29,7 +29,7 @@ from fractions import Fraction
 import duckdb
 import numpy as np
 
-from . import engine
+from . import engine, sqlgen
 from .dialect import DUCKDB, require_duckdb
 from .errors import RWNError
 from .identifiers import quote_ident, quote_literal
@@ -380,7 +380,7 @@ def _rank_swap_plans(con, source, columns, p_values, key: str, reps: int | None 
     key_sql = key_variable(con, key)
     rep, replicates = "", ""
     if reps is not None:          # replicate r's key is key#r (sqlgen.replicate_key), read per row
-        key_sql = f"({key_sql} || '#' || {DUCKDB.as_text(REP)})"
+        key_sql = sqlgen.replicate_key_sql(key_sql, REP, DUCKDB)
         rep, replicates = f"{REP}, ", f" CROSS JOIN range({reps}) AS __rwn_reps({REP})"
     # The order of the values is the same in every replicate: dense ranks (equal values, equal
     # rank) once over the n records; each replicate's ranks come from sorting (value rank,

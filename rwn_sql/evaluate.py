@@ -370,7 +370,7 @@ def _measures_batch(original_data, xr, crs, label_o, labels_r, columns, numeric,
     for r in range(reps):
         utility = Utility(
             corr_mad=corr_mad[r], **pca[r], **ols[r],
-            ks={c: float(ks[r, j]) for j, c in enumerate(numeric)},
+            ks=dict(zip(numeric, ks[r].tolist())),
             tv=category_stats[r][0], multi_information=category_stats[r][1])
         out.append(Evaluation(original=label_o, released=labels_r[r], rows=n, columns=columns,
                               numeric=numeric, categorical=categorical, target=target, sdid_k=sdid_k,
@@ -575,7 +575,7 @@ def _pca(xo, xr, numeric, sd) -> list[dict]:
     mad = np.mean(np.abs(load_o - load_r), axis=(1, 2))
 
     def as_dict(load):
-        return {f"PC{j + 1}": {c: float(load[i, j]) for i, c in enumerate(numeric)} for j in range(2)}
+        return {f"PC{j + 1}": dict(zip(numeric, load[:, j].tolist())) for j in range(2)}
 
     shares_o, loadings_o = {"PC1": float(share_o[0]), "PC2": float(share_o[1])}, as_dict(load_o)
     return [dict(pca_loading_mad=float(mad[r]),
@@ -639,11 +639,11 @@ def _ols_measures(xo, xr, numeric, target, n) -> list[dict]:
     overlap_mean = np.mean(overlap, axis=1)
     diff = np.abs(fo["beta"] - fr["beta"])
 
-    def per_term(values):
-        return {term: float(x) for term, x in zip(terms, values)}
+    def per_term(values):           # tolist: Python floats in one call (tune evaluates thousands)
+        return dict(zip(terms, values.tolist()))
 
     def intervals(low, high):
-        return {term: [float(a), float(b)] for term, a, b in zip(terms, low, high)}
+        return {term: [a, b] for term, a, b in zip(terms, low.tolist(), high.tolist())}
 
     out = []
     for r in range(len(xr)):
@@ -677,8 +677,40 @@ def _ks(xo, xr) -> np.ndarray:
     """The two-sample Kolmogorov-Smirnov statistic of every column of xo (n x p) against the same
     column of each xr[r] (R x m x p): an R x p array, each as scipy.stats.ks_2samp's statistic
     (both empirical CDFs at every data point; ks_2samp itself is not called: its p-value, unused
-    here, costs about 0.5 ms a column). Both samples are merged and sorted; at the last of
-    every run of equal values the counts so far are each sample's count of values <= it."""
+    here, costs about 0.5 ms a column)."""
+    reps, m, p = xr.shape
+    out = np.empty((reps, p))
+    merged = []
+    for j in range(p):
+        values = np.unique(xo[:, j])
+        released = xr[:, :, j].reshape(-1)
+        at = np.minimum(np.searchsorted(values, released), len(values) - 1)
+        if np.array_equal(values[at], released):    # every released value is an original one (swaps, draws)
+            out[:, j] = _ks_on_codes(np.concatenate([np.searchsorted(values, xo[:, j]), at]), len(values),
+                                     len(xo), reps, m)
+        else:
+            merged.append(j)
+    if merged:
+        out[:, merged] = _ks_merged(xo[:, merged], xr[:, :, merged])
+    return out
+
+
+def _ks_on_codes(codes, levels: int, n: int, reps: int, m: int) -> np.ndarray:
+    """_ks of one column from the codes (0 .. levels - 1, in the order of the values) of the
+    original's n values then each release's m: both samples' counts of values <= each level.
+    At a level present in neither sample of a release the counts are those of the level
+    below, so the maximum over all levels is the maximum over that release's data points, and
+    the gaps are the same divisions of the same counts as _ks_merged's."""
+    count_o = np.cumsum(np.bincount(codes[:n], minlength=levels))
+    where = (np.repeat(np.arange(reps), m) * levels) + codes[n:]
+    count_r = np.cumsum(np.bincount(where, minlength=reps * levels).reshape(reps, levels), axis=1)
+    return np.max(np.abs(count_o / n - count_r / m), axis=1)
+
+
+def _ks_merged(xo, xr) -> np.ndarray:
+    """_ks through one merged sort per column and release: both samples are merged and sorted;
+    at the last of every run of equal values the counts so far are each sample's count of
+    values <= it."""
     reps, m, p = xr.shape
     n = len(xo)
     # R x p x (n + m): each column's two samples sorted, side by side; a stable sort of two
@@ -763,18 +795,15 @@ def _numeric_points(num):
     return np.ascontiguousarray(num) if num.shape[1] else np.zeros((len(num), 1))
 
 
-def _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts):
-    """_nearest's answer by a blocked brute force (the method before the k-d trees), for the
-    queries whose nearest record is a mismatch away when there are too many category
-    combinations to visit one by one: O(nq nr (p + levels)) time, O(CHUNK_ELEMENTS + (nq + nr) (p + levels)) memory. Candidate minima
-    come from one matrix product, [-2q, 1, -onehot(q)] . [r, |r|^2 + m, onehot(r)] = |q - r|^2
-    - |q|^2 + mismatches (as [a != b] = 1 - onehot(a).onehot(b)), and every candidate within a
-    1e-9 relative allowance is recomputed exactly by _sqdist."""
-    nq, nr = len(q_num), len(r_num)
-    chunk = max(1, min(CHUNK_ELEMENTS // max(nr, 1), max(256, CACHED_ELEMENTS // max(nr, 1))))
+def _augmented(q_num, q_cat, r_num, r_cat):
+    """The blocked brute force's operands (see _blocked_nearest): (q_aug, r_aug, direct, slack)
+    with q_aug . r_aug^T = |q - r|^2 - |q|^2 + the mismatches of the one-hot columns, `direct`
+    the categorical columns with more than ONEHOT_LEVELS levels (compared directly), and
+    `slack` per query the allowance within which a candidate is recomputed exactly."""
+    nq = len(q_num)
     q_sq = np.sum(q_num * q_num, axis=1)
     r_sq = np.sum(r_num * r_num, axis=1)
-    slack = TREE_SLACK * (1.0 + q_sq + float(r_sq.max()) + q_cat.shape[1])
+    slack = TREE_SLACK * (1.0 + q_sq + float(r_sq.max(initial=0.0)) + q_cat.shape[1])
     q_parts, r_parts, direct = [-2.0 * q_num, np.ones((nq, 1))], [r_num, r_sq[:, None].copy()], []
     for j in range(q_cat.shape[1]):
         levels = int(max(q_cat[:, j].max(initial=0), r_cat[:, j].max(initial=0))) + 1
@@ -784,7 +813,69 @@ def _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts):
             r_parts[1] += 1.0
         else:
             direct.append(j)
-    q_aug, r_aug_t = np.hstack(q_parts), np.ascontiguousarray(np.hstack(r_parts).T)
+    return np.hstack(q_parts), np.hstack(r_parts), direct, slack
+
+
+def _where(mask):
+    """np.nonzero of a 3-d mask with few True values, through its flat positions (a third of
+    the time on small blocks)."""
+    at = np.flatnonzero(mask)
+    _, b, c = mask.shape
+    return at // (b * c), at // c % b, at % c
+
+
+def _searches_both_ways(o_num, o_cat, o_counts, r_num, r_cat):
+    """Both risk searches of R small releases at once (tune's sweeps of tiny data), from one
+    matrix of approximate distances per release (_blocked_nearest's product): for distinct
+    original rows o_num, o_cat (o_counts: how many records each stands for) and releases
+    r_num[r], r_cat[r] (R x n x p, R x n x c), returns (dcr2, nearest, ties): dcr2 (R, no)
+    the squared distance of every original row to its nearest row of release r; nearest and
+    ties (R, n) every release row's squared distance to its nearest original rows and how
+    many records share it. Every candidate within the allowance (one, the largest of either
+    direction's) is recomputed by _sqdist, which is symmetric to the last bit, so the answers
+    are a brute force's."""
+    reps, n = r_num.shape[:2]
+    no = len(o_num)
+    flat_num, flat_cat = r_num.reshape(reps * n, r_num.shape[2]), r_cat.reshape(reps * n, r_cat.shape[2])
+    o_aug, r_aug, direct, slack = _augmented(o_num, o_cat, flat_num, flat_cat)
+    o_sq = np.sum(o_num * o_num, axis=1)
+    slack = float(slack.max(initial=0.0))                 # covers every row's and column's allowance
+    r_aug_t = np.ascontiguousarray(r_aug.reshape(reps, n, r_aug.shape[1]).transpose(0, 2, 1))
+    per = max(1, CACHED_ELEMENTS // max(no * n, 1))           # releases per block (that stay in cache)
+    to_release, to_original = [], []           # candidate pairs (release r, original row, release row)
+    for s in range(0, reps, per):
+        e = min(reps, s + per)
+        approx = np.matmul(o_aug, r_aug_t[s:e])                 # (e - s, no, n): |o - x|^2 - |o|^2
+        approx += o_sq[:, None]                                 # |o - x|^2 (+ mismatches)
+        for j in direct:
+            approx += o_cat[None, :, j, None] != r_cat[s:e, None, :, j]
+        rel, rows, cols = _where(approx <= (approx.min(axis=2) + slack)[:, :, None])   # dcr: by original row
+        to_release.append((s + rel, rows, cols))
+        rel, rows, cols = _where(approx <= (approx.min(axis=1) + slack)[:, None, :])   # linkage: by release row
+        to_original.append((s + rel, rows, cols))
+    rel, rows, cols = (np.concatenate(v) for v in zip(*to_release))       # in (rel, rows) order
+    exact = _sqdist(o_num[rows], o_cat[rows], flat_num[rel * n + cols], flat_cat[rel * n + cols])
+    dcr2 = np.minimum.reduceat(exact, np.searchsorted(rel * no + rows, np.arange(reps * no))).reshape(reps, no)
+    rel, rows, cols = (np.concatenate(v) for v in zip(*to_original))
+    at = rel * n + cols
+    exact = _sqdist(flat_num[at], flat_cat[at], o_num[rows], o_cat[rows])
+    nearest = np.full(reps * n, np.inf)
+    np.minimum.at(nearest, at, exact)
+    ties = np.bincount(at, weights=np.where(exact == nearest[at], o_counts[rows], 0), minlength=reps * n)
+    return dcr2, nearest.reshape(reps, n), ties.astype(np.int64).reshape(reps, n)
+
+
+def _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts):
+    """_nearest's answer by a blocked brute force (the method before the k-d trees), for the
+    queries whose nearest record is a mismatch away when there are too many category
+    combinations to visit one by one: O(nq nr (p + levels)) time, O(CHUNK_ELEMENTS + (nq + nr) (p + levels)) memory. Candidate minima
+    come from one matrix product, [-2q, 1, -onehot(q)] . [r, |r|^2 + m, onehot(r)] = |q - r|^2
+    - |q|^2 + mismatches (as [a != b] = 1 - onehot(a).onehot(b)), and every candidate within a
+    1e-9 relative allowance is recomputed exactly by _sqdist."""
+    nq, nr = len(q_num), len(r_num)
+    chunk = max(1, min(CHUNK_ELEMENTS // max(nr, 1), max(256, CACHED_ELEMENTS // max(nr, 1))))
+    q_aug, r_aug, direct, slack = _augmented(q_num, q_cat, r_num, r_cat)
+    r_aug_t = np.ascontiguousarray(r_aug.T)
     best, ties = np.empty(nq), np.empty(nq, np.int64)
     for s in range(0, nq, chunk):
         e = min(nq, s + chunk)
@@ -1078,41 +1169,51 @@ def _risk(xo, xr, ko, kr, lo, hi, sd, k, has_numeric) -> list[Risk]:
     # the distinct original records, once: the reference of every release's linkage search
     o_ids, o_rows = _row_ids(xo, ko)
     o_counts = np.bincount(o_ids, minlength=len(o_rows))
-    queries, survival, dcr = [], [], []
-    for r in range(reps):
-        # one numbering of the distinct records of both data sets: dcr's search and unique survival
-        ids, _ = _row_ids(np.vstack([xo, xr[r]]), np.vstack([ko, kr[r]]))
-        r_local, r_rows, r_counts = _distinct(ids, np.arange(n, 2 * n))
-        r_rows = r_rows - n
-        dcr_u, _ = _nearest(so[o_rows], ko[o_rows], sr[r][r_rows], kr[r][r_rows], r_counts)
-        dcr.append(np.sqrt(dcr_u[o_ids]))
-        queries.append((r_local, r_rows))
-        in_original = np.bincount(ids[:n], minlength=ids.max() + 1)
-        in_release = np.bincount(ids[n:], minlength=ids.max() + 1) > 0
-        unique = in_original[ids[:n]] == 1
-        survival.append((int((in_release[ids[:n]] & unique).sum()), int(unique.sum())))
-    # every release's distinct records searched against the original's in one search
-    near_u, ties_u = _nearest(np.concatenate([sr[r][rows] for r, (_, rows) in enumerate(queries)]),
-                              np.concatenate([kr[r][rows] for r, (_, rows) in enumerate(queries)]),
-                              so[o_rows], ko[o_rows], o_counts)
-    starts = np.cumsum([0] + [len(rows) for _, rows in queries])
+    # one numbering of the distinct records of the original and every release (any subset's
+    # numbers keep the order of that subset numbered alone): unique survival, distinct queries
+    ids, _ = _row_ids(np.vstack([xo, xr.reshape(reps * n, xr.shape[2])]),
+                      np.vstack([ko, kr.reshape(reps * n, kr.shape[2])]))
+    combinations = int(ids.max()) + 1
+    unique = np.bincount(ids[:n], minlength=combinations)[ids[:n]] == 1
+    unique_id = np.zeros(combinations, bool)
+    unique_id[ids[:n][unique]] = True
+    released = ids[n:].reshape(reps, n)
+    kept = (np.arange(reps)[:, None] * combinations + released)[unique_id[released]]    # (release, id)
+    survival = np.bincount(np.unique(kept) // combinations, minlength=reps)      # unique records kept
+    if n * n <= SMALL_SEARCH or n <= SMALL_REFERENCE:          # tiny data: every release at once, both ways
+        dcr2, nearest, ties = _searches_both_ways(so[o_rows], ko[o_rows], o_counts, sr, kr)
+        dcr = np.sqrt(dcr2[:, o_ids])
+    else:
+        queries, dcr = [], np.empty((reps, n))
+        for r in range(reps):
+            r_local, r_rows, r_counts = _distinct(ids, np.arange(n * (r + 1), n * (r + 2)))
+            r_rows = r_rows - n * (r + 1)
+            dcr2, _ = _nearest(so[o_rows], ko[o_rows], sr[r][r_rows], kr[r][r_rows], r_counts)
+            dcr[r] = np.sqrt(dcr2[o_ids])
+            queries.append((r_local, r_rows))
+        # every release's distinct records searched against the original's in one search
+        near_u, ties_u = _nearest(np.concatenate([sr[r][rows] for r, (_, rows) in enumerate(queries)]),
+                                  np.concatenate([kr[r][rows] for r, (_, rows) in enumerate(queries)]),
+                                  so[o_rows], ko[o_rows], o_counts)
+        local = np.stack([q[0] for q in queries]) + np.cumsum([0] + [len(rows) for _, rows in queries])[:-1, None]
+        nearest, ties = near_u[local], ties_u[local]
     if has_numeric:
         inside = np.abs(xo - xr) <= k * sd
         sdid = np.mean(np.all(inside, axis=2), axis=1)
         sd_r = xr.std(axis=1, ddof=1)[:, None, :]
         outside = (xo < xr - k * sd_r) | (xo > xr + k * sd_r)
         sdid_sdcmicro = np.mean(np.sum(outside, axis=2) <= 1, axis=1)
+    own = _sqdist(sr.reshape(reps * n, sr.shape[2]), kr.reshape(reps * n, kr.shape[2]),
+                  np.tile(so, (reps, 1)), np.tile(ko, (reps, 1))).reshape(reps, n)
+    linked = own <= nearest                  # own source among the nearest (own >= nearest always)
+    n_unique = int(unique.sum())
     out = []
     for r in range(reps):
-        local = queries[r][0] + starts[r]
-        nearest, ties = near_u[local], ties_u[local]
-        own = _sqdist(sr[r], kr[r], so, ko)
-        linked = own <= nearest                  # own source among the nearest (own >= nearest always)
-        survived, n_unique = survival[r]
+        survived = int(survival[r])
         out.append(Risk(
             dcr_mean=float(dcr[r].mean()),
-            linkage_rate=float(np.mean(linked)),
-            linkage_rate_expected=float(np.mean(np.where(linked, 1.0 / ties, 0.0))),
+            linkage_rate=float(np.mean(linked[r])),
+            linkage_rate_expected=float(np.mean(np.where(linked[r], 1.0 / ties[r], 0.0))),
             sdid=float(sdid[r]) if has_numeric else None,
             sdid_sdcmicro=float(sdid_sdcmicro[r]) if has_numeric else None,
             unique_survival=survived / n_unique if n_unique else None,

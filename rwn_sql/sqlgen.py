@@ -55,6 +55,32 @@ def tie_tolerance(terms: int) -> float:
     return 4.0 * (terms + 4) * UNIT_ROUNDOFF
 
 
+def members_within(found: str, eps2: str, spec: RWNSpec, dialect: Dialect) -> tuple[str, str]:
+    """(members, radius2): the neighbourhood S_i from the list `found` of (d2, j), sorted by
+    (d2, j) and holding at least the k nearest and every record within the bound. radius2 =
+    greatest(eps^2, d2 of the k-th nearest) (eps^2 when k = 0), `eps2` its SQL; the members are
+    the entries with d2 <= radius2 times the tie factor, a prefix of `found` (the search, and
+    tune's narrowing of the widest lists to a smaller eps)."""
+    tie_factor = float_literal(1.0 + tie_tolerance(len(spec.numeric) + len(spec.categorical)))
+    radius2 = eps2 if spec.k == 0 else f"greatest({eps2}, {dialect.list_element(found, str(spec.k))}.d2)"
+    return dialect.list_filter(found, "e", f"e.d2 <= ({radius2}) * {tie_factor}"), radius2
+
+
+def cell_draw(keep_bits: str, pick_bits: str, size: str, spec: RWNSpec, dialect: Dialect) -> tuple[str, str]:
+    """(replaced, index): one cell's draw from the two halves of its keyed hash (perturb's
+    picks and tune's sweeps). The cell takes a member's value when `replaced` holds, its keep
+    bits below q 2^52 (probability q), and then that of member `index` (1-based) of S_i in
+    (d2, j) order: 1 + floor(u |S_i|) with u the pick bits over 2^52, at most |S_i| (`size`)."""
+    threshold = float_literal(spec.q * TWO_52)   # exact: q * 2^52 is a power-of-two scaling
+    index = f"least({size}, 1 + CAST(floor({dialect.unit_fraction(pick_bits)} * {size}) AS BIGINT))"
+    return f"{keep_bits} < {threshold}", index
+
+
+def replicate_key_sql(key_sql: str, rep: str, dialect: Dialect) -> str:
+    """SQL of replicate_key: the key of the replicate numbered by the expression `rep`."""
+    return f"({key_sql} || '#' || {dialect.as_text(rep)})"
+
+
 def sql_text(name: str) -> str:
     """A file of the sql/ folder: installed as `rwn_sql.sql`, or read from a source checkout."""
     try:
@@ -344,7 +370,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
     terms = [f"((a.v_{i} - b.v_{i}) / a.sc_{i}) * ((a.v_{i} - b.v_{i}) / a.sc_{i})" for i in range(1, D + 1)]
     terms += [f"CASE WHEN a.c_{i} = b.c_{i} THEN 0.0 ELSE {w2} END" for i in range(1, C + 1)]
     eps2 = float_literal(spec.eps * spec.eps)
-    radius2 = eps2 if spec.k == 0 else f"greatest({eps2}, {dialect.list_element('found', str(spec.k))}.d2)"
+    members, radius2 = members_within("found", eps2, spec, dialect)
     tie_factor = float_literal(1.0 + tie_tolerance(D + C))
 
     if G:
@@ -387,7 +413,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
         eps2=eps2,
         tie_factor=tie_factor,
         found_list=dialect.sorted_struct_list_agg(PAIR_FIELDS, "j <> i AND d2 <= margin2"),
-        members=dialect.list_filter("found", "e", f"e.d2 <= ({radius2}) * {tie_factor}"),
+        members=members,
         radius2=radius2,
         closest=f"{dialect.list_element('found', '1')}.d2",
     )
@@ -523,9 +549,8 @@ def perturb_tail_ctes(spec: RWNSpec, key_sql: str, dialect: Dialect = DUCKDB, re
     with the ball path `settings`, `ball_points` and `ball_cells` (on the grid of `axes`, as the
     neighbourhoods were)."""
     if reps is not None:
-        key_sql = f"({key_sql} || '#' || {dialect.as_text('rep')})"
+        key_sql = replicate_key_sql(key_sql, "rep", dialect)
     hashes, donors = [], []
-    threshold = float_literal(spec.q * TWO_52)   # exact: q * 2^52 is a power-of-two scaling
     record, record_ids = "rid", ""
     if spec.id:      # draws keyed by the id's value, read beside each record number
         record = "__rwn_ids.__rwn_record"
@@ -534,12 +559,12 @@ def perturb_tail_ctes(spec: RWNSpec, key_sql: str, dialect: Dialect = DUCKDB, re
     size = "size"
     for i, c in enumerate(spec.columns, 1):
         hashes.append(f"{hash_sql(key_sql, PERTURB_PURPOSE, record, c, dialect)} AS h_{i}")
-        keep_bits, pick_bits = bits_sql(f"h_{i}", 0, dialect), bits_sql(f"h_{i}", 1, dialect)
-        index = f"least({size}, 1 + CAST(floor({dialect.unit_fraction(pick_bits)} * {size}) AS BIGINT))"
-        donors.append(f"CASE WHEN {keep_bits} < {threshold} THEN {dialect.list_element('members', index)}.j "
+        replaced, index = cell_draw(bits_sql(f"h_{i}", 0, dialect), bits_sql(f"h_{i}", 1, dialect), size, spec,
+                                    dialect)
+        donors.append(f"CASE WHEN {replaced} THEN {dialect.list_element('members', index)}.j "
                       f"ELSE rid END AS donor_{i}")
         if ball is not None:     # a ball record's replaced cell: the rank to fetch (ball_draws)
-            donors.append(f"CASE WHEN members IS NULL AND {keep_bits} < {threshold} THEN {index} END AS rank_{i}")
+            donors.append(f"CASE WHEN members IS NULL AND {replaced} THEN {index} END AS rank_{i}")
     ball_ctes = "" if ball is None else BallPieces(spec, dialect, axes).fetch_ctes(ball, reps is not None)
     return _render("rwn_perturb.sql", hashes=_join(hashes), donors=_join(donors),
                    picks="picks" if ball is None else "picks0", ball_ctes=ball_ctes,

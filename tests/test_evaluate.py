@@ -544,7 +544,8 @@ def test_replicates_evaluate_as_single_releases(con, monkeypatch, small_search):
 
 
 def test_ks_statistic_with_ties_equals_scipy():
-    """The merged-sort KS statistic of many releases at once equals ks_2samp's, ties included."""
+    """The KS statistic of many releases at once (merged sorts, or value codes when every
+    released value is an original one) equals ks_2samp's, ties included."""
     rng = np.random.default_rng(3)
     xo = rng.integers(0, 9, size=(200, 3)).astype(float)
     xr = np.stack([rng.integers(0, 9, size=(200, 3)).astype(float), xo + 0.0, rng.normal(4, 3, size=(200, 3))])
@@ -560,6 +561,15 @@ def test_ks_statistic_with_ties_equals_scipy():
             assert got[r, j] == at_every_point(xo[:, j], xr[r, :, j])
             assert got[r, j] == pytest.approx(stats.ks_2samp(xo[:, j], xr[r, :, j]).statistic, abs=1e-15)
     assert np.all(got[1] == 0)
+    # releases of the original's values only (draws, swaps; some values not drawn at all):
+    # counted by value codes, the same numbers
+    xr = np.stack([xo[rng.integers(0, 200, size=200)] for _ in range(4)] + [xo[::-1]])
+    xr[:, :, 2] = np.where(xr[:, :, 2] == 4, 3, xr[:, :, 2])
+    swapped = evaluate_module._ks(xo, xr)
+    for r in range(len(xr)):
+        for j in range(3):
+            assert swapped[r, j] == at_every_point(xo[:, j], xr[r, :, j])
+    assert np.all(swapped[4, :2] == 0) and swapped[4, 2] > 0 and np.all(swapped[:4] > 0)
 
 
 def test_category_codes_number_texts_in_order_with_null_after_the_empty_string(con):
@@ -594,3 +604,27 @@ def test_combination_counts_equal_unique_rows():
         k[0, :] = np.array(levels) - 1                        # the largest codes occur
         np.testing.assert_array_equal(evaluate_module._combinations(k)[1],
                                       np.unique(k, axis=0, return_counts=True)[1])
+
+
+@pytest.mark.parametrize("onehot_levels,cached", [(64, 65_536), (1, 3 * 40 * 30)])
+def test_both_way_searches_of_many_small_releases_match_brute_force(monkeypatch, onehot_levels, cached):
+    """_searches_both_ways (tune's sweeps of tiny data: every release's dcr and linkage searches
+    from one distance matrix each) against the full distance matrices, to the last bit: lattice
+    data full of ties and duplicates, categorical columns (one-hot and, with onehot_levels=1,
+    compared directly), the original's rows standing for several records, releases in blocks
+    of 3 and of all."""
+    monkeypatch.setattr(evaluate_module, "ONEHOT_LEVELS", onehot_levels)
+    monkeypatch.setattr(evaluate_module, "CACHED_ELEMENTS", cached)
+    rng = np.random.default_rng(5)
+    for p, m in [(3, 2), (2, 0), (0, 2)]:
+        no, n, reps = 40, 30, 7
+        o, oc = rng.integers(0, 4, size=(no, p)) / 3.0, rng.integers(0, 3, size=(no, m))
+        counts = rng.integers(1, 4, no)
+        r, rc = rng.integers(0, 4, size=(reps, n, p)) / 3.0, rng.integers(0, 3, size=(reps, n, m))
+        dcr2, nearest, ties = evaluate_module._searches_both_ways(o, oc, counts, r, rc)
+        for k in range(reps):
+            full = brute_force(o, oc, r[k], rc[k])                         # original rows x release rows
+            np.testing.assert_array_equal(dcr2[k], full.min(axis=1))
+            np.testing.assert_array_equal(nearest[k], full.min(axis=0))
+            np.testing.assert_array_equal(ties[k], ((full == full.min(axis=0)) * counts[:, None]).sum(axis=0))
+        assert ties.max() > counts.max()                       # ties among several original rows
