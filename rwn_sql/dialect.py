@@ -198,6 +198,12 @@ class Dialect:
         holds, as a list sorted by the fields in order (an empty list when no row qualifies)."""
         return self._lacks("sorted list aggregates")
 
+    def join_opaque(self, value_sql: str) -> str | None:
+        """The value of `value_sql`, in a form a filter on it is not pushed into a join below;
+        None where no such form is needed (the RWN level step then filters its candidates
+        within the aggregates only: sqlgen's margin_filter)."""
+        return None
+
     def list_filter(self, list_sql: str, var: str, condition_sql: str) -> str:
         return self._lacks("list filters")
 
@@ -335,6 +341,13 @@ class DuckDBDialect(Dialect):
 
     def sorted_struct_list_agg(self, fields, where_sql: str) -> str:
         return f"list_sort(coalesce(list({self.struct_pack(fields)}) FILTER (WHERE {where_sql}), []))"
+
+    def join_opaque(self, value_sql: str) -> str | None:
+        # DuckDB pushes a filter on a value computed from both sides of a join into the join,
+        # as a residual condition evaluated pair by pair; it does not push one through a
+        # volatile expression. 0.0 * random() is 0.0 (random() is in [0, 1)), so the value is
+        # unchanged (+Infinity too), and no output depends on it.
+        return f"({value_sql} + 0.0 * random())"
 
     def list_filter(self, list_sql: str, var: str, condition_sql: str) -> str:
         return f"list_filter({list_sql}, {self.lambda_(var, condition_sql)})"

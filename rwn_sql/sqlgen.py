@@ -412,6 +412,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
         k_search=k_search,
         eps2=eps2,
         tie_factor=tie_factor,
+        margin_filter=margin_filter(dialect),
         found_list=dialect.sorted_struct_list_agg(PAIR_FIELDS, "j <> i AND d2 <= margin2"),
         members=members,
         radius2=radius2,
@@ -467,6 +468,18 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
         first_grid_coordinate=("p.g_1" if axes is not None else
                                grid_coordinate(1, {i: f"(p.v_{i} - st.off_{i}) / st.sc_{i}" for i in x})) if G else "",
     )
+
+
+# False: no margin filter after the cell join (the aggregates' FILTERs alone), for comparisons
+MARGIN_FILTER = True
+
+
+def margin_filter(dialect: Dialect) -> str:
+    """The level step's WHERE on the cell join's pairs: those within the margin (every row the
+    aggregates of `found` read; i itself, at distance 0, always among them), where the dialect
+    can keep the filter out of the join (Dialect.join_opaque), else nothing."""
+    bound = dialect.join_opaque("margin2") if MARGIN_FILTER else None
+    return f"\n    WHERE d2 <= {bound}" if bound else ""
 
 
 def pair_estimate_sql(source: str, spec: RWNSpec) -> str:
