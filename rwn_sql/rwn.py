@@ -353,12 +353,12 @@ class Neighborhoods:
         return self.staged[-1]
 
 
-def values_in_steps(be, in_steps: bool) -> bool:
-    """Whether a release fetches its donors' values in one statement per column (staged) rather
-    than in its final statement: where the search ran in steps on an engine with a memory limit
+def values_in_steps(be) -> bool:
+    """Whether a release after a search in steps fetches its donors' values in one statement per
+    column (staged) rather than in its final statement: on an engine with a memory limit
     (DuckDB beyond RECURSIVE_BYTES_PER_RECORD), whose final statement would otherwise hash the
     rows once per column at the same time (10M x 5 under 2 GB ran out of memory there)."""
-    return in_steps and be.memory_limit() is not None
+    return be.memory_limit() is not None
 
 
 FROM_DATA = "from data"      # stage_neighborhoods(axes=...): compute them with grid_axes
@@ -413,7 +413,7 @@ def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None, axes=
         raise
     ball_steps = {} if ball is None else {"settings": settings, "ball_points": balls["ball_points"],
                                           "ball_cells": balls["ball_cells"]}
-    return Neighborhoods(be, src, spec, rows_of, hood, staged, ball, ball_steps, axes, values_in_steps(be, True))
+    return Neighborhoods(be, src, spec, rows_of, hood, staged, ball, ball_steps, axes, values_in_steps(be))
 
 
 # A level of the search in steps keeps, per searching record, its candidates within the margin
@@ -527,12 +527,13 @@ def script(be, src: engine.Source, spec: RWNSpec, what: str, order: str = "keyed
                plan.level("rwn_points", "rwn_settings", "rwn_level_<L>")),
               ("rwn_hood  -- rwn_done_rows: the rows of every level with done = true, UNION ALL",
                plan.hood("rwn_settings", "rwn_done_rows", ball_records))]
-    if what == "perturb" and values_in_steps(be, True):
+    fetched = what == "perturb" and values_in_steps(be)
+    if fetched:
         steps.append(("rwn_values_0", plan.picks("rwn_staged", "rwn_hood", key, balls)))
         steps += [(f"rwn_values_{i}", plan.donor_values("rwn_staged", f"rwn_values_{i - 1}", i))
                   for i in range(1, len(spec.columns) + 1)]
     final = {"perturb": lambda: (plan.release("rwn_staged", f"rwn_values_{len(spec.columns)}", key, src.names, order)
-                                 if values_in_steps(be, True)
+                                 if fetched
                                  else plan.perturb("rwn_staged", "rwn_hood", key, src.names, order, balls)),
              "donors": lambda: plan.donors("rwn_staged", "rwn_hood", key, balls),
              "neighborhoods": lambda: plan.neighborhoods("rwn_hood", pairs)}[what]()
