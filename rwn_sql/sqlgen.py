@@ -55,15 +55,21 @@ def tie_tolerance(terms: int) -> float:
     return 4.0 * (terms + 4) * UNIT_ROUNDOFF
 
 
+def tie_factor(spec: RWNSpec) -> str:
+    """1 + tie_tolerance over the spec's distance terms, as an SQL literal: a squared distance
+    d2 counts as within the squared radius r2 when d2 <= r2 * tie_factor (search, members, ball
+    path)."""
+    return float_literal(1.0 + tie_tolerance(len(spec.numeric) + len(spec.categorical)))
+
+
 def members_within(found: str, eps2: str, spec: RWNSpec, dialect: Dialect) -> tuple[str, str]:
     """(members, radius2): the neighbourhood S_i from the list `found` of (d2, j), sorted by
     (d2, j) and holding at least the k nearest and every record within the bound. radius2 =
     greatest(eps^2, d2 of the k-th nearest) (eps^2 when k = 0), `eps2` its SQL; the members are
     the entries with d2 <= radius2 times the tie factor, a prefix of `found` (the search, and
     tune's narrowing of the widest lists to a smaller eps)."""
-    tie_factor = float_literal(1.0 + tie_tolerance(len(spec.numeric) + len(spec.categorical)))
     radius2 = eps2 if spec.k == 0 else f"greatest({eps2}, {dialect.list_element(found, str(spec.k))}.d2)"
-    return dialect.list_filter(found, "e", f"e.d2 <= ({radius2}) * {tie_factor}"), radius2
+    return dialect.list_filter(found, "e", f"e.d2 <= ({radius2}) * {tie_factor(spec)}"), radius2
 
 
 def cell_draw(keep_bits: str, pick_bits: str, size: str, spec: RWNSpec, dialect: Dialect) -> tuple[str, str]:
@@ -371,7 +377,6 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
     terms += [f"CASE WHEN a.c_{i} = b.c_{i} THEN 0.0 ELSE {w2} END" for i in range(1, C + 1)]
     eps2 = float_literal(spec.eps * spec.eps)
     members, radius2 = members_within("found", eps2, spec, dialect)
-    tie_factor = float_literal(1.0 + tie_tolerance(D + C))
 
     if G:
         # The expected count per cell of side s for evenly spread data is 2 (k + 1) / V_G (see
@@ -411,7 +416,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
         neighbour_cells=(f", {pack([f'p.cell_{d} + o.o_{d}' for d in range(1, G + 1)])} AS nb_key" if G else ""),
         k_search=k_search,
         eps2=eps2,
-        tie_factor=tie_factor,
+        tie_factor=tie_factor(spec),
         margin_filter=margin_filter(dialect),
         found_list=dialect.sorted_struct_list_agg(PAIR_FIELDS, "j <> i AND d2 <= margin2"),
         members=members,
@@ -462,7 +467,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
         offset_columns=offset_columns,
         scales="".join(f", off_{i}, sc_{i}" for i in range(1, D + 1)),
         search_seed=search_seed,
-        tie_factor=tie_factor,
+        tie_factor=tie_factor(spec),
         level_step=level_step,
         # g_1 of a row of `points` (as p, with settings as st): where a level runs in chunks
         first_grid_coordinate=("p.g_1" if axes is not None else
@@ -731,7 +736,7 @@ class BallPieces:
         self.side = float_literal(spec.eps * BALL_SIDE)
         self.eps2 = float_literal(spec.eps * spec.eps)
         # the members' bound, as the search computes it: radius2 * tie_factor with radius2 = eps2
-        self.bound = f"{self.eps2} * {float_literal(1.0 + tie_tolerance(self.D + self.C))}"
+        self.bound = f"{self.eps2} * {tie_factor(spec)}"
         self.kmin = max(spec.k, 1)
 
     def pack(self, cells) -> str:
