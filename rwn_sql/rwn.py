@@ -387,6 +387,10 @@ def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None, axes=
         staged.append(be.stage(sql, joins_as_written))
         return staged[-1]
 
+    def drop(name: str) -> None:
+        staged.remove(name)
+        be.drop(name)
+
     try:
         if not in_steps:
             rows_of = step(plan.staged())
@@ -396,8 +400,7 @@ def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None, axes=
         for _, make in plan.numbering():
             previous, rows_of = rows_of, step(make(rows_of))
             if previous is not None:        # a copy of the table the search does not read
-                staged.remove(previous)
-                be.drop(previous)
+                drop(previous)
         settings = step(plan.settings(rows_of))
         points = step(plan.points(rows_of, settings))
         balls = {}
@@ -406,7 +409,8 @@ def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None, axes=
             balls["ball_counts"] = step(plan.ball_counts(points, settings, balls["ball_points"]))
             balls["ball_records"] = step(plan.ball_records(balls["ball_points"], balls["ball_counts"]))
             balls["ball_cells"] = step(plan.ball_cells(balls["ball_counts"], balls["ball_records"]))
-        hood = step(plan.hood(settings, _search(be, plan, points, settings, step, trace, balls.get("ball_records")),
+        hood = step(plan.hood(settings, _search(be, plan, points, settings, step, drop, trace,
+                                                balls.get("ball_records")),
                               balls.get("ball_records")))
     except BaseException:
         forget(be, staged)
@@ -430,7 +434,7 @@ CHUNK_REACH = 3
 MAX_CHUNKS = 256
 
 
-def _search(be, plan, points: str, settings: str, step, trace, ball_records=None) -> str:
+def _search(be, plan, points: str, settings: str, step, drop, trace, ball_records=None) -> str:
     """The neighbourhood search one level at a time; the done rows of every level, as a
     subquery for plan.hood. A level too large for the memory limit runs in chunks (level_chunks);
     the next level reads the union of its chunks."""
@@ -448,8 +452,12 @@ def _search(be, plan, points: str, settings: str, step, trace, ball_records=None
         if trace is not None:
             figures = be.rows(plan.level_candidates(points, settings, previous))[0]
             trace.append(dict(level=lvl + 1, searching=figures[0], candidates=figures[1]))
-        chunks = level_chunks(be, plan, points, settings, previous, searching, records, limit)
+        scratch = []
+        chunks = level_chunks(be, plan, points, settings, previous, searching, records, limit,
+                              lambda sql: scratch.append(step(sql)) or scratch[-1])
         made = [step(plan.level(near, settings, rows), joins_as_written=True) for rows, near in chunks]
+        for name in scratch:           # the level's searching records split into chunks
+            drop(name)
         levels += made
         previous = made[0] if len(made) == 1 else \
             "(" + " UNION ALL ".join(f"SELECT * FROM {m}" for m in made) + ") AS __rwn_level"
@@ -457,13 +465,15 @@ def _search(be, plan, points: str, settings: str, step, trace, ball_records=None
 
 
 def level_chunks(be, plan, points: str, settings: str, previous: str, searching: int, records: int,
-                 limit: int | None) -> list[tuple[str, str]]:
+                 limit: int | None, step) -> list[tuple[str, str]]:
     """(search rows, points) relations for each chunk of the next level: the whole level when
     it fits LEVEL_SHARE of the memory limit, else chunks of the records still searching split at
     quantiles of the first grid coordinate g_1 (kept by `points` on principal axes, else
     recomputed from the values as the level does), each with the points within CHUNK_REACH cell
     sides of it. Every candidate pair within a record's margin is kept, so the rows are those
-    of the whole level (tests/test_search_in_steps.py)."""
+    of the whole level (tests/test_search_in_steps.py). The searching records are staged once
+    with their chunk number (`step`), so that a chunk reads its rows without joining the level
+    with the points again."""
     whole = [(previous, points)]
     if not limit or not plan.grid_dims or not searching:
         return whole
@@ -476,24 +486,27 @@ def level_chunks(be, plan, points: str, settings: str, previous: str, searching:
     side = be.rows(plan.level_side(points, settings, previous))[0][0]
     if side is None:
         return whole
+    searching_rows = (f"FROM (SELECT * FROM {previous}) w JOIN {points} p ON p.rid = w.rid, {settings} st "
+                      f"WHERE NOT w.done")
     cuts = be.rows("SELECT " + ", ".join(q(g1, i / count) for i in range(1, count))
-                   + f" FROM (SELECT * FROM {previous}) w JOIN {points} p ON p.rid = w.rid, {settings} st "
-                   f"WHERE NOT w.done AND w.start_lvl <= w.lvl + 1")[0]
+                   + f" {searching_rows} AND w.start_lvl <= w.lvl + 1")[0]
     cuts = sorted(set(c for c in cuts if c is not None))
+    if not cuts:
+        return whole
+    # chunk i holds cuts[i - 1] <= g_1 < cuts[i]: the number of cuts at or below g_1
+    chunk_of = " + ".join(f"CASE WHEN {g1} >= {float_literal(c)} THEN 1 ELSE 0 END" for c in cuts)
+    chunked = step(f"SELECT w.*, {chunk_of} AS __rwn_chunk {searching_rows}")
     bounds = [None, *cuts, None]
     reach = f"{CHUNK_REACH} * {float_literal(side)}"
 
-    def within(lo, hi, pad=""):
-        """lo <= g_1 < hi, each bound widened by `pad` (an SQL term); None: unbounded."""
-        terms = ([] if lo is None else [f"{g1} >= {float_literal(lo)}{pad and ' - ' + pad}"]) + \
-                ([] if hi is None else [f"{g1} < {float_literal(hi)}{pad and ' + ' + pad}"])
+    def within(lo, hi):
+        """lo - reach <= g_1 < hi + reach; None: unbounded."""
+        terms = ([] if lo is None else [f"{g1} >= {float_literal(lo)} - {reach}"]) + \
+                ([] if hi is None else [f"{g1} < {float_literal(hi)} + {reach}"])
         return " AND ".join(terms) or "1 = 1"
-    out = []
-    for lo, hi in zip(bounds, bounds[1:]):
-        rows = (f"(SELECT w.* FROM (SELECT * FROM {previous}) w JOIN {points} p ON p.rid = w.rid, {settings} st "
-                f"WHERE NOT w.done AND {within(lo, hi)}) AS __rwn_chunk")
-        out.append((rows, f"(SELECT p.* FROM {points} p, {settings} st WHERE {within(lo, hi, reach)}) AS __rwn_near"))
-    return out
+    return [(f"(SELECT * FROM {chunked} WHERE __rwn_chunk = {i}) AS __rwn_chunk",
+             f"(SELECT p.* FROM {points} p, {settings} st WHERE {within(lo, hi)}) AS __rwn_near")
+            for i, (lo, hi) in enumerate(zip(bounds, bounds[1:]))]
 
 
 def script(be, src: engine.Source, spec: RWNSpec, what: str, order: str = "keyed", pairs: bool = False) -> str:

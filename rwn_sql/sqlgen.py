@@ -33,6 +33,8 @@ LEVEL_STEPS = {0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 3}
 CELL_KEY_BITS = 62         # the packed cell key: G fields of 62 // G bits, a non-negative BIGINT
 CELL_CLAMP = "1e12"        # cell coordinates beyond this (in cells) are clamped; such records have no margin
 SLACK = "1e-9"             # relative safety margin against floating-point rounding at cell edges
+PRUNE_SLACK = "1e-6"       # the same, where the cell join skips neighbour cells beyond the margin
+SKIP_FAR_CELLS = True      # False: every cell of the 3^G block is joined (for tests and A/B timing)
 AXIS_NORM_SLACK = 1e-12    # a grid direction's norm may exceed 1 by this (well inside SLACK)
 UNIT_ROUNDOFF = 2.0 ** -53
 PAIR_FIELDS = [("d2", "d2"), ("j", "j")]      # a neighbour in a list: sorted by (distance, record)
@@ -164,6 +166,16 @@ def grid_coordinates(spec: RWNSpec, axes=None) -> int:
     """G, the grid coordinates g_1..g_G the points carry: one per principal axis, else up to
     MAX_GRID_DIMS columns (the first grid_dims of them are used, chosen in SQL)."""
     return len(axes) if axes is not None else min(len(spec.numeric), MAX_GRID_DIMS)
+
+
+def gram_bound(axes) -> float:
+    """An upper bound of the largest eigenvalue of the grid directions' Gram matrix, so that
+    |U^T v|^2 <= gram_bound |v|^2 for every v: 1 on the columns (axes None), else Gershgorin's
+    bound (the largest absolute row sum), at least 1 and rounded up."""
+    if axes is None:
+        return 1.0
+    rows = [math.fsum(abs(math.fsum(a * b for a, b in zip(u, w))) for w in axes) for u in axes]
+    return max(1.0, max(rows)) * (1 + 1e-9)
 
 
 def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None, ball=None) -> dict:
@@ -360,6 +372,23 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
         grid_margin = f"s * (1 + least({edges}) - {SLACK} * (1 + greatest({far})))"
     else:
         grid_margin = "'Infinity'::DOUBLE"
+    # A neighbour cell whose box lies farther from the record than its margin holds no
+    # candidate within it: the cell join skips that offset. Exact: a record j in cell c + o
+    # lies beyond that cell's face, gap_d away from i, along every d with o_d != 0, and
+    # sum gap_d^2 <= |U^T (x_i - x_j)|^2 <= lambda d(i, j)^2 (lambda the
+    # largest eigenvalue of the directions' Gram matrix, 1 for orthonormal axes or
+    # columns). The bound takes PRUNE_SLACK, 1000 times the margin's rounding allowance.
+    # On 3 / 4 / 5 grid dimensions about 15 / 28 / 42 % of the 3^G cells are skipped.
+    if G and SKIP_FAR_CELLS:
+        probe_keys += [f"{fracs[d - 1]} AS f_{d}" for d in range(1, G + 1)]
+        probe_keys.append(f"CASE WHEN s >= 2 * diameter THEN 'Infinity'::DOUBLE ELSE "
+                          f"{float_literal(gram_bound(axes))} * pow(s * (1 + least({edges}) + {PRUNE_SLACK} * "
+                          f"(1 + greatest({far}))), 2) END AS prune2")
+        offset_filter = ("\n        WHERE s * s * (" + " + ".join(
+            f"CASE o.o_{d} WHEN 1 THEN (1 - p.f_{d}) * (1 - p.f_{d}) WHEN -1 THEN p.f_{d} * p.f_{d} ELSE 0.0 END"
+            for d in range(1, G + 1)) + ") <= p.prune2")
+    else:
+        offset_filter = ""
     category_margin = (f", CASE WHEN s < {w} THEN {w} * (1 - {SLACK}) ELSE 'Infinity'::DOUBLE END"
                        if C else "")
     exact_keys = [f"k_{i}" for i in range(1, len(strata) + 1)] + [f"ck_{i}" for i in range(1, C + 1)]
@@ -413,6 +442,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
         margin=f"least({grid_margin}{category_margin})" if C else grid_margin,
         distance2="\n                + ".join(terms),
         join_condition=" AND ".join(joins) if joins else "true",
+        offset_filter=offset_filter,
         neighbour_cells=(f", {pack([f'p.cell_{d} + o.o_{d}' for d in range(1, G + 1)])} AS nb_key" if G else ""),
         k_search=k_search,
         eps2=eps2,
