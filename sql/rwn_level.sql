@@ -26,7 +26,7 @@ pairs AS (
     -- the offsets (Spark's did: a cartesian product)
     SELECT a.lvl, a.rid AS i, a.start_lvl, b.rid AS j, a.margin2,
         $distance2 AS d2
-    FROM (SELECT p.*$neighbour_cells FROM probe p CROSS JOIN offsets o$offset_filter) a
+    FROM (SELECT p.*$neighbour_cells FROM probe p CROSS JOIN offsets o) a
     JOIN build b ON $join_condition
 ),
 found AS (
