@@ -452,11 +452,14 @@ def _search(be, plan, points: str, settings: str, step, drop, trace, ball_record
         if trace is not None:
             figures = be.rows(plan.level_candidates(points, settings, previous))[0]
             trace.append(dict(level=lvl + 1, searching=figures[0], candidates=figures[1]))
-        scratch = []
-        chunks = level_chunks(be, plan, points, settings, previous, searching, records, limit,
-                              lambda sql: scratch.append(step(sql)) or scratch[-1])
+        scratch = []                   # the level's searching records split into chunks
+
+        def scratch_step(sql: str) -> str:
+            scratch.append(step(sql))
+            return scratch[-1]
+        chunks = level_chunks(be, plan, points, settings, previous, searching, records, limit, scratch_step)
         made = [step(plan.level(near, settings, rows), joins_as_written=True) for rows, near in chunks]
-        for name in scratch:           # the level's searching records split into chunks
+        for name in scratch:
             drop(name)
         levels += made
         previous = made[0] if len(made) == 1 else \

@@ -369,7 +369,12 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
                           f"CASE WHEN grid_dims >= {d} THEN least({f}, 1 - ({f})) ELSE 1.0 END"
                           for d, f in enumerate(fracs, 1))
         far = ", ".join([f"abs(g_{d} / s)" for d in range(1, G + 1)] + (["g_mag / s"] if axes is not None else []))
-        grid_margin = f"s * (1 + least({edges}) - {SLACK} * (1 + greatest({far})))"
+
+        def block_reach(sign: str, allowance: str) -> str:
+            """s plus the distance to the cell's nearest face, narrowed (sign '-') or widened
+            ('+') by `allowance` times the rounding scale s (1 + the largest |g / s|)."""
+            return f"s * (1 + least({edges}) {sign} {allowance} * (1 + greatest({far})))"
+        grid_margin = block_reach("-", SLACK)
     else:
         grid_margin = "'Infinity'::DOUBLE"
     # A neighbour cell whose box lies farther from the record than its margin holds no
@@ -383,8 +388,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
     if G and SKIP_FAR_CELLS is not None and G >= SKIP_FAR_CELLS:
         probe_keys += [f"{fracs[d - 1]} AS f_{d}" for d in range(1, G + 1)]
         probe_keys.append(f"CASE WHEN s >= 2 * diameter THEN 'Infinity'::DOUBLE ELSE "
-                          f"{float_literal(gram_bound(axes))} * pow(s * (1 + least({edges}) + {PRUNE_SLACK} * "
-                          f"(1 + greatest({far}))), 2) END AS prune2")
+                          f"{float_literal(gram_bound(axes))} * pow({block_reach('+', PRUNE_SLACK)}, 2) END AS prune2")
         # as a NULL key, not a WHERE: DuckDB made a filter there a nested-loop join condition
         # and then hashed the records' side of the cell join (W1 100k: 1.4x slower)
         far_cell = ("s * s * (" + " + ".join(

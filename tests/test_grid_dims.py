@@ -6,7 +6,8 @@ import pytest
 import bruteforce as bf
 import rwn_sql
 from conftest import load_numpy
-from rwn_sql import sqlgen
+from rwn_sql import rwn, sqlgen
+from rwn_sql.backends import backend_for
 from test_neighborhoods import nonempty, sql_sets
 
 
@@ -125,8 +126,6 @@ def test_clumps_start_finer_and_stay_exact(con, integer):
 
 def candidate_pairs(con, table, columns, **kw) -> int:
     """Candidate pairs the cell join emits, over every level of the search (run level by level)."""
-    from rwn_sql import rwn
-    from rwn_sql.backends import backend_for
     be, spec, trace = backend_for(con), rwn.spec(columns, **kw), []
     hoods = rwn.stage_neighborhoods(be, rwn.check_source(be, table, spec), spec, trace=trace, in_steps=True)
     rwn.forget(be, hoods.staged)
