@@ -10,7 +10,7 @@ import duckdb
 
 from . import engine, privacy, rp_sql
 from .backends import backend_for
-from .rp_sql import read_domain_file
+from .rp_sql import domain_values
 from .errors import RWNError
 from .identifiers import float_literal, quote_ident, quote_literal
 from .randomness import KEY_PLACEHOLDER, resolve_key
@@ -55,10 +55,7 @@ def resolve_domain(be, src, sensitive: str, domain, nulls: str) -> list[str]:
     if domain is None:
         values = sorted(v for v, _ in counts if v is not None)
     else:
-        if isinstance(domain, (str, os.PathLike)):
-            values = read_domain_file(domain)
-        else:
-            values = [str(v) for v in domain]
+        values = domain_values(domain)
         seen: set[str] = set()
         dup = {v for v in values if v in seen or seen.add(v)}
         if dup:
@@ -333,9 +330,7 @@ def randomize_statement(con, source, sensitive, p, *, public, domain, key, seed,
 def _unseen_domain(d, name: str, sensitive: str, domain) -> str:
     """A given domain (checked as text) as a SQL list of the sensitive column's type, which only
     the statement knows: values equal after the cast fail it."""
-    if isinstance(domain, (str, os.PathLike)):
-        domain = read_domain_file(domain)
-    domain = [str(v) for v in domain]
+    domain = domain_values(domain)
     repeated = next((v for i, v in enumerate(domain) if v in domain[:i]), None)
     if repeated is not None:
         raise RWNError(f"the domain lists {repeated!r} more than once")
@@ -351,11 +346,10 @@ def _unseen_domain(d, name: str, sensitive: str, domain) -> str:
 
 def _published_domain(domain) -> list[str]:
     """The domain an estimate needs (a list or a domain file), as text: at least 2 values."""
-    if isinstance(domain, (str, os.PathLike)):
-        domain = read_domain_file(domain)
+    domain = domain_values(domain) if domain is not None else None
     if domain is None or len(domain) < 2:
         raise RWNError("estimates need the published domain (at least 2 values)")
-    return [str(v) for v in domain]
+    return domain
 
 
 def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key_sql: str, enforce, test: str,
@@ -407,8 +401,7 @@ def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key
         except (TypeError, ValueError):
             raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
         # the domain's size when given, else the statement's (then eps's bound for it is checked there)
-        m = (len(read_domain_file(domain) if isinstance(domain, (str, os.PathLike)) else domain)
-             if domain is not None else d.list_length(domain_sql))
+        m = len(domain_values(domain)) if domain is not None else d.list_length(domain_sql)
         pp = _privacy(p, m if isinstance(m, int) else 2, eps, delta, test)
         if public is None:        # the personal group: every column but the sensitive one and the id
             group_key = engine.RESERVED_PREFIX + "pg"
@@ -636,7 +629,7 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
             f"are then left out of the release)")))
     if domain is not None:
         literal = _unseen_domain(d, name, sensitive, domain)
-        m = len(read_domain_file(domain) if isinstance(domain, (str, os.PathLike)) else domain)
+        m = len(domain_values(domain))
         _privacy(p, m, epsilon, delta, test)
         conditions.append(engine.raise_unless(
             d, f"{s} IS NULL OR {d.list_contains(literal, s)}",

@@ -1,0 +1,197 @@
+"""Bounded inputs and clear refusals (issue 22, F3): side files (key, domain) are read only when
+they are regular files, and only up to a stated size; one key policy for Python, the SQL macros
+and the CLI; --threads and --memory-limit within the machine's bounds; missing, NaN, nested and
+binary values refused where they would be published; every parameter error an RWNError; CSV
+cells that turn a numeric column into text explained. Every refusal names the file, parameter,
+column or line, and writes nothing."""
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import duckdb
+import numpy as np
+import pytest
+
+import rwn_sql
+from conftest import BODYFAT, load_numpy
+from rwn_sql import RWNError, randomness
+
+ADULT = BODYFAT.parent / "adult.csv"
+KEY = "bounded-inputs-key-0123456789"
+
+
+def cli(*args, cwd, timeout=60, memory=2 << 30):
+    """The real command line in a subprocess, under an address-space cap so that a run that
+    reads an endless file fails instead of taking the machine's memory."""
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    return subprocess.run([sys.executable, "-m", "rwn_sql", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout, preexec_fn=cap)
+
+
+def refused(res, *words):
+    """Exit 2 with one line on stderr that holds every word (case-insensitive)."""
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    assert "Traceback" not in res.stderr, res.stderr
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("rwn-sql: error: "), res.stderr
+    for w in words:
+        assert w.lower() in last.lower(), (w, last)
+
+
+@pytest.fixture
+def people(con):
+    rng = np.random.default_rng(3)
+    n = 60
+    load_numpy(con, "people", {"age": rng.integers(20, 70, n).astype(float), "income": rng.normal(5e4, 1e4, n),
+                               "sex": rng.choice(["F", "M"], n), "job": rng.choice(["a", "b", "c"], n)})
+    return con
+
+
+# --- key and domain files ------------------------------------------------------------------
+def test_key_file_must_be_a_small_regular_file(tmp_path):
+    """/dev/zero (read for ever by the old reader: 23 GB), a FIFO (blocked the old reader until a
+    writer came), a folder and a 50 MB file (accepted as a key before) are refused at once, naming
+    the file and the limit; a good key file still works."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.key"
+    big.write_text("k" * (50 << 20))
+    (tmp_path / "folder").mkdir()
+    cases = {"/dev/zero": "not a regular file", fifo: "not a regular file", tmp_path / "folder": "directory",
+             big: "larger than 4096 bytes"}
+    for path, words in cases.items():
+        start = time.monotonic()
+        res = cli("perturb", BODYFAT, "o.csv", "--columns", "Age", "--key-file", path, cwd=tmp_path, timeout=30)
+        refused(res, words, str(path))
+        assert time.monotonic() - start < 20
+        assert not (tmp_path / "o.csv").exists()
+    good = tmp_path / "good.key"
+    good.write_text(KEY + "\n")
+    res = cli("perturb", BODYFAT, "o.csv", "--columns", "Age", "--key-file", good, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+
+
+def test_key_file_reader_reads_at_most_the_limit(tmp_path, monkeypatch):
+    """read_key_file asks for at most the limit (+1 byte to see that it is exceeded), so a huge
+    key file costs no more than a small one."""
+    big = tmp_path / "big.key"
+    big.write_text("k" * (50 << 20))
+    asked = []
+    real_fdopen = os.fdopen
+
+    class Counting:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+        def read(self, n=-1):
+            asked.append(n)
+            return self.fh.read(n)
+
+    monkeypatch.setattr(os, "fdopen", lambda fd, *a, **kw: Counting(real_fdopen(fd, *a, **kw)))
+    with pytest.raises(RWNError, match="larger than 4096 bytes"):
+        randomness.read_key_file(big)
+    assert asked and all(0 <= n <= randomness.MAX_KEY_FILE_BYTES + 1 for n in asked)
+
+
+def test_domain_file_must_be_a_small_regular_file(tmp_path):
+    """--domain-file /dev/zero (read for ever before), a FIFO, a folder and a file over 4 MiB
+    are refused at once, naming the file (and the limit); a NULL line is refused naming its line
+    instead of being published as the value 'NULL'."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.txt"
+    big.write_text("Sales\n" * (1 << 20))
+    (tmp_path / "folder").mkdir()
+    null = tmp_path / "null.txt"
+    null.write_text("Sales\nNULL\nTech-support\n")
+    cases = {"/dev/zero": "not a regular file", fifo: "not a regular file", tmp_path / "folder": "directory",
+             big: "larger than 4194304 bytes", null: "line 2 reads NULL"}
+    for path, words in cases.items():
+        res = cli("randomize", ADULT, "o.csv", "--sensitive", "occupation", "--p", "0.5", "--seed", "1",
+                  "--domain-file", path, cwd=tmp_path, timeout=30)
+        refused(res, words, str(path))
+        assert not (tmp_path / "o.csv").exists()
+
+
+# --- one key policy -------------------------------------------------------------------------
+@pytest.mark.parametrize("key, words", [
+    ("short", "holds 5 characters; a key needs at least 16"),
+    ("", "holds 0 characters"),
+    ("0123456789abcdef\x00tail", "control character"),
+    ("0123456789abcdef\ntail", "control character"),
+    ("k" * 2000, "at most 1024"),
+    (b"0123456789abcdef0123", "must be a string"),
+])
+def test_python_key_policy_is_the_clis(people, key, words):
+    """Python took a 1-character key and keys with NUL, where the CLI required 16 characters:
+    now every entry point refuses them with the same message (randomness.check_key)."""
+    with pytest.raises(RWNError, match=words):
+        rwn_sql.perturb(people, "people", ["age"], key=key, into="out")
+    with pytest.raises(RWNError, match=words):
+        rwn_sql.randomize(people, "people", "job", 0.5, public=["sex"], key=key)
+    with pytest.raises(RWNError, match=words):
+        rwn_sql.rank_swap(people, "people", ["age"], 10, key=key)
+    assert people.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'out'").fetchone()[0] == 0
+
+
+def test_sql_macros_follow_the_key_policy(people):
+    """The SQL macros accepted key := 'k'; now they refuse it as Python and the CLI do."""
+    rwn_sql.install(people)
+    for call in ("rwn_perturb('people', ['age'], key := 'short')",
+                 "rwn_randomize('people', 'job', 0.5, public := ['sex'], key := 'short')"):
+        with pytest.raises(duckdb.Error, match="a key needs at least 16"):
+            people.execute(f"SELECT * FROM {call}").fetchall()
+    assert people.execute(f"SELECT count(*) FROM rwn_perturb('people', ['age'], key := '{KEY}')").fetchone()[0] == 60
+
+
+def test_seed_keys_stay_allowed(people):
+    """seed= (and the key it derives, seed:N, with replicate suffixes #r) stays allowed: it is the
+    experiments' key, and key='seed:N' is the same release as seed=N."""
+    by_seed = rwn_sql.perturb(people, "people", ["age", "income"], seed=7).fetchall()
+    by_key = rwn_sql.perturb(people, "people", ["age", "income"], key="seed:7").fetchall()
+    assert by_seed == by_key
+    assert randomness.check_key("seed:7#3") == "seed:7#3"
+    with pytest.raises(RWNError, match="at least 16"):
+        randomness.check_key("seed:x")
+
+
+# --- resources ----------------------------------------------------------------------------------
+def test_threads_bounded_by_the_machine(tmp_path):
+    """--threads 100000 ran past 120 s starting threads; it is refused at once naming the bound."""
+    bound = max(64, 4 * os.cpu_count())
+    for threads in ("100000", "0", str(bound + 1)):
+        start = time.monotonic()
+        res = cli("perturb", BODYFAT, "o.csv", "--columns", "Age", "--seed", "1", "--threads", threads,
+                  cwd=tmp_path, timeout=60)
+        refused(res, "--threads", f"between 1 and {bound}")
+        assert time.monotonic() - start < 20
+    assert not (tmp_path / "o.csv").exists()
+
+
+@pytest.mark.parametrize("limit, words", [
+    ("1e9GB", "expected a size"), ("none", "expected a size"), ("-1", "expected a size"),
+    ("0GB", "between 1 MiB"), ("10KB", "between 1 MiB"), ("100TB", "physical memory"), ("200%", "physical memory"),
+])
+def test_memory_limit_parsed_and_bounded(tmp_path, limit, words):
+    """DuckDB takes 'none', '-1' or '1e9GB' as no limit (or fails late with an out-of-memory
+    error at 0GB): each is refused before any work, naming the option."""
+    res = cli("perturb", BODYFAT, "o.csv", "--columns", "Age", "--seed", "1", "--memory-limit", limit,
+              cwd=tmp_path)
+    refused(res, "--memory-limit", words)
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_memory_limit_accepts_sizes_and_shares():
+    from rwn_sql.cli import check_memory_limit, physical_memory
+    assert check_memory_limit("2MB") == 2_000_000
+    assert check_memory_limit("1.5 GiB") == 3 << 29
+    assert check_memory_limit("50%") == physical_memory() // 2
