@@ -251,10 +251,18 @@ def _direct_table_sql(con, name: str, columns: list) -> str:
 def _as_sql_reads(name: str) -> str | None:
     """`name` split as SQL reads it ('a."b c"' -> a, b c) and quoted part by part; None when sqlglot
     cannot split it."""
+    parts = _name_parts(name)
+    return None if parts is None else ".".join(quote_ident(p) for p in parts)
+
+
+def _name_parts(name: str) -> list[str] | None:
+    """The parts of a qualified name as SQL reads it (catalog, schema, table; those given), None
+    when sqlglot cannot split it."""
     try:
         import sqlglot
         table = sqlglot.exp.to_table(name, dialect="duckdb")
-        return ".".join(quote_ident(p) for p in (table.catalog, table.db, table.name) if p)
+        parts = [p for p in (table.catalog, table.db, table.name) if p]
+        return parts or None
     except Exception:
         return None
 
@@ -394,6 +402,7 @@ def table_exists(con, name: str) -> bool:
 def write_table(con: duckdb.DuckDBPyConnection, sql: str, into: str, replace: bool = False) -> int:
     """CREATE TABLE `into` AS `sql`: one statement, so an error or interrupt leaves no table.
     Replacing a table the statement reads (directly or through views) is refused."""
+    target = table_target(con, into)
     if table_exists(con, into):
         if not replace:
             raise RWNError(f"table {into!r} already exists (pass replace=True / --overwrite to replace it)")
@@ -401,8 +410,34 @@ def write_table(con: duckdb.DuckDBPyConnection, sql: str, into: str, replace: bo
             raise RWNError(f"into={into!r} is the source of the release (or a table it reads); rwn_sql "
                            f"never overwrites its input: write to another table")
     verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
-    target = quote_ident(into)
-    return run(con, f"{verb} {target} AS\n{sql}")[0][0]
+    try:
+        return run(con, f"{verb} {target} AS\n{sql}")[0][0]
+    except duckdb.CatalogException as exc:     # a database or schema that is not there
+        raise RWNError(f"into={into!r}: {first_line(str(exc))}") from None
+
+
+def table_target(con, into) -> str:
+    """The SQL name of an into= table: a plain name quoted whole; a name with a dot read as SQL
+    reads it (database.table, schema.table, database.schema.table; quote a part holding a dot:
+    '"a.b"'), so that into='other.t' writes into the attached database other, and is refused
+    when there is no such database or schema, never created as "other.t" in the current one."""
+    if not isinstance(into, str) or not into.strip():
+        raise RWNError(f"into= must name a table, got {into!r}")
+    if "\0" in into:
+        raise RWNError(f"into={into!r} holds a NUL character")
+    if "." not in into:
+        return quote_ident(into)
+    parts = _name_parts(into)
+    if parts is None:
+        raise RWNError(f"into={into!r} is not a table name as SQL reads it ([database.][schema.]table); put a "
+                       f"part holding a dot in double quotes")
+    if len(parts) > 1:
+        known = con.execute("SELECT count(*) FROM duckdb_schemas() WHERE lower(database_name) = lower(?) OR "
+                            "lower(schema_name) = lower(?)", [parts[0], parts[0]]).fetchall()[0][0]
+        if not known:
+            raise RWNError(f"into={into!r}: there is no attached database or schema {parts[0]!r} (ATTACH it first, "
+                           f"or write {quote_ident(into)!r} for a table whose name holds a dot)")
+    return ".".join(quote_ident(p) for p in parts)
 
 
 def _last_name(name: str) -> str:
@@ -839,7 +874,9 @@ class DuckDBBackend:
         return deliver(self.con, sql, into, replace)
 
     def check_into(self, into) -> None:
-        """deliver() checks its table name itself."""
+        """Refuse a deliver() target before any work (deliver checks it again)."""
+        if into is not None:
+            table_target(self.con, into)
 
     def passthrough_source(self, source: str, output: str, typed):
         """CSV to CSV/TSV: the columns other than `typed` read as text, so that they are written

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from dataclasses import dataclass
 
@@ -98,7 +99,9 @@ def _typed_domain(be, values, type_sql: str, sensitive: str) -> str:
     return literal
 
 
-def _prepare(be, source, sensitive, p, public, domain, nulls, id_column=None):
+def _prepare(be, source, sensitive, p, public, domain, nulls, id_column=None, released=False):
+    """The checked source, spec and domain; `released` (randomize, release): also the values
+    that are published (check_released_values)."""
     try:
         privacy.check_p(p)
     except ValueError as exc:
@@ -112,7 +115,66 @@ def _prepare(be, source, sensitive, p, public, domain, nulls, id_column=None):
         raise _fail(exc) from None
     if id_column is not None:
         check_record_ids(be, src, id_column, spec)
+    check_sensitive_type(src, sensitive)
+    if released:
+        check_released_values(be, src, spec)
     return src, spec, resolve_domain(be, src, sensitive, domain, nulls)
+
+
+# Sensitive types whose values are not single comparable values (their text form is not one
+# domain value that casts back): lists, arrays, structs, maps, unions and binary strings. UUID
+# stays allowed: a scalar with exact equality and a canonical text form that casts back.
+NESTED_TYPES = re.compile(r"(?i)(\[\d*\]$|^(struct|map|union|array)\s*[(<]|^(blob|bytea|binary|varbinary|bit|bitstring)$)")
+FLOAT_TYPES = re.compile(r"(?i)^(double|float|real|float4|float8)$")
+# A public DOUBLE column is a measure (SUM, AVG estimates); their variance squares sums of it,
+# so max |x| x records beyond this would overflow a DOUBLE to inf (1e154 squared is 1e308).
+MEASURE_BOUND = 1e150
+
+
+def check_sensitive_type(src, sensitive: str) -> None:
+    type_sql = src.type_of(sensitive)
+    if NESTED_TYPES.search(type_sql.strip()):
+        raise RWNError(f"the sensitive column {sensitive!r} has type {type_sql}, a nested or binary type; "
+                       f"uniform perturbation needs single values (text, numbers, dates, UUIDs): cast or "
+                       f"extract one")
+
+
+def check_released_values(be, src, spec) -> None:
+    """What randomize and release publish is well defined (check_sensitive_type: the sensitive
+    column holds single values, not nested or binary ones): the sensitive column holds no NaN (a NaN is no domain value: it equals itself in
+    DuckDB, not in Spark), and every public FLOAT/DOUBLE column, which analysts may SUM or
+    AVG, holds finite values small enough that those estimates and their errors stay finite.
+    Refusals name the column, the number of rows and the first (input position, 1-based)."""
+    sensitive = spec.sensitive
+    type_sql = src.type_of(sensitive)
+    floats = [c for c in spec.public if FLOAT_TYPES.match(src.type_of(c).strip())]
+    checks = ([("nan", sensitive, f"isnan({quote_ident(sensitive)})")] if FLOAT_TYPES.match(type_sql.strip()) else [])
+    checks += [("inf", c, f"NOT {be.dialect.is_finite(quote_ident(c))}") for c in floats]
+    if not checks:
+        return
+    where = f" WHERE {quote_ident(sensitive)} IS NOT NULL" if spec.nulls == "drop" else ""
+    position = "row_number() OVER ()" if be.has_input_order else "CAST(NULL AS BIGINT)"
+    parts = []
+    for _, c, bad in checks:
+        parts += [f"count(*) FILTER (WHERE {bad})", f"min(__rwn_row) FILTER (WHERE {bad})"]
+    parts += [f"max(abs({quote_ident(c)})) FILTER (WHERE {be.dialect.is_finite(quote_ident(c))})" for c in floats]
+    row = be.rows(f"SELECT count(*), {', '.join(parts)} FROM (SELECT *, {position} AS __rwn_row FROM {src.sql}) "
+                  f"AS __rwn_rows{where}")[0]
+    records, found, largest = row[0], row[1:1 + 2 * len(checks)], row[1 + 2 * len(checks):]
+    for (kind, c, _), count, first in zip(checks, found[::2], found[1::2]):
+        if count:
+            at = f" (the first at row {first})" if first is not None else ""
+            if kind == "nan":
+                raise RWNError(f"the sensitive column {c!r} has {count} NaN values{at}; NaN is no domain value: "
+                               f"make them NULL (then nulls='drop' / --nulls drop leaves them out) or clean them")
+            raise RWNError(f"public column {c!r} has {count} NaN or infinite values{at}; SUM and AVG estimates "
+                           f"over the release would be NaN or inf: make them NULL or leave the column out of "
+                           f"public")
+    for c, top in zip(floats, largest):
+        if top is not None and top * max(records, 1) > MEASURE_BOUND:
+            raise RWNError(f"public column {c!r} holds values up to {top:.3g}: with {records} rows, SUM and AVG "
+                           f"estimates and their errors (squares of sums) would overflow to inf; the bound is "
+                           f"|x| x rows <= {MEASURE_BOUND:g}: rescale the column (other units)")
 
 
 def check_record_ids(be, src, id_column: str, spec) -> None:
@@ -296,7 +358,7 @@ def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test
     if id_column is None and be.name != "duckdb":
         raise RWNError(f"on {be.name}, id= is required: the engine has no input order to number records by, "
                        f"so the draws need a unique id column")
-    src, spec, values = _prepare(be, source, sensitive, p, public, domain, nulls, id_column)
+    src, spec, values = _prepare(be, source, sensitive, p, public, domain, nulls, id_column, released=True)
     blocks, left_out = None, (0, 0)
     if enforce is not None:
         try:

@@ -35,17 +35,17 @@ class RandomizeSpec:
 
     def __post_init__(self):
         if self.sensitive in self.public:
-            raise ValueError(f"column {self.sensitive!r} is both the sensitive attribute and public")
+            raise RWNError(f"column {self.sensitive!r} is both the sensitive attribute and public")
         if self.id is not None and self.id == self.sensitive:
-            raise ValueError(f"column {self.id!r} cannot be both the record id and the sensitive attribute")
+            raise RWNError(f"column {self.id!r} cannot be both the record id and the sensitive attribute")
         if self.id is not None and self.id in self.public:
-            raise ValueError(f"the id column {self.id!r} cannot be public: it names every record, so each "
+            raise RWNError(f"the id column {self.id!r} cannot be public: it names every record, so each "
                              f"personal group would be one record and every value could be reconstructed")
         if len(set(self.public)) != len(self.public):
             dup = next(c for c in self.public if self.public.count(c) > 1)
-            raise ValueError(f"public: column {dup!r} is listed twice")
+            raise RWNError(f"public: column {dup!r} is listed twice")
         if self.nulls not in NULLS:
-            raise ValueError(f"nulls must be one of {', '.join(NULLS)}; got {self.nulls!r}")
+            raise RWNError(f"nulls must be one of {', '.join(NULLS)}; got {self.nulls!r}")
 
 
 MAX_DOMAIN_FILE_BYTES = 4 << 20      # 4 MiB: far more than any domain a release can publish
@@ -188,7 +188,7 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
     (instead of PARTITION BY the public columns), left out of the output."""
     values = sorted(str(v) for v in domain_values or ())
     if len(values) < 2 and domain_sql is None:
-        raise ValueError("the domain of the sensitive attribute needs at least 2 values")
+        raise RWNError("the domain of the sensitive attribute needs at least 2 values")
     s = quote_ident(spec.sensitive)
     pub = ", ".join(quote_ident(c) for c in spec.public)
     rid = dialect.as_text(quote_ident(spec.id)) if spec.id else "row_number() OVER ()"
@@ -445,9 +445,9 @@ def measure_estimates_sql(release: str, sensitive: str, column: str, measure: st
     in estimates_sql. Output: the group columns [, __rwn_value], then MEASURE_COLUMNS[measure]
     (sql/rp_sums.sql has the formulas)."""
     if measure not in MEASURES:
-        raise ValueError(f"measure must be one of {', '.join(MEASURES)}; got {measure!r}")
+        raise RWNError(f"measure must be one of {', '.join(MEASURES)}; got {measure!r}")
     if column not in public:
-        raise ValueError(f"column {column!r} is not a public column")
+        raise RWNError(f"column {column!r} is not a public column")
     s, x = quote_ident(sensitive), quote_ident(column)
     pub = [quote_ident(c) for c in public]
     keys = [quote_ident(c) for c in group_by] + (["__rwn_value"] if values is None else [])

@@ -195,3 +195,135 @@ def test_memory_limit_accepts_sizes_and_shares():
     assert check_memory_limit("2MB") == 2_000_000
     assert check_memory_limit("1.5 GiB") == 3 << 29
     assert check_memory_limit("50%") == physical_memory() // 2
+
+
+# --- domains, into=, integer parameters ------------------------------------------------------
+@pytest.mark.parametrize("bad, position", [(None, 3), (float("nan"), 2), (["x", "y"], 1)])
+def test_domain_missing_or_nested_values_refused(people, bad, position):
+    """domain=[..., None] published the string 'None' as a domain value (m = 4); a missing (None,
+    NaN) or nested value is refused naming its position, by randomize, estimates and the macro."""
+    domain = ["a", "b", "c"]
+    domain.insert(position - 1, bad)
+    with pytest.raises(RWNError, match=f"domain value {position} is"):
+        rwn_sql.randomize(people, "people", "job", 0.5, public=["sex"], domain=domain, key=KEY)
+    with pytest.raises(RWNError, match=f"domain value {position} is"):
+        rwn_sql.estimates(people, "people", "job", 0.5, domain)
+    if bad is None:
+        rwn_sql.install(people)
+        with pytest.raises(duckdb.Error, match=f"domain value {position} is"):
+            people.execute(f"SELECT * FROM rwn_randomize('people', 'job', 0.5, public := ['sex'], "
+                           f"domain := ['a', 'b', NULL, 'c'], key := '{KEY}')").fetchall()
+
+
+def tables(con):
+    return sorted(con.execute("SELECT database_name, schema_name, table_name FROM duckdb_tables()").fetchall())
+
+
+def test_into_qualified_name_writes_there(people, tmp_path):
+    """into='other.t' with `other` attached silently created memory.main."other.t" (lost when the
+    connection closes); now it writes into `other`, an unknown database or schema is refused,
+    and a name holding a dot is still possible when quoted."""
+    people.execute(f"ATTACH '{tmp_path / 'other.duckdb'}' AS other").fetchall()
+    rwn_sql.perturb(people, "people", ["age"], key=KEY, into="other.t")
+    rwn_sql.randomize(people, "people", "job", 0.5, public=["sex"], key=KEY, into="other.main.r")
+    rwn_sql.mdav(people, "people", ["age"], 3, into="other.m")
+    assert tables(people) == [("memory", "main", "people"), ("other", "main", "m"), ("other", "main", "r"),
+                              ("other", "main", "t")]
+    for call in (lambda: rwn_sql.perturb(people, "people", ["age"], key=KEY, into="nowhere.t"),
+                 lambda: rwn_sql.randomize(people, "people", "job", 0.5, key=KEY, into="nowhere.r")):
+        with pytest.raises(RWNError, match="no attached database or schema 'nowhere'"):
+            call()
+    rwn_sql.perturb(people, "people", ["age"], key=KEY, into='"a.b"')
+    assert ("memory", "main", "a.b") in tables(people)
+
+
+@pytest.mark.parametrize("into", ["", "   ", 5])
+def test_into_must_name_a_table(people, into):
+    """into='' raised a bare ValueError from the identifier quoting; now an RWNError naming into=."""
+    for call in (lambda: rwn_sql.perturb(people, "people", ["age"], key=KEY, into=into),
+                 lambda: rwn_sql.randomize(people, "people", "job", 0.5, key=KEY, into=into)):
+        with pytest.raises(RWNError, match="into= must name a table"):
+            call()
+    assert tables(people) == [("memory", "main", "people")]
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda c: rwn_sql.perturb(c, "people", ["age"], k=10**20, key=KEY), "k must be an integer"),
+    (lambda c: rwn_sql.neighborhoods(c, "people", ["age"], k=2**31), "k must be an integer"),
+    (lambda c: rwn_sql.rank_swap(c, "people", ["age"], 10, key=KEY, reps=10**20), "reps must be an integer"),
+    (lambda c: rwn_sql.mdav(c, "people", ["age"], 10**20), "k must be >= 2"),
+])
+def test_huge_integer_parameters_named(people, call, name):
+    """k=10**20 gave DuckDB's raw BinderException (array_extract); huge integers are refused as
+    RWNError naming the parameter and its bound."""
+    with pytest.raises(RWNError, match=f"{name}.*at most 2147483647"):
+        call(people)
+
+
+def test_parameter_errors_are_rwn_errors(people):
+    """Parameter checks in spec, privacy and the SQL builders raised bare ValueError; every one
+    reaching the public API is an RWNError."""
+    from rwn_sql import privacy, spec
+    with pytest.raises(RWNError):
+        spec.RWNSpec(columns=["a"], q=2)
+    with pytest.raises(RWNError):
+        privacy.PrivacyParams(p=0.5, m=1, eps=0.1, delta=0.1)
+    with pytest.raises(RWNError, match="order must be one of"):
+        rwn_sql.perturb(people, "people", ["age"], key=KEY, order="sideways")
+
+
+# --- values that randomize and release publish -----------------------------------------------
+@pytest.fixture
+def mixed(con):
+    con.execute("CREATE TABLE mixed AS SELECT i, (i % 3)::DOUBLE AS s, (i % 2)::VARCHAR AS g, i::DOUBLE AS x, "
+                "[i % 2] AS l, {'a': i % 2} AS st, map([i % 2], [1]) AS m, (i % 2)::VARCHAR::BLOB AS b, "
+                "[i % 2, 1]::INTEGER[2] AS arr, uuid() AS u FROM range(40) t(i)").fetchall()
+    return con
+
+
+@pytest.mark.parametrize("column", ["l", "st", "m", "b", "arr"])
+def test_nested_and_binary_sensitive_columns_refused(mixed, tmp_path, column):
+    """LIST, STRUCT, MAP, BLOB and ARRAY sensitive attributes were randomized (their text forms
+    published as domain values); they are refused naming the column and its type. UUID is not."""
+    with pytest.raises(RWNError, match=f"sensitive column '{column}' has type .*nested or binary"):
+        rwn_sql.randomize(mixed, "mixed", column, 0.5, public=["g"], key=KEY)
+    with pytest.raises(RWNError, match=f"sensitive column '{column}' has type"):
+        rwn_sql.release(mixed, "mixed", str(tmp_path / "r.duckdb"), column, 0.5, public=["g"], key=KEY)
+    assert not (tmp_path / "r.duckdb").exists()
+    # UUID stays allowed: a scalar whose text form casts back exactly (see rp.NESTED_TYPES)
+    assert len(rwn_sql.randomize(mixed, "mixed", "u", 0.5, public=["g"], key=KEY).fetchall()) == 40
+
+
+def test_nan_sensitive_values_refused(mixed, tmp_path):
+    """A NaN sensitive value was released ('nan' a domain value); refused naming column, count and
+    first row, by randomize, release and the macro over a persistent table."""
+    mixed.execute("CREATE VIEW v AS SELECT * REPLACE (CASE WHEN i IN (5, 9) THEN 'nan'::DOUBLE ELSE s END AS s) "
+                  "FROM mixed").fetchall()
+    words = r"sensitive column 's' has 2 NaN values \(the first at row 6\)"
+    with pytest.raises(RWNError, match=words):
+        rwn_sql.randomize(mixed, "v", "s", 0.5, public=["g"], key=KEY)
+    with pytest.raises(RWNError, match=words):
+        rwn_sql.release(mixed, "v", str(tmp_path / "r.duckdb"), "s", 0.5, public=["g"], key=KEY)
+    rwn_sql.install(mixed)
+    with pytest.raises(duckdb.Error, match=words):
+        mixed.execute(f"SELECT * FROM rwn_randomize('v', 's', 0.5, public := ['g'], key := '{KEY}')").fetchall()
+
+
+@pytest.mark.parametrize("value, words", [
+    ("'inf'::DOUBLE", r"public column 'x' has 2 NaN or infinite values \(the first at row 4\)"),
+    ("'-inf'::DOUBLE", "public column 'x' has 2 NaN or infinite values"),
+    ("'nan'::DOUBLE", "public column 'x' has 2 NaN or infinite values"),
+    ("1e308", r"public column 'x' holds values up to 1e\+308.*overflow"),
+])
+def test_non_finite_public_measures_refused(mixed, tmp_path, value, words):
+    """A public DOUBLE column holding +-inf or NaN (or values whose sums overflow, 1e308) made
+    SUM/AVG estimates NaN or inf without a word; randomize and release refuse it naming the
+    column and the rows. Finite ordinary values pass."""
+    mixed.execute(f"CREATE VIEW v AS SELECT * REPLACE (CASE WHEN i IN (3, 30) THEN {value} ELSE x END AS x) "
+                  "FROM mixed").fetchall()
+    with pytest.raises(RWNError, match=words):
+        rwn_sql.randomize(mixed, "v", "g", 0.5, public=["x"], key=KEY)
+    with pytest.raises(RWNError, match=words):
+        rwn_sql.release(mixed, "v", str(tmp_path / "r.duckdb"), "g", 0.5, public=["x"], key=KEY)
+    assert not (tmp_path / "r.duckdb").exists()
+    assert len(rwn_sql.randomize(mixed, "mixed", "g", 0.5, public=["x"], key=KEY).fetchall()) == 40
