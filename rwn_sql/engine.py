@@ -38,6 +38,7 @@ class Source:
     sql: str                         # a relation usable after FROM
     schema: tuple[tuple[str, str], ...]   # (column name, DuckDB type)
     label: str                       # how messages name it
+    csv: str | None = None           # the CSV/TSV file it reads, for explaining a numeric column read as text
 
     @property
     def names(self) -> list[str]:
@@ -141,6 +142,7 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
         label = f"file {source!r}"
         sql = (f"read_parquet({quote_literal(source)})" if file_format(source) == "parquet"
                else _csv_reader(con, source, label))
+        csv_path = source if file_format(source) != "parquet" else None
     elif QUERY_START.match(source):
         from .statements import single_statement     # lazy: sqlglot loads only when needed
         single_statement(source, "the source query", trailing=False)   # it is pasted inside (...)
@@ -158,7 +160,8 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
         rows = con.execute(f"DESCRIBE SELECT * FROM {sql}").fetchall()
     except duckdb.Error as exc:
         raise RWNError(f"cannot read {label}: {describe_error(exc)}") from None
-    return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label)
+    return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label,
+                  csv=locals().get("csv_path"))
 
 
 def _csv_reader(con, path: str, label: str, typed=None) -> str:
@@ -173,6 +176,7 @@ def _csv_reader(con, path: str, label: str, typed=None) -> str:
     except duckdb.Error as exc:
         raise RWNError(f"cannot read {label}: {describe_error(exc)}") from None
     _check_field_counts(path, len(sniffed), label, "\t" if options else None)
+    _check_quotes(con, path, label, options)
     text = {name: "VARCHAR" for name, typ, *_ in sniffed
             if not NUMERIC_TYPES.match(typ) or (typed is not None and name not in typed)}
     if text:
@@ -188,16 +192,8 @@ def _check_field_counts(path: str, columns: int, label: str, delimiter: str | No
     if columns != 1:
         return
     import csv
-    import gzip
     import io
-    opener = gzip.open if path.lower().endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8", errors="replace", newline="") as fh:
-            head = fh.read(1 << 20)
-    except OSError as exc:
-        raise RWNError(f"cannot read {label}: {exc.strerror or exc}") from None
-    if len(head) == 1 << 20:
-        head = head[: head.rfind("\n") + 1]
+    head = _read_head(path, label)
     reader = csv.reader(io.StringIO(head), delimiter=delimiter or ",")
     try:
         header = len(next(reader, []))
@@ -211,6 +207,101 @@ def _check_field_counts(path: str, columns: int, label: str, delimiter: str | No
         return
 
 
+def _read_head(path: str, label: str) -> str:
+    """The first 1 MB of a text file (gunzipped), cut at its last whole line."""
+    import gzip
+    opener = gzip.open if path.lower().endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace", newline="") as fh:
+            head = fh.read(1 << 20)
+    except OSError as exc:
+        raise RWNError(f"cannot read {label}: {exc.strerror or exc}") from None
+    return head[: head.rfind("\n") + 1] if len(head) == 1 << 20 else head
+
+
+def _check_quotes(con, path: str, label: str, options: str) -> None:
+    """Refuse a CSV with an unterminated quote. DuckDB's sniffer then gives up quoting and reads
+    the quote as part of the value ('"1.0' released as text); a file whose quotes are sound
+    reads the same with quote '"' forced, which fails on an unterminated one."""
+    try:
+        quote = con.execute(f"SELECT Quote FROM sniff_csv({quote_literal(path)}{options})").fetchall()[0][0]
+    except duckdb.Error:
+        return                         # the reading itself reports what is wrong
+    if quote not in ("", "(empty)", "\0", None) or '"' not in _read_head(path, label):
+        return
+    try:
+        con.execute(f"DESCRIBE SELECT * FROM read_csv({quote_literal(path)}{options}, quote = '\"')").fetchall()
+    except duckdb.Error:
+        line = next((i for i, text in enumerate(_read_head(path, label).splitlines(), 1)
+                     if text.count('"') % 2), None)
+        where = f" on line {line}" if line else ""
+        raise RWNError(f"cannot read {label}: a quote opens a field{where} and never closes (an unterminated "
+                       f"or stray quote); DuckDB would read it as part of the value: fix that line") from None
+
+
+NUMBER_CELL = re.compile(r"\s*(-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?|nan|NaN|inf|-inf)?\s*")
+MISSING_MARKERS = ("NA", "N/A", "#N/A", "NULL", "null", "None", "none", "na", ".", "-", "?")
+MISSING = "|".join(re.escape(m) for m in MISSING_MARKERS)
+NUMBER_LIKE = re.compile(rf"[-+]?[0-9]+,[0-9]+|\+[0-9.]+([eE][-+]?[0-9]+)?|-?0[xX][0-9a-fA-F]+|{MISSING}")
+
+
+def explain_text_column(path: str, column: str) -> str | None:
+    """Why a mostly numeric column of the CSV/TSV `path` was read as text: the first cell that is
+    not a number (its line, its value) and its likely cause with the way to read it, or None
+    when the column is not mostly numeric (then it is text). Only the first 1 MB is scanned,
+    where DuckDB's sniffer decides the types. A value of no known shape is data and is not
+    shown."""
+    import csv
+    import io
+    head = _read_head(path, f"file {path!r}")
+    delimiter = "\t" if file_format(path) == "tsv" else ","
+    if file_format(path) != "tsv":
+        try:      # as DuckDB's sniffer, among its candidates
+            delimiter = csv.Sniffer().sniff(head[:1 << 14], delimiters=",;|\t").delimiter
+        except csv.Error:
+            pass
+    reader = csv.reader(io.StringIO(head), delimiter=delimiter)
+    try:
+        header = next(reader, [])
+        if column not in header:
+            return None
+        at = header.index(column)
+        first, numbers, others = None, 0, 0
+        for row in reader:
+            if at >= len(row):
+                continue
+            if NUMBER_CELL.fullmatch(row[at]):
+                numbers += row[at].strip() != ""
+            else:
+                numbers += bool(NUMBER_LIKE.fullmatch(row[at].strip()))   # a number written otherwise
+                others += not NUMBER_LIKE.fullmatch(row[at].strip())
+                first = first or (reader.line_num, row[at])
+            if first and numbers >= 20:
+                break
+    except csv.Error:
+        return None
+    if first is None or numbers <= others:
+        return None
+    line, value = first
+    v = value.strip()
+    if v in MISSING_MARKERS:
+        cause = (f"a missing-value marker (R writes NA): read the file as a query that takes it as NULL, "
+                 f"\"SELECT * FROM read_csv('{path}', nullstr = ['{v}', ''])\" as the input")
+    elif re.fullmatch(r"[-+]?[0-9]+,[0-9]+", v):
+        cause = (f"a decimal comma: re-export with decimal points, or (when every number has one) give the "
+                 f"input as the query \"SELECT * FROM read_csv('{path}', decimal_separator = ',')\"")
+    elif '"' in v:
+        cause = "a stray quote: fix the quoting on that line"
+    elif v.startswith("+"):
+        cause = "a leading '+' sign: remove it (DuckDB reads numbers without one)"
+    elif re.fullmatch(r"-?0[xX][0-9a-fA-F]+", v):
+        cause = "a hexadecimal number: write it in decimal"
+    else:   # ordinary text may be personal data: not echoed (as describe_error)
+        return (f"line {line} holds text ({len(value)} characters, not shown), not a number: clean that cell or "
+                f"make it empty (NULL); or list the column in categorical= (--categorical)")
+    return f"line {line} holds {value!r}, {cause}"
+
+
 def text_passthrough(con: duckdb.DuckDBPyConnection, source: str, typed) -> "Source | str":
     """A CSV/TSV `source` resolved with every column except `typed` read as text, so that a
     CSV written from it repeats pass-through columns byte for byte ('1.50' stays '1.50').
@@ -220,7 +311,7 @@ def text_passthrough(con: duckdb.DuckDBPyConnection, source: str, typed) -> "Sou
     label = f"file {source!r}"
     sql = _csv_reader(con, source, label, typed=set(typed))
     rows = run(con, f"DESCRIBE SELECT * FROM {sql}")
-    return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label)
+    return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label, csv=source)
 
 
 def _direct_table_sql(con, name: str, columns: list) -> str:
@@ -366,6 +457,10 @@ def check_columns(spec: RWNSpec, src: Source, dialect=DUCKDB) -> None:
         require_record_id(src, spec.id)
     for c in spec.numeric:
         if not dialect.numeric_type(src.type_of(c)):
+            why = explain_text_column(src.csv, c) if src.csv else None
+            if why:
+                raise RWNError(f"column {c!r} of {src.label} is read as text ({src.type_of(c)}), not as numbers: "
+                               f"{why}")
             raise RWNError(f"column {c!r} has type {src.type_of(c)}, not a numeric type; list it in "
                            f"categorical= (--categorical) to use mismatch distance for it")
     refuse_reserved(src)

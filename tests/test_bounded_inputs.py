@@ -327,3 +327,58 @@ def test_non_finite_public_measures_refused(mixed, tmp_path, value, words):
         rwn_sql.release(mixed, "v", str(tmp_path / "r.duckdb"), "g", 0.5, public=["x"], key=KEY)
     assert not (tmp_path / "r.duckdb").exists()
     assert len(rwn_sql.randomize(mixed, "mixed", "g", 0.5, public=["x"], key=KEY).fetchall()) == 40
+
+
+# --- CSV cells ------------------------------------------------------------------------------------
+def test_unterminated_quote_refused(con, tmp_path):
+    """A CSV with an unterminated quote was read with quoting off, so '"1.0' was released as a
+    value; randomize, release and perturb now refuse it naming the file and the line."""
+    path = tmp_path / "unterminated.csv"
+    path.write_text("a,b,c\n1.0,2,x\n\"2.0\",3,y\n\"1.0,3,y\n2.5,4,z\n" + "".join(f"{i}.5,{i},x\n" for i in range(20)))
+    words = r"unterminated.csv.*a quote opens a field on line 4 and never closes"
+    with pytest.raises(RWNError, match=words):
+        rwn_sql.randomize(con, str(path), "c", 0.5, public=["a", "b"], key=KEY)
+    with pytest.raises(RWNError, match=words):
+        rwn_sql.release(con, str(path), str(tmp_path / "r.duckdb"), "c", 0.5, public=["a"], key=KEY)
+    with pytest.raises(RWNError, match=words):
+        rwn_sql.perturb(con, str(path), ["b"], key=KEY)
+    res = cli("randomize", path, "o.csv", "--sensitive", "c", "--p", "0.5", "--seed", "1", cwd=tmp_path)
+    refused(res, "line 4 and never closes")
+    assert not (tmp_path / "o.csv").exists() and not (tmp_path / "r.duckdb").exists()
+
+
+@pytest.mark.parametrize("cell, words", [
+    ("NA", r"line 5 holds 'NA', a missing-value marker \(R writes NA\).*nullstr"),
+    ("+5", r"line 5 holds '\+5', a leading '\+' sign"),
+    ('"1,5"', r"line 5 holds '1,5', a decimal comma.*decimal_separator"),
+    ("0x10", r"line 5 holds '0x10', a hexadecimal number"),
+    ("Alice Smith", r"line 5 holds text \(11 characters, not shown\)"),
+])
+def test_text_cell_in_numeric_column_explained(con, tmp_path, cell, words):
+    """One NA, +5, 1,5 or 0x10 cell made a numeric column VARCHAR and the message said only 'has
+    type VARCHAR ... list it in categorical'; now it names the column, the first such line and
+    value and the likely cause with its fix (ordinary text is not echoed: it is data)."""
+    path = tmp_path / "cells.csv"
+    rows = [f"{i}.25,{i}" for i in range(40)]
+    rows[3] = f"{cell},3"
+    path.write_text("a,b\n" + "\n".join(rows) + "\n")
+    with pytest.raises(RWNError, match=r"column 'a' of file .*cells.csv' is read as text \(VARCHAR\).*" + words):
+        rwn_sql.perturb(con, str(path), ["a", "b"], key=KEY)
+    res = cli("perturb", path, "o.csv", "--columns", "a,b", "--seed", "1", cwd=tmp_path)
+    refused(res, "column 'a'", "line 5")
+    assert "Alice" not in res.stderr
+
+
+def test_text_column_keeps_the_categorical_hint(con, tmp_path):
+    """A column of text (not mostly numbers) still gets the categorical hint, and the fix the NA
+    message proposes reads the file."""
+    path = tmp_path / "words.csv"
+    path.write_text("a,b\n" + "".join(f"{'xyz'[i % 3]},{i}\n" for i in range(30)))
+    with pytest.raises(RWNError, match="column 'a' has type VARCHAR, not a numeric type; list it in categorical"):
+        rwn_sql.perturb(con, str(path), ["a", "b"], key=KEY)
+    na = tmp_path / "na.csv"
+    na.write_text("a,b\n" + "".join(f"{'NA' if i == 3 else i + 0.5},{i}\n" for i in range(30)))
+    with pytest.raises(RWNError, match="nullstr") as info:
+        rwn_sql.perturb(con, str(na), ["a", "b"], key=KEY)
+    query = str(info.value).split('"')[1]
+    assert len(rwn_sql.perturb(con, query, ["a", "b"], key=KEY, on_missing="drop").fetchall()) == 29
