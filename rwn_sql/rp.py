@@ -125,6 +125,7 @@ def _prepare(be, source, sensitive, p, public, domain, nulls, id_column=None, re
 # domain value that casts back): lists, arrays, structs, maps, unions and binary strings. UUID
 # stays allowed: a scalar with exact equality and a canonical text form that casts back.
 NESTED_TYPES = re.compile(r"(?i)(\[\d*\]$|^(struct|map|union|array)\s*[(<]|^(blob|bytea|binary|varbinary|bit|bitstring)$)")
+NESTED_TYPE_NAMES = r".*\[[0-9]*\]|(STRUCT|MAP|UNION)\(.*|BLOB|BIT"     # the same, as DuckDB's typeof() writes them
 FLOAT_TYPES = re.compile(r"(?i)^(double|float|real|float4|float8)$")
 # A public DOUBLE column is a measure (SUM, AVG estimates); their variance squares sums of it,
 # so max |x| x records beyond this would overflow a DOUBLE to inf (1e154 squared is 1e308).
@@ -435,7 +436,15 @@ def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key
     typed = ([(id_column, engine.ID_TYPES.pattern, f"id column {id_column!r} has type ",
                "; a record id must be an integer or text column")] if id_column else [])
     keep = None if public is None else [*spec.public, sensitive] + ([id_column] if id_column else [])
-    src = engine.unseen_source(name, d, typed, named=[sensitive], keep=keep)
+    # check_sensitive_type and the NaN part of check_released_values, decided as the statement runs
+    values_ok = [engine.raise_unless(d, f"NOT {d.type_matches(s, NESTED_TYPE_NAMES)}", quote_literal(
+                     f"the sensitive column {sensitive!r} has type ") + f" || {d.type_name(s)} || " + quote_literal(
+                     ", a nested or binary type; uniform perturbation needs single values (text, numbers, dates, "
+                     "UUIDs): cast or extract one")),
+                 engine.raise_unless(d, f"NOT ({d.type_matches(s, 'DOUBLE|FLOAT')} AND {d.as_text(s)} = 'nan')",
+                                     quote_literal(f"the sensitive column {sensitive!r} has NaN values; NaN is no "
+                                                   "domain value: make them NULL or clean them"))]
+    src = engine.unseen_source(name, d, typed, conditions=values_ok, named=[sensitive], keep=keep)
     present = f"SELECT * FROM {src.sql} WHERE {s} IS NOT NULL"
     if domain is None:       # the values present, sorted as their text (as resolve_domain sorts them)
         values = f"(SELECT {d.sorted_list_agg('__rwn_v', d.as_text('__rwn_v'))} FROM (SELECT DISTINCT {s} AS __rwn_v FROM ({present}) AS __rwn_p) AS __rwn_d)"

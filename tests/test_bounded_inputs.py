@@ -382,3 +382,20 @@ def test_text_column_keeps_the_categorical_hint(con, tmp_path):
         rwn_sql.perturb(con, str(na), ["a", "b"], key=KEY)
     query = str(info.value).split('"')[1]
     assert len(rwn_sql.perturb(con, query, ["a", "b"], key=KEY, on_missing="drop").fetchall()) == 29
+
+
+def test_macros_over_temp_tables_refuse_nested_and_nan_sensitive(mixed):
+    """The SQL macros over a TEMP table (planned without seeing it) randomized a LIST or NaN
+    sensitive attribute; the statement now fails naming the column. Text 'nan' is a value."""
+    rwn_sql.install(mixed)
+    mixed.execute("CREATE TEMP TABLE tmixed AS SELECT *, 'nan' AS txt FROM mixed").fetchall()
+    mixed.execute("CREATE TEMP VIEW tnan AS SELECT * REPLACE (CASE WHEN i = 5 THEN 'nan'::DOUBLE ELSE s END AS s) "
+                  "FROM tmixed").fetchall()
+    call = "SELECT * FROM rwn_randomize('{}', '{}', 0.5, public := ['g'], key := '" + KEY + "')"
+    for table, column, words in (("tmixed", "l", "sensitive column 'l' has type BIGINT.*nested or binary"),
+                                 ("tmixed", "b", "sensitive column 'b' has type BLOB"),
+                                 ("tnan", "s", "sensitive column 's' has NaN values")):
+        with pytest.raises(duckdb.Error, match=words):
+            mixed.execute(call.format(table, column)).fetchall()
+    assert len(mixed.execute(call.format("tmixed", "s")).fetchall()) == 40
+    assert len(mixed.execute(call.format("tmixed", "u")).fetchall()) == 40
