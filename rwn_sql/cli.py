@@ -293,6 +293,10 @@ def build_parser() -> argparse.ArgumentParser:
         sp.formatter_class = _HelpFormatter
         if sp.epilog is None:
             sp.epilog = EXIT_CODES
+    for sp in (p, n, r, a, rl, e, t, rs, md):
+        sp.add_argument("--na-values", type=column_list, default=None, metavar="NA,N/A",
+                        help="CSV/TSV inputs: cells equal to one of these (such as NA, R's missing value) read as "
+                             "NULL in every column, as empty cells do")
     for sp in (r, a, q, rl, e, t, rs, md):
         sp.add_argument("--threads", type=int, default=None, help=THREADS_HELP)
         sp.add_argument("--memory-limit", default=None, metavar="SIZE", help=MEMORY_HELP)
@@ -414,6 +418,8 @@ def _connect(args) -> duckdb.DuckDBPyConnection:
             con.execute("SET memory_limit = ?", [args.memory_limit]).fetchall()
         except duckdb.Error as exc:
             raise RWNError(f"--memory-limit {args.memory_limit!r}: {exc}") from None
+    if getattr(args, "na_values", None):
+        engine.set_csv_null_strings(con, args.na_values)
     if sys.stderr.isatty():   # DuckDB's own progress bar for long statements
         con.execute("SET enable_progress_bar = true").fetchall()
     return con
@@ -583,6 +589,8 @@ def _session(args):
                           ("--memory-limit", getattr(args, "memory_limit", None))):
         if value is not None:
             raise RWNError(f"{option} sets DuckDB; with --engine spark use --spark-conf (e.g. spark.executor.memory=8g)")
+    if getattr(args, "na_values", None):
+        raise RWNError("--na-values applies to CSVs that DuckDB reads; with --engine spark give a Parquet input")
     spark = spark_engine.session(args.spark_master, args.spark_conf)
     try:
         yield spark

@@ -39,6 +39,7 @@ class Source:
     schema: tuple[tuple[str, str], ...]   # (column name, DuckDB type)
     label: str                       # how messages name it
     csv: str | None = None           # the CSV/TSV file it reads, for explaining a numeric column read as text
+    csv_nulls: tuple[str, ...] = ()  # the cells that file's reading takes as NULL besides empty ones
 
     @property
     def names(self) -> list[str]:
@@ -134,7 +135,7 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
         source = os.fspath(source)
     if not isinstance(source, str) or not source.strip():
         raise RWNError(f"source must be a table name, a SQL query or a file path, got {source!r}")
-    db = split_db_target(source)
+    db, csv_path = split_db_target(source), None
     if db is not None:
         alias = attach_read_only(con, db[0])
         sql, label = f"{quote_ident(alias)}.{quote_ident(db[1])}", f"table {db[1]!r} in {db[0]!r}"
@@ -160,8 +161,8 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
         rows = con.execute(f"DESCRIBE SELECT * FROM {sql}").fetchall()
     except duckdb.Error as exc:
         raise RWNError(f"cannot read {label}: {describe_error(exc)}") from None
-    return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label,
-                  csv=locals().get("csv_path"))
+    return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label, csv=csv_path,
+                  csv_nulls=tuple(csv_null_strings(con)) if csv_path else ())
 
 
 def _csv_reader(con, path: str, label: str, typed=None) -> str:
@@ -170,6 +171,9 @@ def _csv_reader(con, path: str, label: str, typed=None) -> str:
     keep their format). With `typed`, only those columns keep a sniffed numeric type. A line
     with another number of fields than the header is refused."""
     options = ", delim = '\t'" if file_format(path) == "tsv" else ""
+    nulls = csv_null_strings(con)
+    if nulls:
+        options += f", nullstr = [{', '.join(quote_literal(v) for v in ['', *nulls])}]"
     reader = f"read_csv({quote_literal(path)}{options}"
     try:
         sniffed = con.execute(f"DESCRIBE SELECT * FROM {reader})").fetchall()
@@ -183,6 +187,22 @@ def _csv_reader(con, path: str, label: str, typed=None) -> str:
         pairs = ", ".join(f"{quote_literal(n)}: 'VARCHAR'" for n in text)
         reader += f", types = {{{pairs}}}"
     return reader + ")"
+
+
+NULL_STRINGS = "__rwn_csv_null_strings"       # the session variable set_csv_null_strings sets
+
+
+def set_csv_null_strings(con, values) -> None:
+    """Have every CSV/TSV this connection reads take cells equal to one of `values` (and empty
+    cells) as NULL, in every column (the CLI's --na-values)."""
+    con.execute(f"SET VARIABLE {NULL_STRINGS} = ?", [list(values)]).fetchall()
+
+
+def csv_null_strings(con) -> list[str]:
+    try:
+        return con.execute(f"SELECT getvariable('{NULL_STRINGS}')").fetchall()[0][0] or []
+    except duckdb.Error:
+        return []
 
 
 def _check_field_counts(path: str, columns: int, label: str, delimiter: str | None) -> None:
@@ -245,7 +265,7 @@ MISSING = "|".join(re.escape(m) for m in MISSING_MARKERS)
 NUMBER_LIKE = re.compile(rf"[-+]?[0-9]+,[0-9]+|\+[0-9.]+([eE][-+]?[0-9]+)?|-?0[xX][0-9a-fA-F]+|{MISSING}")
 
 
-def explain_text_column(path: str, column: str) -> str | None:
+def explain_text_column(path: str, column: str, nulls=()) -> str | None:
     """Why a mostly numeric column of the CSV/TSV `path` was read as text: the first cell that is
     not a number (its line, its value) and its likely cause with the way to read it, or None
     when the column is not mostly numeric (then it is text). Only the first 1 MB is scanned,
@@ -268,7 +288,7 @@ def explain_text_column(path: str, column: str) -> str | None:
         at = header.index(column)
         first, numbers, others = None, 0, 0
         for row in reader:
-            if at >= len(row):
+            if at >= len(row) or row[at] in nulls:
                 continue
             if NUMBER_CELL.fullmatch(row[at]):
                 numbers += row[at].strip() != ""
@@ -285,8 +305,8 @@ def explain_text_column(path: str, column: str) -> str | None:
     line, value = first
     v = value.strip()
     if v in MISSING_MARKERS:
-        cause = (f"a missing-value marker (R writes NA): read the file as a query that takes it as NULL, "
-                 f"\"SELECT * FROM read_csv('{path}', nullstr = ['{v}', ''])\" as the input")
+        cause = (f"a missing-value marker (R writes NA): read it as NULL with --na-values {v} (CLI) or "
+                 f"give the input as the query \"SELECT * FROM read_csv('{path}', nullstr = ['{v}', ''])\"")
     elif re.fullmatch(r"[-+]?[0-9]+,[0-9]+", v):
         cause = (f"a decimal comma: re-export with decimal points, or (when every number has one) give the "
                  f"input as the query \"SELECT * FROM read_csv('{path}', decimal_separator = ',')\"")
@@ -311,7 +331,8 @@ def text_passthrough(con: duckdb.DuckDBPyConnection, source: str, typed) -> "Sou
     label = f"file {source!r}"
     sql = _csv_reader(con, source, label, typed=set(typed))
     rows = run(con, f"DESCRIBE SELECT * FROM {sql}")
-    return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label, csv=source)
+    return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label, csv=source,
+                  csv_nulls=tuple(csv_null_strings(con)))
 
 
 def _direct_table_sql(con, name: str, columns: list) -> str:
@@ -457,7 +478,7 @@ def check_columns(spec: RWNSpec, src: Source, dialect=DUCKDB) -> None:
         require_record_id(src, spec.id)
     for c in spec.numeric:
         if not dialect.numeric_type(src.type_of(c)):
-            why = explain_text_column(src.csv, c) if src.csv else None
+            why = explain_text_column(src.csv, c, src.csv_nulls) if src.csv else None
             if why:
                 raise RWNError(f"column {c!r} of {src.label} is read as text ({src.type_of(c)}), not as numbers: "
                                f"{why}")

@@ -399,3 +399,23 @@ def test_macros_over_temp_tables_refuse_nested_and_nan_sensitive(mixed):
             mixed.execute(call.format(table, column)).fetchall()
     assert len(mixed.execute(call.format("tmixed", "s")).fetchall()) == 40
     assert len(mixed.execute(call.format("tmixed", "u")).fetchall()) == 40
+
+
+def test_na_values_flag_reads_r_missing_values_as_null(tmp_path):
+    """The fix the NA message names: --na-values NA reads R's NA cells as NULL (perturb then
+    drops them with --on-missing drop; randomize releases the public NA as empty), where the
+    column was text before and perturb refused it."""
+    path = tmp_path / "r_export.csv"
+    path.write_text("a,b,s\n" + "".join(f"{'NA' if i == 3 else i + 0.5},{i},{'xy'[i % 2]}\n" for i in range(30)))
+    res = cli("perturb", path, "o.csv", "--columns", "a,b", "--seed", "1", cwd=tmp_path)
+    refused(res, "line 5 holds 'NA'", "--na-values NA")
+    res = cli("perturb", path, "o.csv", "--columns", "a,b", "--seed", "1", "--na-values", "NA", "--on-missing",
+              "drop", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "dropped 1 of 30 rows" in res.stderr
+    res = cli("randomize", path, "r.csv", "--sensitive", "s", "--p", "0.5", "--public", "a", "--seed", "1",
+              "--na-values", "NA", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    released = duckdb.connect().execute(f"SELECT typeof(a), count(*) - count(a) FROM read_csv('{tmp_path / 'r.csv'}') "
+                                        "GROUP BY 1").fetchall()
+    assert released == [("DOUBLE", 1)]
