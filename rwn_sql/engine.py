@@ -242,7 +242,8 @@ def _read_head(path: str, label: str) -> str:
 def _check_quotes(con, path: str, label: str, options: str) -> None:
     """Refuse a CSV with an unterminated quote. DuckDB's sniffer then gives up quoting and reads
     the quote as part of the value ('"1.0' released as text); a file whose quotes are sound
-    reads the same with quote '"' forced, which fails on an unterminated one."""
+    reads the same with quote '"' forced, which fails on an unterminated one. Decided where the
+    sniffer looks (the line is searched in the first 1 MB)."""
     try:
         quote = con.execute(f"SELECT Quote FROM sniff_csv({quote_literal(path)}{options})").fetchall()[0][0]
     except duckdb.Error:
@@ -306,10 +307,11 @@ def explain_text_column(path: str, column: str, nulls=()) -> str | None:
     v = value.strip()
     if v in MISSING_MARKERS:
         cause = (f"a missing-value marker (R writes NA): read it as NULL with --na-values {v} (CLI) or "
-                 f"give the input as the query \"SELECT * FROM read_csv('{path}', nullstr = ['{v}', ''])\"")
+                 f"give the input as the query \"SELECT * FROM read_csv({quote_literal(path)}, nullstr = "
+                 f"[{quote_literal(v)}, ''])\"")
     elif re.fullmatch(r"[-+]?[0-9]+,[0-9]+", v):
         cause = (f"a decimal comma: re-export with decimal points, or (when every number has one) give the "
-                 f"input as the query \"SELECT * FROM read_csv('{path}', decimal_separator = ',')\"")
+                 f"input as the query \"SELECT * FROM read_csv({quote_literal(path)}, decimal_separator = ',')\"")
     elif '"' in v:
         cause = "a stray quote: fix the quoting on that line"
     elif v.startswith("+"):
