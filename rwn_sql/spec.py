@@ -104,7 +104,7 @@ def _number(value, name: str) -> float:
         raise RWNError(f"{name} must be a number, got {value!r}")
     try:
         out = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):    # OverflowError: an int beyond a float
         raise RWNError(f"{name} must be a number, got {value!r}") from None
     if not math.isfinite(out):
         raise RWNError(f"{name} must be finite, got {value!r}")

@@ -91,7 +91,7 @@ def _checked_grid(values, what: str) -> list[float]:
         raise RWNError(f"{what} has {len(values)} values; at most {MAX_SETTINGS} are allowed")
     try:
         out = [float(v) for v in values]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):    # OverflowError: an int beyond a float
         raise RWNError(f"{what}: every value must be a number") from None
     bad = [v for v in out if not math.isfinite(v)]
     if bad:

@@ -260,6 +260,18 @@ def test_huge_integer_parameters_named(people, call, name):
         call(people)
 
 
+@pytest.mark.parametrize("call, name", [
+    (lambda c: rwn_sql.perturb(c, "people", ["age"], eps=10**400, key=KEY), "eps must be a number"),
+    (lambda c: rwn_sql.perturb(c, "people", ["age"], q=10**400, key=KEY), "q must be a number"),
+    (lambda c: rwn_sql.rank_swap(c, "people", ["age"], 10**400, key=KEY), "p_percent must be a number"),
+    (lambda c: rwn_sql.evaluate(c, "people", "people", ["age"], sdid_k=10**400), "sdid_k must be a number"),
+])
+def test_integers_beyond_a_float_named(people, call, name):
+    """A number parameter given an int too large for a float raised a bare OverflowError."""
+    with pytest.raises(RWNError, match=name):
+        call(people)
+
+
 def test_parameter_errors_are_rwn_errors(people):
     """Parameter checks in spec, privacy and the SQL builders raised bare ValueError; every one
     reaching the public API is an RWNError."""
