@@ -406,6 +406,10 @@ def check_memory_limit(text: str) -> int:
 
 
 def _connect(args) -> duckdb.DuckDBPyConnection:
+    if args.threads is not None:       # refused before any folder or connection is made
+        check_threads(args.threads)
+    if args.memory_limit is not None:
+        check_memory_limit(args.memory_limit)
     spill = os.path.join(engine.private_dir(_work_folder(args)), "spill")
     # DuckDB would spill to ./.tmp in the working directory and leave it after a kill.
     con = duckdb.connect(config={"temp_directory": spill})
@@ -413,7 +417,6 @@ def _connect(args) -> duckdb.DuckDBPyConnection:
     if args.threads is not None:
         con.execute(f"SET threads = {check_threads(args.threads)}").fetchall()
     if args.memory_limit is not None:
-        check_memory_limit(args.memory_limit)
         try:
             con.execute("SET memory_limit = ?", [args.memory_limit]).fetchall()
         except duckdb.Error as exc:
