@@ -34,7 +34,7 @@ from .dialect import DUCKDB, require_duckdb
 from .errors import RWNError
 from .identifiers import quote_ident, quote_literal
 from .randomness import bits_sql, hash_sql, key_variable, resolve_key
-from .spec import RESERVED_PREFIX, SCALES
+from .spec import MAX_COUNT, RESERVED_PREFIX, SCALES
 
 __all__ = ["mdav", "mdav_groups", "mdav_labels", "mdav_statement", "rank_swap", "rank_swap_donors",
            "rank_swap_pairs", "rank_swap_statement", "rank_swap_statements"]
@@ -164,7 +164,7 @@ def _number(value, name: str) -> float:
         raise RWNError(f"{name} must be a number, got {value!r}")
     try:
         out = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):    # OverflowError: an int beyond a float
         raise RWNError(f"{name} must be a number, got {value!r}") from None
     if not math.isfinite(out):
         raise RWNError(f"{name} must be finite, got {value!r}")
@@ -350,8 +350,8 @@ def _swap_percent(p_percent) -> Fraction:
 def _check_reps(reps) -> int | None:
     if reps is None:
         return None
-    if isinstance(reps, bool) or not isinstance(reps, (int, np.integer)) or reps < 1:
-        raise RWNError(f"reps must be an integer >= 1 (or None for one release), got {reps!r}")
+    if isinstance(reps, bool) or not isinstance(reps, (int, np.integer)) or not 1 <= reps <= MAX_COUNT:
+        raise RWNError(f"reps must be an integer >= 1 (at most {MAX_COUNT}; or None for one release), got {reps!r}")
     return int(reps)
 
 
@@ -608,8 +608,8 @@ def _mdav_plan(con, source, columns, k, scale):
         raise RWNError(f"scale must be one of {', '.join(SCALES)}; got {scale!r}")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise RWNError(f"k must be an integer >= 2, got {k!r}")
-    if k < 2:
-        raise RWNError(f"k must be >= 2 (groups of at least k records), got {k}")
+    if not 2 <= k <= MAX_COUNT:
+        raise RWNError(f"k must be >= 2 (groups of at least k records; at most {MAX_COUNT}), got {k}")
     src = _resolve(con, source, columns, "MDAV", lambda t: bool(engine.NUMERIC_TYPES.match(t)),
                    "a numeric column")
     n = _check_values(con, src, columns, "MDAV", finite=True)

@@ -20,6 +20,7 @@ import argparse
 import csv
 import contextlib
 import os
+import re
 import signal
 import sys
 import threading
@@ -64,13 +65,15 @@ def _add_rwn_options(p: argparse.ArgumentParser, with_q: bool) -> None:
     p.add_argument("--on-missing", choices=ON_MISSING, default="error",
                    help="records with NULL/NaN/inf in a distance column: error (default) or drop them "
                         "from the output")
-    p.add_argument("--threads", type=int, default=None, help="DuckDB worker threads (default: all cores)")
+    p.add_argument("--threads", type=int, default=None, help=THREADS_HELP)
     p.add_argument("--memory-limit", default=None, metavar="SIZE", help=MEMORY_HELP)
 
 
 MEMORY_HELP = ("DuckDB memory limit such as 2GB. Beyond it DuckDB spills intermediate results to this run's "
                "private temporary folder (beside the output, else in the system temporary folder; removed at "
                "exit); what cannot spill ends with an out-of-memory error (exit 2)")
+MEMORY_HELP += "; from 1MiB to the physical memory, also as a share such as 50%%"
+THREADS_HELP = "DuckDB worker threads (default: all cores; at most 4 per core or 64, whichever is more)"
 EXIT_CODES = """exit codes:
   0    success
   1    audit: some personal group fails the privacy test
@@ -290,8 +293,12 @@ def build_parser() -> argparse.ArgumentParser:
         sp.formatter_class = _HelpFormatter
         if sp.epilog is None:
             sp.epilog = EXIT_CODES
+    for sp in (p, n, r, a, rl, e, t, rs, md):
+        sp.add_argument("--na-values", type=column_list, default=None, metavar="NA,N/A",
+                        help="CSV/TSV inputs: cells equal to one of these (such as NA, R's missing value) read as "
+                             "NULL in every column, as empty cells do")
     for sp in (r, a, q, rl, e, t, rs, md):
-        sp.add_argument("--threads", type=int, default=None, help="DuckDB worker threads (default: all cores)")
+        sp.add_argument("--threads", type=int, default=None, help=THREADS_HELP)
         sp.add_argument("--memory-limit", default=None, metavar="SIZE", help=MEMORY_HELP)
     return parser
 
@@ -310,7 +317,8 @@ def _add_rp_options(p: argparse.ArgumentParser, audit: bool = False) -> None:
     p.add_argument("--public", type=column_list, default=None, metavar="A,B,C",
                    help="public attributes, released exactly (default: every other column)")
     p.add_argument("--domain-file", default=None, metavar="F",
-                   help="the sensitive attribute's domain, one value per line (default: the values in the data)")
+                   help="the sensitive attribute's domain, one value per line, in a regular UTF-8 file of at most "
+                        "4 MiB (default: the values in the data)")
     p.add_argument("--test", choices=("chernoff", "exact"), default="exact",
                    help="privacy test: exact (default; exact tail probabilities at every count, certifies) "
                         "or chernoff (the paper's screening bound; proves violations only, certifies nothing)")
@@ -338,7 +346,8 @@ def _add_id_option(p: argparse.ArgumentParser, fate: str) -> None:
 def _add_key_options(p: argparse.ArgumentParser) -> None:
     keys = p.add_mutually_exclusive_group()
     keys.add_argument("--key-file", metavar="F",
-                      help="file holding the secret key (>= 16 characters): the same key reproduces the release")
+                      help="regular file holding the secret key: one line of 16 to 1024 characters, no control "
+                           "characters, at most 4096 bytes; the same key reproduces the release")
     keys.add_argument("--seed", type=int, default=None,
                       help="integer seed, FOR EXPERIMENTS ONLY: anyone who knows it can redo the draws. "
                            "Without --key-file or --seed a fresh random key is used and never stored")
@@ -359,20 +368,61 @@ def _work_folder(args) -> str | None:
     return None
 
 
+def max_threads() -> int:
+    """The most --threads accepted: DuckDB starts every thread at once, and 100000 of them take
+    minutes before any work (and the address space)."""
+    return max(64, 4 * (os.cpu_count() or 1))
+
+
+def check_threads(threads: int) -> int:
+    if not 1 <= threads <= max_threads():
+        raise RWNError(f"--threads must be between 1 and {max_threads()} (4 per core, at least 64), got {threads}")
+    return threads
+
+
+MIN_MEMORY_LIMIT = 1 << 20
+_MEMORY_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z]+|%)\s*")
+
+
+def physical_memory() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def check_memory_limit(text: str) -> int:
+    """The bytes of a --memory-limit such as 2GB, 512MiB or 50% (of physical memory), refused
+    unless it is between 1 MiB and the physical memory: DuckDB takes 'none', '-1' or '1e9GB'
+    as no limit at all."""
+    m = _MEMORY_SIZE.fullmatch(text)
+    unit = m.group(2).lower() if m else None
+    if m is None or (unit != "%" and unit not in engine.MEMORY_UNITS):
+        raise RWNError(f"--memory-limit {text!r}: expected a size such as 2GB, 512MiB or 50% (units: KB, MB, GB, "
+                       f"TB, KiB, MiB, GiB, TiB, bytes)")
+    number = float(m.group(1))
+    size = int(number / 100 * physical_memory()) if unit == "%" else int(number * engine.MEMORY_UNITS[unit])
+    if not MIN_MEMORY_LIMIT <= size <= physical_memory():
+        raise RWNError(f"--memory-limit {text!r} is {size} bytes; it must be between 1 MiB and this machine's "
+                       f"physical memory ({physical_memory()} bytes)")
+    return size
+
+
 def _connect(args) -> duckdb.DuckDBPyConnection:
+    if args.threads is not None:       # refused before any folder or connection is made
+        check_threads(args.threads)
+    if args.memory_limit is not None:
+        check_memory_limit(args.memory_limit)
     spill = os.path.join(engine.private_dir(_work_folder(args)), "spill")
     # DuckDB would spill to ./.tmp in the working directory and leave it after a kill.
     con = duckdb.connect(config={"temp_directory": spill})
     _connections.append(con)
     if args.threads is not None:
-        if args.threads < 1:
-            raise RWNError(f"--threads must be >= 1, got {args.threads}")
-        con.execute(f"SET threads = {int(args.threads)}").fetchall()
+        con.execute(f"SET threads = {check_threads(args.threads)}").fetchall()
     if args.memory_limit is not None:
         try:
             con.execute("SET memory_limit = ?", [args.memory_limit]).fetchall()
         except duckdb.Error as exc:
             raise RWNError(f"--memory-limit {args.memory_limit!r}: {exc}") from None
+    if getattr(args, "na_values", None):
+        engine.set_csv_null_strings(con, args.na_values)
     if sys.stderr.isatty():   # DuckDB's own progress bar for long statements
         con.execute("SET enable_progress_bar = true").fetchall()
     return con
@@ -418,18 +468,8 @@ def _open(args) -> duckdb.DuckDBPyConnection:
 
 
 def _read_key(args) -> str | None:
-    if not args.key_file:
-        return None
-    try:
-        key = read_key_file(args.key_file)
-    except UnicodeDecodeError:
-        raise RWNError(f"key file {args.key_file!r} is not UTF-8 text (a binary file?)") from None
-    except ValueError as exc:
-        raise RWNError(str(exc)) from None
-    if any(ord(c) < 32 for c in key):
-        raise RWNError(f"key file {args.key_file!r} holds control characters (NUL, a binary file?); a key is "
-                       f"one line of text")
-    return key
+    """The key of --key-file, under the key policy of randomness.check_key."""
+    return read_key_file(args.key_file) if args.key_file else None
 
 
 def _dropped_rows(be, args, written: int) -> None:
@@ -513,12 +553,8 @@ def cmd_neighborhoods(args) -> int:
 
 
 def _rp_opts(args) -> dict:
-    domain = args.domain_file
-    if domain and os.path.isfile(domain):
-        with open(domain, "rb") as fh:
-            if b"\0" in fh.read():
-                raise RWNError(f"domain file {domain!r} holds a NUL byte (a binary file?); give one value per line")
-    return dict(public=args.public, domain=domain, test=args.test, nulls=args.nulls)
+    # the domain file is read (bounded, checked) by rp_sql.read_domain_file
+    return dict(public=args.public, domain=args.domain_file, test=args.test, nulls=args.nulls)
 
 
 def cmd_randomize(args) -> int:
@@ -556,6 +592,8 @@ def _session(args):
                           ("--memory-limit", getattr(args, "memory_limit", None))):
         if value is not None:
             raise RWNError(f"{option} sets DuckDB; with --engine spark use --spark-conf (e.g. spark.executor.memory=8g)")
+    if getattr(args, "na_values", None):
+        raise RWNError("--na-values applies to CSVs that DuckDB reads; with --engine spark give a Parquet input")
     spark = spark_engine.session(args.spark_master, args.spark_conf)
     try:
         yield spark

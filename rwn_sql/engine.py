@@ -38,6 +38,8 @@ class Source:
     sql: str                         # a relation usable after FROM
     schema: tuple[tuple[str, str], ...]   # (column name, DuckDB type)
     label: str                       # how messages name it
+    csv: str | None = None           # the CSV/TSV file it reads, for explaining a numeric column read as text
+    csv_nulls: tuple[str, ...] = ()  # the cells that file's reading takes as NULL besides empty ones
 
     @property
     def names(self) -> list[str]:
@@ -133,7 +135,7 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
         source = os.fspath(source)
     if not isinstance(source, str) or not source.strip():
         raise RWNError(f"source must be a table name, a SQL query or a file path, got {source!r}")
-    db = split_db_target(source)
+    db, csv_path = split_db_target(source), None
     if db is not None:
         alias = attach_read_only(con, db[0])
         sql, label = f"{quote_ident(alias)}.{quote_ident(db[1])}", f"table {db[1]!r} in {db[0]!r}"
@@ -141,6 +143,7 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
         label = f"file {source!r}"
         sql = (f"read_parquet({quote_literal(source)})" if file_format(source) == "parquet"
                else _csv_reader(con, source, label))
+        csv_path = source if file_format(source) != "parquet" else None
     elif QUERY_START.match(source):
         from .statements import single_statement     # lazy: sqlglot loads only when needed
         single_statement(source, "the source query", trailing=False)   # it is pasted inside (...)
@@ -158,7 +161,8 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
         rows = con.execute(f"DESCRIBE SELECT * FROM {sql}").fetchall()
     except duckdb.Error as exc:
         raise RWNError(f"cannot read {label}: {describe_error(exc)}") from None
-    return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label)
+    return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label, csv=csv_path,
+                  csv_nulls=tuple(csv_null_strings(con)) if csv_path else ())
 
 
 def _csv_reader(con, path: str, label: str, typed=None) -> str:
@@ -167,18 +171,38 @@ def _csv_reader(con, path: str, label: str, typed=None) -> str:
     keep their format). With `typed`, only those columns keep a sniffed numeric type. A line
     with another number of fields than the header is refused."""
     options = ", delim = '\t'" if file_format(path) == "tsv" else ""
+    nulls = csv_null_strings(con)
+    if nulls:
+        options += f", nullstr = [{', '.join(quote_literal(v) for v in ['', *nulls])}]"
     reader = f"read_csv({quote_literal(path)}{options}"
     try:
         sniffed = con.execute(f"DESCRIBE SELECT * FROM {reader})").fetchall()
     except duckdb.Error as exc:
         raise RWNError(f"cannot read {label}: {describe_error(exc)}") from None
     _check_field_counts(path, len(sniffed), label, "\t" if options else None)
+    _check_quotes(con, path, label, options)
     text = {name: "VARCHAR" for name, typ, *_ in sniffed
             if not NUMERIC_TYPES.match(typ) or (typed is not None and name not in typed)}
     if text:
         pairs = ", ".join(f"{quote_literal(n)}: 'VARCHAR'" for n in text)
         reader += f", types = {{{pairs}}}"
     return reader + ")"
+
+
+NULL_STRINGS = "__rwn_csv_null_strings"       # the session variable set_csv_null_strings sets
+
+
+def set_csv_null_strings(con, values) -> None:
+    """Have every CSV/TSV this connection reads take cells equal to one of `values` (and empty
+    cells) as NULL, in every column (the CLI's --na-values)."""
+    con.execute(f"SET VARIABLE {NULL_STRINGS} = ?", [list(values)]).fetchall()
+
+
+def csv_null_strings(con) -> list[str]:
+    try:
+        return con.execute(f"SELECT getvariable('{NULL_STRINGS}')").fetchall()[0][0] or []
+    except duckdb.Error:
+        return []
 
 
 def _check_field_counts(path: str, columns: int, label: str, delimiter: str | None) -> None:
@@ -188,16 +212,8 @@ def _check_field_counts(path: str, columns: int, label: str, delimiter: str | No
     if columns != 1:
         return
     import csv
-    import gzip
     import io
-    opener = gzip.open if path.lower().endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8", errors="replace", newline="") as fh:
-            head = fh.read(1 << 20)
-    except OSError as exc:
-        raise RWNError(f"cannot read {label}: {exc.strerror or exc}") from None
-    if len(head) == 1 << 20:
-        head = head[: head.rfind("\n") + 1]
+    head = _read_head(path, label)
     reader = csv.reader(io.StringIO(head), delimiter=delimiter or ",")
     try:
         header = len(next(reader, []))
@@ -211,6 +227,103 @@ def _check_field_counts(path: str, columns: int, label: str, delimiter: str | No
         return
 
 
+def _read_head(path: str, label: str) -> str:
+    """The first 1 MB of a text file (gunzipped), cut at its last whole line."""
+    import gzip
+    opener = gzip.open if path.lower().endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace", newline="") as fh:
+            head = fh.read(1 << 20)
+    except OSError as exc:
+        raise RWNError(f"cannot read {label}: {exc.strerror or exc}") from None
+    return head[: head.rfind("\n") + 1] if len(head) == 1 << 20 else head
+
+
+def _check_quotes(con, path: str, label: str, options: str) -> None:
+    """Refuse a CSV with an unterminated quote. DuckDB's sniffer then gives up quoting and reads
+    the quote as part of the value ('"1.0' released as text); a file whose quotes are sound
+    reads the same with quote '"' forced, which fails on an unterminated one. Decided where the
+    sniffer looks (the line is searched in the first 1 MB)."""
+    try:
+        quote = con.execute(f"SELECT Quote FROM sniff_csv({quote_literal(path)}{options})").fetchall()[0][0]
+    except duckdb.Error:
+        return                         # the reading itself reports what is wrong
+    if quote not in ("", "(empty)", "\0", None) or '"' not in _read_head(path, label):
+        return
+    try:
+        con.execute(f"DESCRIBE SELECT * FROM read_csv({quote_literal(path)}{options}, quote = '\"')").fetchall()
+    except duckdb.Error:
+        line = next((i for i, text in enumerate(_read_head(path, label).splitlines(), 1)
+                     if text.count('"') % 2), None)
+        where = f" on line {line}" if line else ""
+        raise RWNError(f"cannot read {label}: a quote opens a field{where} and never closes (an unterminated "
+                       f"or stray quote); DuckDB would read it as part of the value: fix that line") from None
+
+
+NUMBER_CELL = re.compile(r"\s*(-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?|nan|NaN|inf|-inf)?\s*")
+MISSING_MARKERS = ("NA", "N/A", "#N/A", "NULL", "null", "None", "none", "na", ".", "-", "?")
+MISSING = "|".join(re.escape(m) for m in MISSING_MARKERS)
+NUMBER_LIKE = re.compile(rf"[-+]?[0-9]+,[0-9]+|\+[0-9.]+([eE][-+]?[0-9]+)?|-?0[xX][0-9a-fA-F]+|{MISSING}")
+
+
+def explain_text_column(path: str, column: str, nulls=()) -> str | None:
+    """Why a mostly numeric column of the CSV/TSV `path` was read as text: the first cell that is
+    not a number (its line, its value) and its likely cause with the way to read it, or None
+    when the column is not mostly numeric (then it is text). Only the first 1 MB is scanned,
+    where DuckDB's sniffer decides the types. A value of no known shape is data and is not
+    shown."""
+    import csv
+    import io
+    head = _read_head(path, f"file {path!r}")
+    delimiter = "\t" if file_format(path) == "tsv" else ","
+    if file_format(path) != "tsv":
+        try:      # as DuckDB's sniffer, among its candidates
+            delimiter = csv.Sniffer().sniff(head[:1 << 14], delimiters=",;|\t").delimiter
+        except csv.Error:
+            pass
+    reader = csv.reader(io.StringIO(head), delimiter=delimiter)
+    try:
+        header = next(reader, [])
+        if column not in header:
+            return None
+        at = header.index(column)
+        first, numbers, others = None, 0, 0
+        for row in reader:
+            if at >= len(row) or row[at] in nulls:
+                continue
+            if NUMBER_CELL.fullmatch(row[at]):
+                numbers += row[at].strip() != ""
+            else:
+                numbers += bool(NUMBER_LIKE.fullmatch(row[at].strip()))   # a number written otherwise
+                others += not NUMBER_LIKE.fullmatch(row[at].strip())
+                first = first or (reader.line_num, row[at])
+            if first and numbers >= 20:
+                break
+    except csv.Error:
+        return None
+    if first is None or numbers <= others:
+        return None
+    line, value = first
+    v = value.strip()
+    if v in MISSING_MARKERS:
+        cause = (f"a missing-value marker (R writes NA): read it as NULL with --na-values {v} (CLI) or "
+                 f"give the input as the query \"SELECT * FROM read_csv({quote_literal(path)}, nullstr = "
+                 f"[{quote_literal(v)}, ''])\"")
+    elif re.fullmatch(r"[-+]?[0-9]+,[0-9]+", v):
+        cause = (f"a decimal comma: re-export with decimal points, or (when every number has one) give the "
+                 f"input as the query \"SELECT * FROM read_csv({quote_literal(path)}, decimal_separator = ',')\"")
+    elif '"' in v:
+        cause = "a stray quote: fix the quoting on that line"
+    elif v.startswith("+"):
+        cause = "a leading '+' sign: remove it (DuckDB reads numbers without one)"
+    elif re.fullmatch(r"-?0[xX][0-9a-fA-F]+", v):
+        cause = "a hexadecimal number: write it in decimal"
+    else:   # ordinary text may be personal data: not echoed (as describe_error)
+        return (f"line {line} holds text ({len(value)} characters, not shown), not a number: clean that cell or "
+                f"make it empty (NULL); or list the column in categorical= (--categorical)")
+    return f"line {line} holds {value!r}, {cause}"
+
+
 def text_passthrough(con: duckdb.DuckDBPyConnection, source: str, typed) -> "Source | str":
     """A CSV/TSV `source` resolved with every column except `typed` read as text, so that a
     CSV written from it repeats pass-through columns byte for byte ('1.50' stays '1.50').
@@ -220,7 +333,8 @@ def text_passthrough(con: duckdb.DuckDBPyConnection, source: str, typed) -> "Sou
     label = f"file {source!r}"
     sql = _csv_reader(con, source, label, typed=set(typed))
     rows = run(con, f"DESCRIBE SELECT * FROM {sql}")
-    return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label)
+    return Source(sql=sql, schema=tuple((r[0], r[1]) for r in rows), label=label, csv=source,
+                  csv_nulls=tuple(csv_null_strings(con)))
 
 
 def _direct_table_sql(con, name: str, columns: list) -> str:
@@ -251,10 +365,18 @@ def _direct_table_sql(con, name: str, columns: list) -> str:
 def _as_sql_reads(name: str) -> str | None:
     """`name` split as SQL reads it ('a."b c"' -> a, b c) and quoted part by part; None when sqlglot
     cannot split it."""
+    parts = _name_parts(name)
+    return None if parts is None else ".".join(quote_ident(p) for p in parts)
+
+
+def _name_parts(name: str) -> list[str] | None:
+    """The parts of a qualified name as SQL reads it (catalog, schema, table; those given), None
+    when sqlglot cannot split it."""
     try:
         import sqlglot
         table = sqlglot.exp.to_table(name, dialect="duckdb")
-        return ".".join(quote_ident(p) for p in (table.catalog, table.db, table.name) if p)
+        parts = [p for p in (table.catalog, table.db, table.name) if p]
+        return parts or None
     except Exception:
         return None
 
@@ -358,6 +480,10 @@ def check_columns(spec: RWNSpec, src: Source, dialect=DUCKDB) -> None:
         require_record_id(src, spec.id)
     for c in spec.numeric:
         if not dialect.numeric_type(src.type_of(c)):
+            why = explain_text_column(src.csv, c, src.csv_nulls) if src.csv else None
+            if why:
+                raise RWNError(f"column {c!r} of {src.label} is read as text ({src.type_of(c)}), not as numbers: "
+                               f"{why}")
             raise RWNError(f"column {c!r} has type {src.type_of(c)}, not a numeric type; list it in "
                            f"categorical= (--categorical) to use mismatch distance for it")
     refuse_reserved(src)
@@ -394,6 +520,7 @@ def table_exists(con, name: str) -> bool:
 def write_table(con: duckdb.DuckDBPyConnection, sql: str, into: str, replace: bool = False) -> int:
     """CREATE TABLE `into` AS `sql`: one statement, so an error or interrupt leaves no table.
     Replacing a table the statement reads (directly or through views) is refused."""
+    target = table_target(con, into)
     if table_exists(con, into):
         if not replace:
             raise RWNError(f"table {into!r} already exists (pass replace=True / --overwrite to replace it)")
@@ -401,8 +528,34 @@ def write_table(con: duckdb.DuckDBPyConnection, sql: str, into: str, replace: bo
             raise RWNError(f"into={into!r} is the source of the release (or a table it reads); rwn_sql "
                            f"never overwrites its input: write to another table")
     verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
-    target = quote_ident(into)
-    return run(con, f"{verb} {target} AS\n{sql}")[0][0]
+    try:
+        return run(con, f"{verb} {target} AS\n{sql}")[0][0]
+    except duckdb.CatalogException as exc:     # a database or schema that is not there
+        raise RWNError(f"into={into!r}: {first_line(str(exc))}") from None
+
+
+def table_target(con, into) -> str:
+    """The SQL name of an into= table: a plain name quoted whole; a name with a dot read as SQL
+    reads it (database.table, schema.table, database.schema.table; quote a part holding a dot:
+    '"a.b"'), so that into='other.t' writes into the attached database other, and is refused
+    when there is no such database or schema, never created as "other.t" in the current one."""
+    if not isinstance(into, str) or not into.strip():
+        raise RWNError(f"into= must name a table, got {into!r}")
+    if "\0" in into:
+        raise RWNError(f"into={into!r} holds a NUL character")
+    if "." not in into:
+        return quote_ident(into)
+    parts = _name_parts(into)
+    if parts is None:
+        raise RWNError(f"into={into!r} is not a table name as SQL reads it ([database.][schema.]table); put a "
+                       f"part holding a dot in double quotes")
+    if len(parts) > 1:
+        known = con.execute("SELECT count(*) FROM duckdb_schemas() WHERE lower(database_name) = lower(?) OR "
+                            "lower(schema_name) = lower(?)", [parts[0], parts[0]]).fetchall()[0][0]
+        if not known:
+            raise RWNError(f"into={into!r}: there is no attached database or schema {parts[0]!r} (ATTACH it first, "
+                           f"or write {quote_ident(into)!r} for a table whose name holds a dot)")
+    return ".".join(quote_ident(p) for p in parts)
 
 
 def _last_name(name: str) -> str:
@@ -839,7 +992,9 @@ class DuckDBBackend:
         return deliver(self.con, sql, into, replace)
 
     def check_into(self, into) -> None:
-        """deliver() checks its table name itself."""
+        """Refuse a deliver() target before any work (deliver checks it again)."""
+        if into is not None:
+            table_target(self.con, into)
 
     def passthrough_source(self, source: str, output: str, typed):
         """CSV to CSV/TSV: the columns other than `typed` read as text, so that they are written

@@ -316,7 +316,7 @@ def _check_sdid_k(sdid_k) -> float:
         raise RWNError(f"sdid_k must be a number, got {sdid_k!r}")
     try:
         sdid_k = float(sdid_k)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):    # OverflowError: an int beyond a float
         raise RWNError(f"sdid_k must be a number, got {sdid_k!r}") from None
     if not math.isfinite(sdid_k) or sdid_k < 0:
         raise RWNError(f"sdid_k must be a finite number >= 0, got {sdid_k!r}")

@@ -7,22 +7,24 @@ from __future__ import annotations
 
 import math
 
+from .errors import RWNError
+
 
 def quote_ident(name: str) -> str:
     """Quote an identifier, doubling embedded double quotes: my"col becomes "my""col"."""
     if not isinstance(name, str) or name == "":
-        raise ValueError(f"identifier must be a non-empty string, got {name!r}")
+        raise RWNError(f"identifier must be a non-empty string, got {name!r}")
     if "\x00" in name:
-        raise ValueError(f"identifier {name!r} contains a NUL character")
+        raise RWNError(f"identifier {name!r} contains a NUL character")
     return '"' + name.replace('"', '""') + '"'
 
 
 def quote_literal(value: str) -> str:
     """Quote a string literal, doubling embedded single quotes: it's becomes 'it''s'."""
     if not isinstance(value, str):
-        raise TypeError(f"expected a string, got {type(value).__name__}")
+        raise RWNError(f"expected a string, got {type(value).__name__}")
     if "\x00" in value:
-        raise ValueError("string literal contains a NUL character")
+        raise RWNError("string literal contains a NUL character")
     return "'" + value.replace("'", "''") + "'"
 
 

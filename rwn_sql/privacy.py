@@ -20,6 +20,8 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy.special import gammaln
 
+from .errors import RWNError
+
 TESTS = ("chernoff", "exact")
 REL_TOL = 1e-9      # O* is an integer; thresholds equal to an integer are decided exactly
 
@@ -35,16 +37,16 @@ class PrivacyParams:
     def __post_init__(self):
         check_p(self.p)
         if isinstance(self.m, bool) or not isinstance(self.m, (int, np.integer)) or self.m < 2:
-            raise ValueError(f"the domain of the sensitive attribute needs at least 2 values, got m = {self.m}")
+            raise RWNError(f"the domain of the sensitive attribute needs at least 2 values, got m = {self.m}")
         if not (isinstance(self.delta, (int, float)) and 0 < self.delta < 1):
-            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
+            raise RWNError(f"delta must be in (0, 1), got {self.delta!r}")
         limit = max_eps(self.p, self.m)
         if not (isinstance(self.eps, (int, float)) and 0 < self.eps <= limit):
-            raise ValueError(f"eps must be in (0, {limit:.6g}] for p = {self.p}, m = {self.m} "
+            raise RWNError(f"eps must be in (0, {limit:.6g}] for p = {self.p}, m = {self.m} "
                              f"(0 < eps <= 1 + (1-p)/(m p), where the bounds hold for every frequency); "
                              f"got {self.eps!r}")
         if self.test not in TESTS:
-            raise ValueError(f"test must be one of {', '.join(TESTS)}; got {self.test!r}")
+            raise RWNError(f"test must be one of {', '.join(TESTS)}; got {self.test!r}")
 
     @property
     def a(self) -> float:
@@ -57,7 +59,7 @@ class PrivacyParams:
 
 def check_p(p) -> None:
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1:
-        raise ValueError(f"p (retention probability) must be in (0, 1), got {p!r}")
+        raise RWNError(f"p (retention probability) must be in (0, 1), got {p!r}")
 
 
 def max_eps(p: float, m: int) -> float:

@@ -23,9 +23,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import secrets
+import stat
+import unicodedata
 
 from .dialect import DUCKDB, DuckDBDialect
+from .errors import RWNError
 from .identifiers import quote_literal
 
 TWO_52 = 1 << 52
@@ -59,30 +63,76 @@ def new_key() -> str:
 def key_from_seed(seed: int) -> str:
     """Key for reproducible experiments only: anybody who knows the seed can redo the draws."""
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an integer, got {seed!r}")
+        raise RWNError(f"seed must be an integer, got {seed!r}")
     return f"seed:{seed}"
 
 
-def read_key_file(path: str | os.PathLike) -> str:
-    """Read a key from a file (surrounding whitespace ignored); at least 16 characters."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            key = fh.read().strip()
-    except OSError as exc:
-        raise ValueError(f"cannot read key file {str(path)!r}: {exc.strerror}") from None
-    if len(key) < 16:
-        raise ValueError(f"key file {str(path)!r} holds {len(key)} characters; a key needs at least 16")
+# The key policy, the same for Python, the SQL macros and the CLI (which all reach check_key).
+MIN_KEY_LENGTH = 16
+MAX_KEY_LENGTH = 1024
+MAX_KEY_FILE_BYTES = 4096
+# What seed=N derives (and replicate r of it, key#r): experiment keys, as weak as the seed itself,
+# so accepting them as key= gives nothing away that seed= does not.
+SEED_KEY = re.compile(r"seed:-?[0-9]+(#[0-9]+)*")
+
+
+def check_key(key, where: str = "key") -> str:
+    """`key` if it is a usable secret: text of MIN_KEY_LENGTH..MAX_KEY_LENGTH characters without
+    control characters (NUL, newlines, escapes: a binary file or a paste gone wrong), or a
+    seed-derived experiment key; RWNError naming `where` otherwise."""
+    if not isinstance(key, str):
+        raise RWNError(f"{where} must be a string, got {type(key).__name__}")
+    if SEED_KEY.fullmatch(key):
+        return key
+    bad = next((i for i, c in enumerate(key) if unicodedata.category(c) == "Cc"), None)
+    if bad is not None:
+        raise RWNError(f"{where} holds a control character (U+{ord(key[bad]):04X} at position {bad + 1}; NUL, "
+                       f"a binary file?); a key is one line of text")
+    if len(key) < MIN_KEY_LENGTH:
+        raise RWNError(f"{where} holds {len(key)} characters; a key needs at least {MIN_KEY_LENGTH} "
+                       f"(rwn_sql.new_key() makes one; seed= is for experiments)")
+    if len(key) > MAX_KEY_LENGTH:
+        raise RWNError(f"{where} holds {len(key)} characters; a key has at most {MAX_KEY_LENGTH}")
     return key
 
 
+def read_key_file(path: str | os.PathLike) -> str:
+    """Read a key from a regular file of at most MAX_KEY_FILE_BYTES (surrounding whitespace
+    ignored), checked by check_key. Opened without blocking and checked on the open file, so a
+    FIFO, a device such as /dev/zero or a folder is refused before anything is read, and a
+    large file is refused after reading at most the limit."""
+    name = str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise RWNError(f"cannot read key file {name!r}: {exc.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise RWNError(f"key file {name!r} is a directory, not a file")
+        if not stat.S_ISREG(mode):
+            raise RWNError(f"key file {name!r} is not a regular file (a device, FIFO or socket); give a file")
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(MAX_KEY_FILE_BYTES + 1)
+    if len(data) > MAX_KEY_FILE_BYTES:
+        raise RWNError(f"key file {name!r} is larger than {MAX_KEY_FILE_BYTES} bytes, the limit for a key file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RWNError(f"key file {name!r} is not UTF-8 text (a binary file?)") from None
+    return check_key(text.strip(), f"key file {name!r}")
+
+
 def resolve_key(key: str | None, seed: int | None) -> str:
-    """The key a run uses: the given key, a key derived from `seed`, or a fresh random key."""
+    """The key a run uses: the given key (checked by check_key), a key derived from `seed`, or
+    a fresh random key."""
     if key is not None and seed is not None:
-        raise ValueError("give either key= or seed=, not both")
+        raise RWNError("give either key= or seed=, not both")
     if key is not None:
-        if not isinstance(key, str) or key == "":
-            raise ValueError("key must be a non-empty string")
-        return key
+        return check_key(key)
     if seed is not None:
         return key_from_seed(seed)
     return new_key()

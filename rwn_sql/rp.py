@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from dataclasses import dataclass
 
@@ -10,7 +11,7 @@ import duckdb
 
 from . import engine, privacy, rp_sql
 from .backends import backend_for
-from .rp_sql import read_domain_file
+from .rp_sql import domain_values
 from .errors import RWNError
 from .identifiers import float_literal, quote_ident, quote_literal
 from .randomness import KEY_PLACEHOLDER, resolve_key
@@ -55,10 +56,7 @@ def resolve_domain(be, src, sensitive: str, domain, nulls: str) -> list[str]:
     if domain is None:
         values = sorted(v for v, _ in counts if v is not None)
     else:
-        if isinstance(domain, (str, os.PathLike)):
-            values = read_domain_file(domain)
-        else:
-            values = [str(v) for v in domain]
+        values = domain_values(domain)
         seen: set[str] = set()
         dup = {v for v in values if v in seen or seen.add(v)}
         if dup:
@@ -101,7 +99,9 @@ def _typed_domain(be, values, type_sql: str, sensitive: str) -> str:
     return literal
 
 
-def _prepare(be, source, sensitive, p, public, domain, nulls, id_column=None):
+def _prepare(be, source, sensitive, p, public, domain, nulls, id_column=None, released=False):
+    """The checked source, spec and domain; `released` (randomize, release): also the values
+    that are published (check_released_values)."""
     try:
         privacy.check_p(p)
     except ValueError as exc:
@@ -115,7 +115,67 @@ def _prepare(be, source, sensitive, p, public, domain, nulls, id_column=None):
         raise _fail(exc) from None
     if id_column is not None:
         check_record_ids(be, src, id_column, spec)
+    check_sensitive_type(src, sensitive)
+    if released:
+        check_released_values(be, src, spec)
     return src, spec, resolve_domain(be, src, sensitive, domain, nulls)
+
+
+# Sensitive types whose values are not single comparable values (their text form is not one
+# domain value that casts back): lists, arrays, structs, maps, unions and binary strings. UUID
+# stays allowed: a scalar with exact equality and a canonical text form that casts back.
+NESTED_TYPES = re.compile(r"(?i)(\[\d*\]$|^(struct|map|union|array)\s*[(<]|^(blob|bytea|binary|varbinary|bit|bitstring)$)")
+NESTED_TYPE_NAMES = r".*\[[0-9]*\]|(STRUCT|MAP|UNION)\(.*|BLOB|BIT"     # the same, as DuckDB's typeof() writes them
+FLOAT_TYPES = re.compile(r"(?i)^(double|float|real|float4|float8)$")
+# A public DOUBLE column is a measure (SUM, AVG estimates); their variance squares sums of it,
+# so max |x| x records beyond this would overflow a DOUBLE to inf (1e154 squared is 1e308).
+MEASURE_BOUND = 1e150
+
+
+def check_sensitive_type(src, sensitive: str) -> None:
+    type_sql = src.type_of(sensitive)
+    if NESTED_TYPES.search(type_sql.strip()):
+        raise RWNError(f"the sensitive column {sensitive!r} has type {type_sql}, a nested or binary type; "
+                       f"uniform perturbation needs single values (text, numbers, dates, UUIDs): cast or "
+                       f"extract one")
+
+
+def check_released_values(be, src, spec) -> None:
+    """What randomize and release publish is well defined (check_sensitive_type: the sensitive
+    column holds single values, not nested or binary ones): the sensitive column holds no NaN (a NaN is no domain value: it equals itself in
+    DuckDB, not in Spark), and every public FLOAT/DOUBLE column, which analysts may SUM or
+    AVG, holds finite values small enough that those estimates and their errors stay finite.
+    Refusals name the column, the number of rows and the first (input position, 1-based)."""
+    sensitive = spec.sensitive
+    type_sql = src.type_of(sensitive)
+    floats = [c for c in spec.public if FLOAT_TYPES.match(src.type_of(c).strip())]
+    checks = ([("nan", sensitive, f"isnan({quote_ident(sensitive)})")] if FLOAT_TYPES.match(type_sql.strip()) else [])
+    checks += [("inf", c, f"NOT {be.dialect.is_finite(quote_ident(c))}") for c in floats]
+    if not checks:
+        return
+    where = f" WHERE {quote_ident(sensitive)} IS NOT NULL" if spec.nulls == "drop" else ""
+    position = "row_number() OVER ()" if be.has_input_order else "CAST(NULL AS BIGINT)"
+    parts = []
+    for _, c, bad in checks:
+        parts += [f"count(*) FILTER (WHERE {bad})", f"min(__rwn_row) FILTER (WHERE {bad})"]
+    parts += [f"max(abs({quote_ident(c)})) FILTER (WHERE {be.dialect.is_finite(quote_ident(c))})" for c in floats]
+    row = be.rows(f"SELECT count(*), {', '.join(parts)} FROM (SELECT *, {position} AS __rwn_row FROM {src.sql}) "
+                  f"AS __rwn_rows{where}")[0]
+    records, found, largest = row[0], row[1:1 + 2 * len(checks)], row[1 + 2 * len(checks):]
+    for (kind, c, _), count, first in zip(checks, found[::2], found[1::2]):
+        if count:
+            at = f" (the first at row {first})" if first is not None else ""
+            if kind == "nan":
+                raise RWNError(f"the sensitive column {c!r} has {count} NaN values{at}; NaN is no domain value: "
+                               f"make them NULL (then nulls='drop' / --nulls drop leaves them out) or clean them")
+            raise RWNError(f"public column {c!r} has {count} NaN or infinite values{at}; SUM and AVG estimates "
+                           f"over the release would be NaN or inf: make them NULL or leave the column out of "
+                           f"public")
+    for c, top in zip(floats, largest):
+        if top is not None and top * max(records, 1) > MEASURE_BOUND:
+            raise RWNError(f"public column {c!r} holds values up to {top:.3g}: with {records} rows, SUM and AVG "
+                           f"estimates and their errors (squares of sums) would overflow to inf; the bound is "
+                           f"|x| x rows <= {MEASURE_BOUND:g}: rescale the column (other units)")
 
 
 def check_record_ids(be, src, id_column: str, spec) -> None:
@@ -299,7 +359,7 @@ def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test
     if id_column is None and be.name != "duckdb":
         raise RWNError(f"on {be.name}, id= is required: the engine has no input order to number records by, "
                        f"so the draws need a unique id column")
-    src, spec, values = _prepare(be, source, sensitive, p, public, domain, nulls, id_column)
+    src, spec, values = _prepare(be, source, sensitive, p, public, domain, nulls, id_column, released=True)
     blocks, left_out = None, (0, 0)
     if enforce is not None:
         try:
@@ -333,9 +393,7 @@ def randomize_statement(con, source, sensitive, p, *, public, domain, key, seed,
 def _unseen_domain(d, name: str, sensitive: str, domain) -> str:
     """A given domain (checked as text) as a SQL list of the sensitive column's type, which only
     the statement knows: values equal after the cast fail it."""
-    if isinstance(domain, (str, os.PathLike)):
-        domain = read_domain_file(domain)
-    domain = [str(v) for v in domain]
+    domain = domain_values(domain)
     repeated = next((v for i, v in enumerate(domain) if v in domain[:i]), None)
     if repeated is not None:
         raise RWNError(f"the domain lists {repeated!r} more than once")
@@ -351,11 +409,10 @@ def _unseen_domain(d, name: str, sensitive: str, domain) -> str:
 
 def _published_domain(domain) -> list[str]:
     """The domain an estimate needs (a list or a domain file), as text: at least 2 values."""
-    if isinstance(domain, (str, os.PathLike)):
-        domain = read_domain_file(domain)
+    domain = domain_values(domain) if domain is not None else None
     if domain is None or len(domain) < 2:
         raise RWNError("estimates need the published domain (at least 2 values)")
-    return [str(v) for v in domain]
+    return domain
 
 
 def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key_sql: str, enforce, test: str,
@@ -379,7 +436,15 @@ def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key
     typed = ([(id_column, engine.ID_TYPES.pattern, f"id column {id_column!r} has type ",
                "; a record id must be an integer or text column")] if id_column else [])
     keep = None if public is None else [*spec.public, sensitive] + ([id_column] if id_column else [])
-    src = engine.unseen_source(name, d, typed, named=[sensitive], keep=keep)
+    # check_sensitive_type and the NaN part of check_released_values, decided as the statement runs
+    values_ok = [engine.raise_unless(d, f"NOT {d.type_matches(s, NESTED_TYPE_NAMES)}", quote_literal(
+                     f"the sensitive column {sensitive!r} has type ") + f" || {d.type_name(s)} || " + quote_literal(
+                     ", a nested or binary type; uniform perturbation needs single values (text, numbers, dates, "
+                     "UUIDs): cast or extract one")),
+                 engine.raise_unless(d, f"NOT ({d.type_matches(s, 'DOUBLE|FLOAT')} AND {d.as_text(s)} = 'nan')",
+                                     quote_literal(f"the sensitive column {sensitive!r} has NaN values; NaN is no "
+                                                   "domain value: make them NULL or clean them"))]
+    src = engine.unseen_source(name, d, typed, conditions=values_ok, named=[sensitive], keep=keep)
     present = f"SELECT * FROM {src.sql} WHERE {s} IS NOT NULL"
     if domain is None:       # the values present, sorted as their text (as resolve_domain sorts them)
         values = f"(SELECT {d.sorted_list_agg('__rwn_v', d.as_text('__rwn_v'))} FROM (SELECT DISTINCT {s} AS __rwn_v FROM ({present}) AS __rwn_p) AS __rwn_d)"
@@ -407,8 +472,7 @@ def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key
         except (TypeError, ValueError):
             raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
         # the domain's size when given, else the statement's (then eps's bound for it is checked there)
-        m = (len(read_domain_file(domain) if isinstance(domain, (str, os.PathLike)) else domain)
-             if domain is not None else d.list_length(domain_sql))
+        m = len(domain_values(domain)) if domain is not None else d.list_length(domain_sql)
         pp = _privacy(p, m if isinstance(m, int) else 2, eps, delta, test)
         if public is None:        # the personal group: every column but the sensitive one and the id
             group_key = engine.RESERVED_PREFIX + "pg"
@@ -636,7 +700,7 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
             f"are then left out of the release)")))
     if domain is not None:
         literal = _unseen_domain(d, name, sensitive, domain)
-        m = len(read_domain_file(domain) if isinstance(domain, (str, os.PathLike)) else domain)
+        m = len(domain_values(domain))
         _privacy(p, m, epsilon, delta, test)
         conditions.append(engine.raise_unless(
             d, f"{s} IS NULL OR {d.list_contains(literal, s)}",

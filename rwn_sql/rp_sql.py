@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import stat
 from dataclasses import dataclass
 
 from .dialect import DUCKDB, DuckDBDialect
@@ -33,27 +35,86 @@ class RandomizeSpec:
 
     def __post_init__(self):
         if self.sensitive in self.public:
-            raise ValueError(f"column {self.sensitive!r} is both the sensitive attribute and public")
+            raise RWNError(f"column {self.sensitive!r} is both the sensitive attribute and public")
         if self.id is not None and self.id == self.sensitive:
-            raise ValueError(f"column {self.id!r} cannot be both the record id and the sensitive attribute")
+            raise RWNError(f"column {self.id!r} cannot be both the record id and the sensitive attribute")
         if self.id is not None and self.id in self.public:
-            raise ValueError(f"the id column {self.id!r} cannot be public: it names every record, so each "
+            raise RWNError(f"the id column {self.id!r} cannot be public: it names every record, so each "
                              f"personal group would be one record and every value could be reconstructed")
         if len(set(self.public)) != len(self.public):
             dup = next(c for c in self.public if self.public.count(c) > 1)
-            raise ValueError(f"public: column {dup!r} is listed twice")
+            raise RWNError(f"public: column {dup!r} is listed twice")
         if self.nulls not in NULLS:
-            raise ValueError(f"nulls must be one of {', '.join(NULLS)}; got {self.nulls!r}")
+            raise RWNError(f"nulls must be one of {', '.join(NULLS)}; got {self.nulls!r}")
+
+
+MAX_DOMAIN_FILE_BYTES = 4 << 20      # 4 MiB: far more than any domain a release can publish
 
 
 def read_domain_file(path) -> list[str]:
-    """A published domain from a file: one value per line; blank lines are ignored."""
+    """A published domain from a regular file of at most MAX_DOMAIN_FILE_BYTES of UTF-8 text:
+    one value per line; blank lines are ignored. Opened without blocking and checked on the
+    open file, so a FIFO, a device such as /dev/zero or a folder is refused before anything is
+    read, and a larger file after reading at most the limit. A NUL byte (a binary file) and a
+    line reading NULL (the sensitive attribute has no NULL value to list) are refused, naming
+    the line."""
+    name = str(path)
     try:
-        with open(path, encoding="utf-8") as fh:
-            values = [line.rstrip("\r\n") for line in fh]
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
-        raise RWNError(f"cannot read domain file {str(path)!r}: {exc.strerror}") from None
-    return [v for v in values if v.strip() != ""]
+        raise RWNError(f"cannot read domain file {name!r}: {exc.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise RWNError(f"domain file {name!r} is a directory, not a file")
+        if not stat.S_ISREG(mode):
+            raise RWNError(f"domain file {name!r} is not a regular file (a device, FIFO or socket); give a file")
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(MAX_DOMAIN_FILE_BYTES + 1)
+    if len(data) > MAX_DOMAIN_FILE_BYTES:
+        raise RWNError(f"domain file {name!r} is larger than {MAX_DOMAIN_FILE_BYTES} bytes (4 MiB), the limit "
+                       f"for a domain file")
+    if b"\0" in data:
+        line = data[:data.index(b"\0")].count(b"\n") + 1
+        raise RWNError(f"domain file {name!r} holds a NUL byte on line {line} (a binary file?); give one value "
+                       f"per line")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise RWNError(f"domain file {name!r} is not UTF-8 text (line {line})") from None
+    values = []
+    for number, line in enumerate(text.split("\n"), 1):
+        value = line.rstrip("\r")
+        if value.strip() == "":
+            continue
+        if value.strip() == "NULL":
+            raise RWNError(f"domain file {name!r} line {number} reads NULL: a domain lists values and NULL is "
+                           f"none (NULL sensitive values are refused or dropped, see nulls=); remove the line")
+        values.append(value)
+    return values
+
+
+def domain_values(domain) -> list[str]:
+    """A given domain (a domain file's path or a list of values) as text. A missing value (None,
+    NaN) or a value that is not a scalar (a list, a dict, bytes) is refused naming its position:
+    its text ('None', 'nan', '[1, 2]') would be published as a domain value."""
+    if isinstance(domain, (str, os.PathLike)):
+        return read_domain_file(domain)
+    if isinstance(domain, (bytes, bytearray, dict)) or not hasattr(domain, "__iter__"):
+        raise RWNError(f"domain must be a list of values or a domain file's path, got {type(domain).__name__}")
+    values = []
+    for position, v in enumerate(domain, 1):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            raise RWNError(f"domain value {position} is {v!r}, a missing value: a domain lists values (NULL "
+                           f"sensitive values are refused or dropped, see nulls=); remove it")
+        if isinstance(v, (list, tuple, set, frozenset, dict, bytes, bytearray)):
+            raise RWNError(f"domain value {position} is {type(v).__name__} {v!r}, not a single value")
+        values.append(str(v))
+    return values
 
 
 def domain_literal(values, type_sql: str, dialect: DuckDBDialect = DUCKDB) -> str:
@@ -127,7 +188,7 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
     (instead of PARTITION BY the public columns), left out of the output."""
     values = sorted(str(v) for v in domain_values or ())
     if len(values) < 2 and domain_sql is None:
-        raise ValueError("the domain of the sensitive attribute needs at least 2 values")
+        raise RWNError("the domain of the sensitive attribute needs at least 2 values")
     s = quote_ident(spec.sensitive)
     pub = ", ".join(quote_ident(c) for c in spec.public)
     rid = dialect.as_text(quote_ident(spec.id)) if spec.id else "row_number() OVER ()"
@@ -384,9 +445,9 @@ def measure_estimates_sql(release: str, sensitive: str, column: str, measure: st
     in estimates_sql. Output: the group columns [, __rwn_value], then MEASURE_COLUMNS[measure]
     (sql/rp_sums.sql has the formulas)."""
     if measure not in MEASURES:
-        raise ValueError(f"measure must be one of {', '.join(MEASURES)}; got {measure!r}")
+        raise RWNError(f"measure must be one of {', '.join(MEASURES)}; got {measure!r}")
     if column not in public:
-        raise ValueError(f"column {column!r} is not a public column")
+        raise RWNError(f"column {column!r} is not a public column")
     s, x = quote_ident(sensitive), quote_ident(column)
     pub = [quote_ident(c) for c in public]
     keys = [quote_ident(c) for c in group_by] + (["__rwn_value"] if values is None else [])

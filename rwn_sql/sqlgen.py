@@ -15,6 +15,7 @@ from pathlib import Path
 from string import Template
 
 from .dialect import DUCKDB, Dialect
+from .errors import RWNError
 from .identifiers import float_literal, quote_ident, quote_literal
 from .randomness import KEY_PLACEHOLDER, TWO_52, bits_sql, hash_sql, order_key_sql
 from .spec import RWNSpec
@@ -154,11 +155,11 @@ def check_axes(axes, spec: RWNSpec):
     G = min(D, MAX_GRID_DIMS)
     axes = tuple(tuple(float(c) for c in u) for u in axes)
     if D <= BASE_GRID_DIMS or not BASE_GRID_DIMS <= len(axes) <= G or any(len(u) != D for u in axes):
-        raise ValueError(f"axes: need {BASE_GRID_DIMS} to {G} directions of {D} coefficients for more "
+        raise RWNError(f"axes: need {BASE_GRID_DIMS} to {G} directions of {D} coefficients for more "
                          f"than {BASE_GRID_DIMS} numeric columns, got {len(axes)}")
     for u in axes:
         if not all(math.isfinite(c) for c in u) or math.fsum(c * c for c in u) > 1 + AXIS_NORM_SLACK:
-            raise ValueError(f"axes: a direction must be finite with norm at most 1, got {u}")
+            raise RWNError(f"axes: a direction must be finite with norm at most 1, got {u}")
     return axes
 
 
@@ -653,7 +654,7 @@ def perturb_final(spec: RWNSpec, key_sql: str, dialect: Dialect = DUCKDB, reps: 
     names, for an engine without SELECT * EXCLUDE/REPLACE (then listed one by one). `fetched`:
     `picks` already holds the donors' values (donor_value_sql's __rwn_v_*), the rows are `staged`."""
     if order not in ORDERS:
-        raise ValueError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
+        raise RWNError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
     value = {c: f"p.__rwn_v_{i}" if fetched else f"d_{i}.{quote_ident(c)}" for i, c in enumerate(spec.columns, 1)}
     exclude = ["__rwn_rid"] + [quote_ident(c) for c in spec.drop]
     if columns is None:

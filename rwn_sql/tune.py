@@ -36,6 +36,7 @@ from .errors import RWNError
 from .evaluate import Evaluation, evaluate, evaluate_replicates
 from .identifiers import float_literal, quote_ident
 from .randomness import bits_sql, hash_sql
+from .spec import MAX_COUNT
 
 # The measures a sweep keeps, each a number from one evaluation (None when not defined).
 MEASURES = {
@@ -90,7 +91,7 @@ def _checked_grid(values, what: str) -> list[float]:
         raise RWNError(f"{what} has {len(values)} values; at most {MAX_SETTINGS} are allowed")
     try:
         out = [float(v) for v in values]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):    # OverflowError: an int beyond a float
         raise RWNError(f"{what}: every value must be a number") from None
     bad = [v for v in out if not math.isfinite(v)]
     if bad:
@@ -183,8 +184,8 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
     neighbourhoods and 20 releases each", then "rwn eps=0.3: 20 releases drawn") and after
     every release evaluated."""
     require_duckdb(con, "sweep")
-    if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
-        raise RWNError(f"reps must be an integer >= 1, got {reps!r}")
+    if isinstance(reps, bool) or not isinstance(reps, int) or not 1 <= reps <= MAX_COUNT:
+        raise RWNError(f"reps must be an integer >= 1 (at most {MAX_COUNT}), got {reps!r}")
     eps_values = _checked_grid(list(eps_values), "eps_values")
     if not eps_values and not rank_swap and not mdav:
         raise RWNError("the sweep is empty: give at least one eps (or a baseline setting)")

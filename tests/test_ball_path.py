@@ -16,7 +16,7 @@ from conftest import skip_without_spark, tied_data
 from rwn_sql import randomness, rwn, sqlgen
 from rwn_sql.backends import backend_for
 
-KEY = "ball path key"
+KEY = "ball path key, long enough"
 
 
 @pytest.fixture

@@ -336,6 +336,8 @@ def test_bad_inputs_get_one_line_errors(tmp_path):
     late.write_text("a,b\n" + "".join(f"{i},{i % 7}\n" for i in range(40_000)) + "oops,3\n")
     nul_domain = tmp_path / "domain.txt"
     nul_domain.write_bytes(b"Sales\nTech\x00support\n")
+    unterminated = tmp_path / "quote.csv"
+    unterminated.write_text('a,b\n1,2\n"3,4\n5,6\n')
     cases = [
         (("perturb", ragged, "o.csv", "--columns", "a"), "line 3 has 2 fields"),
         (("perturb", late, "o.csv", "--columns", "a,b"), "line 40002"),
@@ -350,12 +352,20 @@ def test_bad_inputs_get_one_line_errors(tmp_path):
         (("perturb", tmp_path / "nope.csv", "o.csv", "--columns", "Age"), "does not exist"),
         (("tune", BODYFAT, "--columns", "Age", "--eps", "0:1:nan", "--no-report"), "not a finite number"),
         (("tune", BODYFAT, "--columns", "Age", "--eps", "0:inf:1", "--no-report"), "not a finite number"),
+        (("perturb", BODYFAT, "o.csv", "--columns", "Age", "--threads", "100000"), "--threads"),
+        (("perturb", BODYFAT, "o.csv", "--columns", "Age", "--memory-limit", "none"), "--memory-limit"),
+        (("perturb", BODYFAT, "o.csv", "--columns", "Age", "--key-file", "/dev/zero"), "not a regular file"),
+        (("randomize", ADULT, "o.csv", "--sensitive", "occupation", "--p", "0.5", "--domain-file", "/dev/zero"),
+         "not a regular file"),
+        (("perturb", unterminated, "o.csv", "--columns", "a"), "never closes"),
     ]
+    def capped():      # a reader of /dev/zero fails here instead of taking the machine's memory
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
     for args, words in cases:
-        res = cli(*args, cwd=tmp_path)
+        res = cli(*args, cwd=tmp_path, preexec_fn=capped)
         one_line_error(res.stderr, 2, res.returncode, words)
         assert "Original Line" not in res.stderr and "oops" not in res.stderr     # raw data is not echoed
-    assert sorted(os.listdir(tmp_path)) == ["domain.txt", "late.csv", "ragged.csv"]
+    assert sorted(os.listdir(tmp_path)) == ["domain.txt", "late.csv", "quote.csv", "ragged.csv"]
 
 
 def test_nothing_overwrites_its_input(tmp_path):

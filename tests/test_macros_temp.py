@@ -85,13 +85,13 @@ def test_rwn_macro_over_temp_skips_principal_axes_with_the_same_release(mcon):
 
 
 @pytest.mark.parametrize("call, message", [
-    ("rwn_perturb('{src}', ['age', 'incme'], key := 'k')", 'incme'),
-    ("rwn_perturb('{src}', ['age', 'city'], key := 'k')", "column 'city' has type VARCHAR, not a numeric type"),
+    ("rwn_perturb('{src}', ['age', 'incme'], key := 'a-key-0123456789abcdef')", 'incme'),
+    ("rwn_perturb('{src}', ['age', 'city'], key := 'a-key-0123456789abcdef')", "column 'city' has type VARCHAR, not a numeric type"),
     ("rwn_neighborhoods('{src}', ['age', 'city'])", "column 'city' has type VARCHAR, not a numeric type"),
-    ("rwn_perturb('{src}', ['age', 'gap'], key := 'k')", 'column "gap" has 1 NULL, NaN or infinite values'),
-    ("rwn_perturb('{src}', ['age'], id := 'score', key := 'k')", "id column 'score' has type DOUBLE"),
-    ("rwn_perturb('{src}', ['age'], \"drop\" := ['nothere'], key := 'k')", "nothere"),
-    ("rwn_perturb('{src}', ['age'], k := 50, key := 'k')", "k = 50 needs at least 51"),
+    ("rwn_perturb('{src}', ['age', 'gap'], key := 'a-key-0123456789abcdef')", 'column "gap" has 1 NULL, NaN or infinite values'),
+    ("rwn_perturb('{src}', ['age'], id := 'score', key := 'a-key-0123456789abcdef')", "id column 'score' has type DOUBLE"),
+    ("rwn_perturb('{src}', ['age'], \"drop\" := ['nothere'], key := 'a-key-0123456789abcdef')", "nothere"),
+    ("rwn_perturb('{src}', ['age'], k := 50, key := 'a-key-0123456789abcdef')", "k = 50 needs at least 51"),
 ])
 def test_rwn_macros_refuse_bad_input_over_temp(mcon, call, message):
     mcon.execute("CREATE TABLE bad AS SELECT i AS age, (i % 3)::VARCHAR AS city, i / 2 AS score, "
@@ -105,9 +105,9 @@ def test_rwn_macros_refuse_bad_input_over_temp(mcon, call, message):
 def test_rwn_macros_refuse_reserved_names_and_missing_temp_tables(mcon):
     mcon.execute("CREATE TEMP TABLE reserved AS SELECT i AS age, i AS __rwn_rid FROM range(20) t(i)").fetchall()
     with pytest.raises(duckdb.Error, match="has a column named '__rwn_rid'; names starting with '__rwn_' are reserved"):
-        rows(mcon, "rwn_perturb('{src}', ['age'], key := 'k')", "reserved")
+        rows(mcon, "rwn_perturb('{src}', ['age'], key := 'a-key-0123456789abcdef')", "reserved")
     with pytest.raises(duckdb.Error, match="nowhere"):
-        rows(mcon, "rwn_perturb('{src}', ['age'], key := 'k')", "nowhere")
+        rows(mcon, "rwn_perturb('{src}', ['age'], key := 'a-key-0123456789abcdef')", "nowhere")
 
 
 def releases(con, n=900, seed=2):
@@ -293,7 +293,7 @@ def test_rwn_macros_over_temp_keep_the_pair_budget(mcon):
         with pytest.raises(duckdb.Error, match="980,?000 neighbour pairs.*: 50 records share.*jitter"):
             rows(mcon, "rwn_neighborhoods('{src}', ['a', 'b', 'c'], k := 1)", name)
         with pytest.raises(duckdb.Error, match="neighbour pairs.*stratum"):
-            rows(mcon, "rwn_perturb('{src}', ['a', 'b', 'c'], k := 1, strata := ['s'], key := 'k')", name)
+            rows(mcon, "rwn_perturb('{src}', ['a', 'b', 'c'], k := 1, strata := ['s'], key := 'a-key-0123456789abcdef')", name)
     mcon.execute("SET memory_limit = '2GB'").fetchall()
     call = "rwn_neighborhoods('{src}', ['a', 'b', 'c'], k := 1)"
     assert {r[1] for r in rows(mcon, call, temps[0])} == {49}

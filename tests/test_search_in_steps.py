@@ -12,7 +12,7 @@ from rwn_sql.backends import backend_for
 from bruteforce import neighborhoods_of
 from conftest import load_numpy, tied_data
 
-KEY = "steps-test-key"
+KEY = "steps-test-key-0123456789"
 
 
 @pytest.fixture
