@@ -22,6 +22,7 @@ disabled and the configuration locked (isolated_connection).
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from dataclasses import dataclass
 
@@ -686,6 +687,12 @@ def _rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None, dialect: Dial
                      column=measure.column)
 
 
+def lock(iso: duckdb.DuckDBPyConnection) -> None:
+    """No file, network or extension access on `iso`, and no SET can turn it back on."""
+    iso.execute("SET enable_external_access = false").fetchall()
+    iso.execute("SET lock_configuration = true").fetchall()
+
+
 def isolated_connection(con: duckdb.DuckDBPyConnection, path: str | None, table: str,
                         schema: str | None) -> tuple[duckdb.DuckDBPyConnection, ReleaseMeta, str]:
     """A new in-memory connection holding only the release, with external access disabled
@@ -699,7 +706,19 @@ def isolated_connection(con: duckdb.DuckDBPyConnection, path: str | None, table:
     iso = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
         if path is not None:
-            iso.execute(f"ATTACH {quote_literal(path)} AS {ISOLATED_RELEASE} (READ_ONLY)").fetchall()
+            path = os.path.abspath(path)
+            # The file is untrusted input: access is off and locked before it is attached, so
+            # nothing in it reaches another file; only the release itself (and its WAL) may be read.
+            allowed = ", ".join(quote_literal(f) for f in (path, path + ".wal"))
+            iso.execute(f"SET allowed_paths = [{allowed}]").fetchall()
+            lock(iso)
+            try:
+                iso.execute(f"ATTACH {quote_literal(path)} AS {ISOLATED_RELEASE} (READ_ONLY, TYPE duckdb)").fetchall()
+            except duckdb.IOException as exc:
+                if "not a valid DuckDB database" not in str(exc):
+                    raise
+                raise RWNError(f"{path!r} is not a DuckDB database file (a release is the file rwn-sql "
+                               "release writes)") from None
             meta = read_metadata(iso, table, ISOLATED_RELEASE)
             release_sql = f"{ISOLATED_RELEASE}.{quote_ident(meta.table_name)}"
         else:
@@ -710,10 +729,9 @@ def isolated_connection(con: duckdb.DuckDBPyConnection, path: str | None, table:
                                                   f"{quote_ident(meta.table_name)}").to_arrow_table())
             if meta.enforced:
                 iso.register(TRIALS_TABLE, con.sql(f"SELECT size, t FROM {prefix}{TRIALS_TABLE}").to_arrow_table())
-                meta = dataclasses.replace(meta, trials_sql=f"{TRIALS_TABLE} AS tr")
+                meta = dataclasses.replace(meta, trials_sql=f"{TRIALS_TABLE} AS __rwn_tr")
             release_sql = quote_ident(meta.table_name)
-        iso.execute("SET enable_external_access = false").fetchall()
-        iso.execute("SET lock_configuration = true").fetchall()
+            lock(iso)
     except duckdb.Error as exc:
         iso.close()
         raise RWNError(f"cannot open the release: {exc}") from None

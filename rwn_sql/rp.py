@@ -876,15 +876,15 @@ def published_design(con, release: str, sensitive: str, p) -> tuple[str, tuple[s
     the published one is refused (every estimate would be wrong)."""
     import re
 
-    from .release_db import TRIALS_TABLE, read_metadata
+    from .release_db import TRIALS_TABLE, NotARelease, read_metadata
     name = re.fullmatch(r"(?:([A-Za-z_]\w*)\.)?([A-Za-z_]\w*)", release.strip())
     if name is None:
         return None
     schema, table = name.groups()
     try:
         meta = read_metadata(con, table, schema)
-    except RWNError:                   # not a release database, or not one of its tables
-        return None
+    except NotARelease:                # not a release database, or not one of its tables; an
+        return None                    # altered release is refused (read_metadata's RWNError)
     if meta.table_name.lower() != table.lower() or meta.sensitive != sensitive:
         return None
     if abs(float(p) - meta.p) > 1e-12:
