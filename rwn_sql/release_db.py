@@ -40,6 +40,16 @@ QUERY_GRAMMAR = ("supported: SELECT [g1, g2, ...,] A FROM <release table> [WHERE
                  "comparisons (=, <>, <, <=, >, >=), IN lists, BETWEEN, [NOT] LIKE / ILIKE 'pattern' and "
                  "IS [NOT] NULL over public columns and literals, plus at most one top-level AND condition "
                  "<SA> = 'value' or <SA> IN ('v1', 'v2', ...)")
+# Bounds on an analyst's query, checked before its parse cost can grow with them (issue 22, F5):
+# the length first, then IN lists and nesting on sqlglot's tokens. 64 KiB holds any hand-written
+# or generated query (a 5,000-value IN list of 10-character codes fits); sqlglot's parser takes
+# about 0.6 s on 64 KiB. The parser recurses about 22 Python frames per parenthesis, so deeper
+# than about 40 levels it fails on Python's recursion limit anyway.
+MAX_QUERY_CHARS = 65_536
+MAX_IN_LIST = 5_000
+MAX_NESTING = 32
+QUERY_LIMITS = (f"limits: at most {MAX_QUERY_CHARS:,} characters, {MAX_IN_LIST:,} values per IN list and "
+                f"{MAX_NESTING} levels of nesting (parentheses and NOT)")
 METADATA_TABLE = "rwn_release_metadata"
 TRIALS_TABLE = "rwn_release_trials"       # enforced releases: blocks per personal-group size (public)
 ONE_WAY_MAX = 100                         # one-way views only for public columns with this many values at most
