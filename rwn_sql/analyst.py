@@ -746,7 +746,7 @@ def isolated_connection(con: duckdb.DuckDBPyConnection, path: str | None, table:
     iso = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
         if path is not None:
-            path = os.path.abspath(path)
+            path = os.path.realpath(path)      # DuckDB opens the WAL beside the link's target
             # The file is untrusted input: access is off and locked before it is attached, so
             # nothing in it reaches another file; only the release itself (and its WAL) may be read.
             allowed = ", ".join(quote_literal(f) for f in (path, path + ".wal"))

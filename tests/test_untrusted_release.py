@@ -193,6 +193,19 @@ def test_genuine_release_still_answers(genuine, reader, tmp_path, capsys, monkey
     assert any("Black" in t for t in texts)
 
 
+def test_release_through_a_symlink_still_answers(genuine, tmp_path):
+    """With file access off only the release's own paths are allowed; DuckDB opens the WAL beside
+    a symlink's target, so the allowed paths are the resolved ones. Catches allowing the link's
+    path only (every release reached through a symlink refused)."""
+    link = tmp_path / "link.duckdb"
+    link.symlink_to(genuine[1])
+    rel, info = rwn_sql.query(duckdb.connect(), QUERY, release=str(link))
+    assert rel.fetchall() and not info.exact
+    html = tmp_path / "r.html"
+    rwn_sql.report(str(link), str(html))
+    assert "Black" in html.read_text()
+
+
 def test_access_is_off_before_the_file_is_read(genuine, tmp_path, monkeypatch):
     """Defence in depth under the catalog checks: with check_catalog disabled, the F1 file's
     metadata view still cannot read the canary, because rwn_sql.query attaches the file on a
