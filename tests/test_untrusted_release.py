@@ -5,7 +5,7 @@ place of each table, macros shadowing the functions our SQL calls, extra / missi
 computed columns, sequences, types, indexes, a huge metadata table, odd domains, a file that is
 no DuckDB database); every reader (rwn_sql.query on the file and on the release attached in the
 caller's connection, the rwn_query macro over an attached and an opened release, the CLI query,
-rwn_sql.estimates over the attached release, the report in Python and on the CLI) refuses it with
+rwn_sql.estimates over the attached release and over 'file.duckdb:table', the report in Python and on the CLI) refuses it with
 an RWNError naming the object, and the content of a local canary file never appears in any
 output: error text, info.note, info.sql, rows, the report's HTML, CLI stdout and stderr."""
 import shutil
@@ -59,6 +59,9 @@ def variants(secret_path: str):
         "metadata_view_method": meta_view("method", s),
         "released_view": ["ALTER TABLE adult_randomized RENAME TO r0",
                           f"CREATE VIEW adult_randomized AS SELECT occupation, {s} AS race, sex FROM r0"],
+        "released_view_erring": ["ALTER TABLE adult_randomized RENAME TO r0",
+                                 f"CREATE VIEW adult_randomized AS SELECT CAST(CAST({s} AS INTEGER) AS VARCHAR) "
+                                 f"AS occupation, race, sex FROM r0"],
         "trials_view": ["ALTER TABLE rwn_release_trials RENAME TO t0",
                         f"CREATE VIEW rwn_release_trials AS SELECT size, t + 0 * CAST({s} AS INTEGER) AS t FROM t0"],
         "macro_sqrt": [f"CREATE MACRO sqrt(x) AS CAST({s} AS DOUBLE)"],
@@ -91,7 +94,7 @@ def variants(secret_path: str):
 VARIANTS = list(variants("x"))
 # what the message names, per variant
 NAMES = {"metadata_view_f1": "rwn_release_metadata' is a view", "metadata_view_method": "is a view",
-         "released_view": "adult_randomized' is a view", "trials_view": "rwn_release_trials' is a view",
+         "released_view": "adult_randomized' is a view", "released_view_erring": "is a view", "trials_view": "rwn_release_trials' is a view",
          "macro_sqrt": "macro 'sqrt'", "macro_greatest": "macro 'greatest'", "table_macro": "macro 'leak'",
          "metadata_extra_column": "extra note", "metadata_missing_column": "missing rwn_scale",
          "metadata_retyped_column": "retyped p VARCHAR", "metadata_default_column": "default column 'test'",
@@ -141,6 +144,10 @@ def outputs_of(reader, evil, tmp_path, capsys):
                 rel = rwn_sql.estimates(con, "rel.adult_randomized", "occupation", 0.5, list(JOBS),
                                         group_by=["race"])
                 texts.append(repr(rel.fetchall()))
+        elif reader == "estimates_file":
+            rel = rwn_sql.estimates(duckdb.connect(), f"{evil}:adult_randomized", "occupation", 0.5, list(JOBS),
+                                    group_by=["race"])
+            texts.append(repr(rel.fetchall()))
         elif reader == "macro_opened":
             con = duckdb.connect(str(evil), read_only=True)
             rwn_sql.install(con)
@@ -165,8 +172,8 @@ def outputs_of(reader, evil, tmp_path, capsys):
 
 
 READERS = ["query_file", "query_attached", "macro_attached", "macro_opened", "cli_query", "estimates_attached",
-           "report", "cli_report"]
-FILE_READERS = {"query_file", "cli_query", "report", "cli_report"}     # those that open a path themselves
+           "estimates_file", "report", "cli_report"]
+FILE_READERS = {"query_file", "cli_query", "report", "cli_report", "estimates_file"}     # those that open a path themselves
 
 
 @pytest.mark.parametrize("reader", READERS)
@@ -178,6 +185,8 @@ def test_crafted_release_is_refused_and_leaks_nothing(crafted, reader, tmp_path,
     name, evil = crafted
     if name == "not_duckdb" and reader not in FILE_READERS:
         pytest.skip("the caller's own ATTACH / connect fails first")
+    if name == "not_duckdb" and reader == "estimates_file":
+        pytest.skip("not a release: estimates reads it as any DuckDB file (and fails to open it)")
     refused, texts, message = outputs_of(reader, evil, tmp_path, capsys)
     assert not any(SECRET in t for t in texts), f"{name} via {reader} leaked the canary"
     assert refused, f"{name} via {reader} was answered"
