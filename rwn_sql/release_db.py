@@ -205,7 +205,7 @@ def _location(con, schema: str | None) -> tuple[str, str]:
     return (attached[0], "main") if attached else (db, schema)
 
 
-def _object(con, where: tuple[str, str], name: str) -> tuple[str, str] | None:
+def catalog_object(con, where: tuple[str, str], name: str) -> tuple[str, str] | None:
     """(kind, spelling) of the table or view `name` in `where`, None when there is none."""
     rows = con.execute("SELECT 'table', table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = ? "
                        "AND lower(table_name) = lower(?) UNION ALL SELECT 'view', view_name FROM duckdb_views() "
@@ -223,7 +223,7 @@ def _base_table(con, where, name: str, expected=None, what: str = "table") -> li
     """The (column, type) list of the base table `name`, refused with a message naming it when
     it is a view, is missing, carries a computed column, or (with `expected`, (column, type)
     pairs in order) has other columns or types."""
-    found = _object(con, where, name)
+    found = catalog_object(con, where, name)
     if found is None:
         raise RWNError(f"the release has no {what} {name!r}")
     if found[0] != "table":
@@ -253,7 +253,7 @@ def check_catalog(con, schema: str | None = None) -> tuple[str, str]:
     when present) other than base tables of the written columns. Reads the catalog only.
     Returns (database, schema) of the release."""
     where = _location(con, schema)
-    if _object(con, where, METADATA_TABLE) is None:
+    if catalog_object(con, where, METADATA_TABLE) is None:
         raise NotARelease(f"not a release database: it has no {METADATA_TABLE} table")
     for what, sql in FOREIGN_OBJECTS:
         names = [r[0] for r in con.execute(sql, [where[0]]).fetchall()]
@@ -261,7 +261,7 @@ def check_catalog(con, schema: str | None = None) -> tuple[str, str]:
             raise RWNError(f"the release database holds the {what} {names[0]!r}; a release file holds tables "
                            f"and views only, so this file was altered (refused)")
     _base_table(con, where, METADATA_TABLE, metadata_columns(), "metadata table")
-    if _object(con, where, TRIALS_TABLE) is not None:
+    if catalog_object(con, where, TRIALS_TABLE) is not None:
         trials = _base_table(con, where, TRIALS_TABLE, what="trials table")
         if [c.lower() for c, _ in trials] != [c for c, _ in TRIALS_COLUMNS] or \
                 any(t not in INTEGER_TYPES for _, t in trials):
@@ -284,9 +284,11 @@ def check_released_table(con, where: tuple[str, str], meta: "ReleaseMeta") -> No
     expected = set(meta.public) | {meta.sensitive}
     if len(names) != len(set(names)) or set(names) != expected:
         missing, extra = sorted(expected - set(names)), sorted(set(names) - expected)
+        problem = "; ".join(filter(None, [missing and "missing " + ", ".join(missing),
+                                          extra and "extra " + ", ".join(extra)])) or "a repeated column"
         raise RWNError(f"the release's released table {meta.table_name!r} has columns {', '.join(names)}, not the "
-                       f"published ones ({'; '.join(filter(None, [missing and 'missing ' + ', '.join(missing), extra and 'extra ' + ', '.join(extra)]))}): refused")
-    if meta.enforced and _object(con, where, TRIALS_TABLE) is None:
+                       f"published ones ({problem}): refused")
+    if meta.enforced and catalog_object(con, where, TRIALS_TABLE) is None:
         raise RWNError(f"the release is enforced but has no {TRIALS_TABLE} table: refused")
     kind = dict(got)[meta.sensitive]
     if " ".join(kind.split()).upper() != " ".join(meta.sensitive_type.split()).upper():
@@ -354,7 +356,8 @@ def metadata_values(r, prefix: str = "") -> ReleaseMeta:
     release_name = _text(r[11], "the release name") if r[11] is not None else None
     return ReleaseMeta(table_name=table_name, sensitive=sensitive, sensitive_type=r[2], public=public, p=p,
                        domain=tuple(domain), method=r[6], enforced=enforced, epsilon=r[8], delta=r[9], test=r[10],
-                       release_name=release_name, trials_sql=f"{prefix}{TRIALS_TABLE} AS __rwn_tr" if enforced else None)
+                       release_name=release_name,
+                       trials_sql=f"{prefix}{TRIALS_TABLE} AS __rwn_tr" if enforced else None)
 
 
 def write_release(con: duckdb.DuckDBPyConnection, release_sql: str, path: str, meta: ReleaseMeta,

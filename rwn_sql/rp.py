@@ -886,7 +886,7 @@ def check_release_source(con, release: str) -> None:
     """Before estimates read `release`: when it names an object of a release database, that
     database passes release_db's checks and the object is a base table, since the caller's
     connection would run a view's SQL (a release file is untrusted input)."""
-    from .release_db import NotARelease, _object, check_catalog, read_metadata
+    from .release_db import NotARelease, catalog_object, check_catalog, read_metadata
     found = _release_name(con, release)
     if found is None:
         return
@@ -895,7 +895,7 @@ def check_release_source(con, release: str) -> None:
         where = check_catalog(con, schema)
     except NotARelease:
         return
-    kind = _object(con, where, table)
+    kind = catalog_object(con, where, table)
     if kind is not None and kind[0] == "view":
         raise RWNError(f"{release!r} is a view of a release database; estimates read its released table (a "
                        f"view of a release file runs the file's own SQL)")

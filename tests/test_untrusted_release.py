@@ -5,9 +5,10 @@ place of each table, macros shadowing the functions our SQL calls, extra / missi
 computed columns, sequences, types, indexes, a huge metadata table, odd domains, a file that is
 no DuckDB database); every reader (rwn_sql.query on the file and on the release attached in the
 caller's connection, the rwn_query macro over an attached and an opened release, the CLI query,
-rwn_sql.estimates over the attached release and over 'file.duckdb:table', the report in Python and on the CLI) refuses it with
-an RWNError naming the object, and the content of a local canary file never appears in any
-output: error text, info.note, info.sql, rows, the report's HTML, CLI stdout and stderr."""
+rwn_sql.estimates over the attached release and over 'file.duckdb:table', the report in Python
+and on the CLI) refuses it with an RWNError naming the object, and the content of a local canary
+file never appears in any output: error text, info.note, info.sql, rows, the report's HTML, CLI
+stdout and stderr."""
 import shutil
 
 import duckdb
@@ -73,7 +74,7 @@ def variants(secret_path: str):
         "metadata_default_column": ["ALTER TABLE rwn_release_metadata ALTER test SET DEFAULT 'exact'"],
         "released_extra_column": ["ALTER TABLE adult_randomized ADD COLUMN ssn VARCHAR"],
         "released_retyped_sensitive": ["ALTER TABLE adult_randomized ALTER occupation SET DATA TYPE BLOB"],
-        "released_generated_column": [
+        "released_generated_column": [  # a computed column runs SQL of the file when read
             "ALTER TABLE adult_randomized RENAME TO r0",
             "CREATE TABLE adult_randomized (occupation VARCHAR, sex VARCHAR, race VARCHAR AS (upper(sex)))",
             "INSERT INTO adult_randomized (occupation, sex) SELECT occupation, sex FROM r0", "DROP TABLE r0"],
@@ -94,7 +95,8 @@ def variants(secret_path: str):
 VARIANTS = list(variants("x"))
 # what the message names, per variant
 NAMES = {"metadata_view_f1": "rwn_release_metadata' is a view", "metadata_view_method": "is a view",
-         "released_view": "adult_randomized' is a view", "released_view_erring": "is a view", "trials_view": "rwn_release_trials' is a view",
+         "released_view": "adult_randomized' is a view", "released_view_erring": "is a view",
+         "trials_view": "rwn_release_trials' is a view",
          "macro_sqrt": "macro 'sqrt'", "macro_greatest": "macro 'greatest'", "table_macro": "macro 'leak'",
          "metadata_extra_column": "extra note", "metadata_missing_column": "missing rwn_scale",
          "metadata_retyped_column": "retyped p VARCHAR", "metadata_default_column": "default column 'test'",
