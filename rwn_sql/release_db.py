@@ -23,7 +23,7 @@ import math
 import os
 import re
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import duckdb
 
@@ -540,25 +540,43 @@ def write_release_folder(be, release_sql: str, path: str, meta: ReleaseMeta, ove
     return rows
 
 
+FOLDER_FIELDS = ("table_name", "sensitive", "sensitive_type", "public", "p", "domain", "method", "enforced",
+                 "epsilon", "delta", "test", "release_name")
+
+
 def read_release_folder(path: str, table: str | None = None) -> tuple[ReleaseMeta, str, str | None]:
-    """The metadata of a release folder, and the paths of its table and trials (or None)."""
+    """The metadata of a release folder, and the paths of its table and trials (or None). The
+    folder is untrusted input as a release file is: at most MAX_METADATA_ROWS rows, values
+    checked as read_metadata checks them, and a table name that is a plain file name (it
+    becomes a path inside the folder)."""
     import pyarrow.parquet as pq
     meta_path = os.path.join(path, f"{METADATA_TABLE}.parquet")
     if not os.path.isfile(meta_path):
         raise RWNError(f"{path!r} is not a release folder: it has no {METADATA_TABLE}.parquet")
-    rows = pq.read_table(meta_path).to_pylist()
+    try:
+        parquet = pq.ParquetFile(meta_path)
+        if parquet.metadata.num_rows > MAX_METADATA_ROWS:
+            raise RWNError(f"the release's {METADATA_TABLE}.parquet has more than {MAX_METADATA_ROWS} rows: refused")
+        rows = parquet.read().to_pylist()
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, RWNError):
+            raise
+        raise RWNError(f"cannot read {meta_path!r}: {exc}") from None
     if table is not None:
-        rows = [r for r in rows if table.lower() in (r["table_name"].lower(), (r["release_name"] or "").lower())]
+        rows = [r for r in rows if isinstance(r.get("table_name"), str) and table.lower() in
+                (r["table_name"].lower(), r["release_name"].lower() if isinstance(r.get("release_name"), str) else "")]
         if not rows:
             raise RWNError(f"the release has no table {table!r}")
     if len(rows) != 1:
         raise RWNError(f"the release folder lists {len(rows)} tables in {METADATA_TABLE}; expected one")
     r = rows[0]
-    if not isinstance(r["sensitive_type"], str) or not TYPE_NAME.fullmatch(r["sensitive_type"]):
-        raise RWNError(f"the release's metadata gives the sensitive type {r['sensitive_type']!r}, not a type name")
-    meta = ReleaseMeta(table_name=r["table_name"], sensitive=r["sensitive"], sensitive_type=r["sensitive_type"],
-                       public=tuple(r["public"]), p=r["p"], domain=tuple(r["domain"]), method=r["method"],
-                       enforced=r["enforced"], epsilon=r["epsilon"], delta=r["delta"], test=r["test"],
-                       release_name=r["release_name"], suppressed_records=r["suppressed_records"] or 0)
+    if len(r.get("domain") or ()) > MAX_DOMAIN_VALUES or len(r.get("public") or ()) > MAX_PUBLIC_COLUMNS:
+        raise RWNError(f"the release's metadata lists more than {MAX_DOMAIN_VALUES:,} domain values or "
+                       f"{MAX_PUBLIC_COLUMNS:,} public columns: refused")
+    meta = metadata_values(tuple(r.get(k) for k in FOLDER_FIELDS))
+    name = meta.table_name
+    if name in (".", "..") or name.startswith(".") or any(c in name for c in "/\\:"):
+        raise RWNError(f"the release's metadata gives the table name {name!r}, not a plain file name: refused")
+    meta = replace(meta, trials_sql=None, suppressed_records=r.get("suppressed_records") or 0)
     trials = os.path.join(path, f"{TRIALS_TABLE}.parquet") if meta.enforced else None
     return meta, os.path.join(path, f"{meta.table_name}.parquet"), trials

@@ -235,3 +235,45 @@ def test_access_is_off_before_the_file_is_read(genuine, tmp_path, monkeypatch):
     with pytest.raises(RWNError, match="disabled by configuration") as info:
         rwn_sql.query(duckdb.connect(), QUERY, release=str(evil))
     assert SECRET not in str(info.value)
+
+
+FOLDER_RECORD = dict(table_name="adult_randomized", method="uniform_perturbation", sensitive="occupation",
+                     sensitive_type="VARCHAR", public=["sex", "race"], p=0.5, domain=list(JOBS), m=3, enforced=False,
+                     epsilon=None, delta=None, test=None, rwn_columns=None, rwn_k=None, rwn_eps=None, rwn_q=None,
+                     rwn_scale=None, rows=1, created_at=None, rwn_sql_version="x", suppressed_records=0,
+                     release_name="adult")
+
+
+@pytest.mark.parametrize("change,names", [
+    ({"table_name": "../outside"}, "not a plain file name"),
+    ({"table_name": "/tmp/outside"}, "not a plain file name"),
+    ({"p": 7.0}, "p = 7.0"),
+    ({"domain": ["Sales", None]}, "domain with NULL"),
+    ({"domain": ["Sales", "Sales"]}, "repeats"),
+    ({"public": ["sex", "a\x00b"]}, "NUL"),
+    ({"sensitive_type": "VARCHAR); SELECT 1; --"}, "not a DuckDB type name"),
+    ({"enforced": None}, "enforced = None"),
+    ("rows", "more than 100 rows"),
+])
+def test_crafted_release_folder_is_refused(tmp_path, change, names):
+    """A release folder (the Spark engine's release) is untrusted input too: its metadata row is
+    checked as a release file's is, and the table name, which becomes a path inside the folder,
+    must be a plain file name. Catches a folder whose table_name points at a Parquet file
+    elsewhere (read as the release) and metadata values that reach SQL unchecked."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from rwn_sql.release_db import METADATA_TABLE, _metadata_schema, read_release_folder
+    folder = tmp_path / "release"
+    folder.mkdir()
+    records = [dict(FOLDER_RECORD)]
+    if change == "rows":
+        records = [dict(FOLDER_RECORD, table_name=f"t{i}", release_name=f"t{i}") for i in range(200)] + records
+    else:
+        records[0].update(change)
+    pq.write_table(pa.Table.from_pylist(records, schema=_metadata_schema()), folder / f"{METADATA_TABLE}.parquet")
+    with pytest.raises(RWNError, match=names.replace("(", r"\(").replace(")", r"\)")):
+        read_release_folder(str(folder), "adult")
+    records = [dict(FOLDER_RECORD)]                    # the genuine row is read
+    pq.write_table(pa.Table.from_pylist(records, schema=_metadata_schema()), folder / f"{METADATA_TABLE}.parquet")
+    meta, data, trials = read_release_folder(str(folder), "adult")
+    assert data == str(folder / "adult_randomized.parquet") and trials is None and meta.domain == JOBS
