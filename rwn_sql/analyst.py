@@ -22,18 +22,21 @@ disabled and the configuration locked (isolated_connection).
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from dataclasses import dataclass
 
 import duckdb
 import sqlglot
 from sqlglot import exp
+from sqlglot.tokens import TokenType
 
 from . import rp_sql, statements
 from .dialect import DUCKDB, SPARK, Dialect
 from .errors import RWNError
 from .identifiers import display_name, float_literal, quote_ident, quote_literal
-from .release_db import QUERY_GRAMMAR, TRIALS_TABLE, ReleaseMeta, read_metadata
+from .release_db import (MAX_IN_LIST, MAX_NESTING, MAX_QUERY_CHARS, QUERY_GRAMMAR, QUERY_LIMITS, TRIALS_TABLE,
+                         ReleaseMeta, read_metadata)
 
 __all__ = ["Rewritten", "rewrite", "run_query", "check_predicate", "isolated_connection"]
 
@@ -113,10 +116,48 @@ def snippet(node: exp.Expression) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def single_statement(sql: str, what: str = "the query", trailing: bool = True) -> None:
+# a NOT that starts an operand (not x NOT IN / IS NOT NULL) nests the operand under it
+PREFIX_NOT_AFTER = {TokenType.L_PAREN, TokenType.AND, TokenType.OR, TokenType.NOT, TokenType.WHERE,
+                    TokenType.HAVING, TokenType.SELECT, TokenType.COMMA}
+
+
+def bounded(sql, what: str = "the query") -> list:
+    """Refuse a text longer than MAX_QUERY_CHARS before anything reads it, then IN lists longer
+    than MAX_IN_LIST and nesting deeper than MAX_NESTING on the tokens, before any syntax tree
+    is built. Returns the tokens."""
+    if isinstance(sql, str) and len(sql) > MAX_QUERY_CHARS:
+        raise RWNError(f"{what} has {len(sql):,} characters, more than the limit of {MAX_QUERY_CHARS:,}; "
+                       f"shorten it ({QUERY_LIMITS})")
+    tokens = statements.tokens_of(sql, what)
+    frames = [[False, 0, 0]]          # per open parenthesis: an IN list?, its values, NOT chain
+    previous = None
+    for token in tokens:
+        kind = token.token_type
+        frame = frames[-1]
+        if kind == TokenType.L_PAREN:
+            frames.append([previous == TokenType.IN, 1, 0])
+        elif kind == TokenType.R_PAREN and len(frames) > 1:
+            frames.pop()
+        elif kind == TokenType.COMMA and frame[0]:
+            frame[1] += 1
+            if frame[1] > MAX_IN_LIST:
+                raise RWNError(f"{what} has an IN list of more than {MAX_IN_LIST:,} values, the limit; "
+                               f"split the query or group by the column ({QUERY_LIMITS})")
+        elif kind in (TokenType.AND, TokenType.OR, TokenType.COMMA):
+            frame[2] = 0
+        elif kind == TokenType.NOT and (previous is None or previous in PREFIX_NOT_AFTER):
+            frame[2] += 1
+        if len(frames) - 1 + sum(f[2] for f in frames) > MAX_NESTING:
+            raise RWNError(f"{what} is nested too deeply: deeper than {MAX_NESTING} levels (parentheses and NOT), "
+                           f"the limit; simplify it ({QUERY_LIMITS})")
+        previous = kind
+    return tokens
+
+
+def single_statement(sql: str, what: str = "the query", trailing: bool = True, tokens: list | None = None) -> None:
     """statements.single_statement, with a query's refusal saying what is supported."""
     try:
-        statements.single_statement(sql, what, trailing)
+        statements.single_statement(sql, what, trailing, tokens)
     except statements.SeveralStatements as exc:
         if what == "the query":
             raise refuse(f"{exc}; give one query") from None
@@ -136,7 +177,7 @@ def check_nodes(tree: exp.Expression, allowed: dict) -> None:
 
 def parse(sql: str) -> exp.Select:
     """The single SELECT statement of `sql`, free of clauses and subqueries we cannot rewrite."""
-    single_statement(sql)
+    single_statement(sql, tokens=bounded(sql))
     try:
         trees = [t for t in sqlglot.parse(sql, read="duckdb") if t is not None]
     except RecursionError:
@@ -382,7 +423,7 @@ def render_public(parts: list[exp.Expression], scope: _Scope) -> str | None:
 def check_predicate(where: str, columns, sensitive: str, label: str) -> str:
     """A user's `where=` text over `columns` (public columns) as SQL rendered from its checked
     parts: one predicate of the same grammar as a query's public WHERE, never the SA."""
-    single_statement(where, "the where= predicate", trailing=False)
+    single_statement(where, "the where= predicate", trailing=False, tokens=bounded(where, "the where= predicate"))
     try:
         tree = sqlglot.parse_one(where, read="duckdb", into=exp.Condition)
     except RecursionError:
@@ -686,6 +727,12 @@ def _rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None, dialect: Dial
                      column=measure.column)
 
 
+def lock(iso: duckdb.DuckDBPyConnection) -> None:
+    """No file, network or extension access on `iso`, and no SET can turn it back on."""
+    iso.execute("SET enable_external_access = false").fetchall()
+    iso.execute("SET lock_configuration = true").fetchall()
+
+
 def isolated_connection(con: duckdb.DuckDBPyConnection, path: str | None, table: str,
                         schema: str | None) -> tuple[duckdb.DuckDBPyConnection, ReleaseMeta, str]:
     """A new in-memory connection holding only the release, with external access disabled
@@ -699,7 +746,19 @@ def isolated_connection(con: duckdb.DuckDBPyConnection, path: str | None, table:
     iso = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
         if path is not None:
-            iso.execute(f"ATTACH {quote_literal(path)} AS {ISOLATED_RELEASE} (READ_ONLY)").fetchall()
+            path = os.path.realpath(path)      # DuckDB opens the WAL beside the link's target
+            # The file is untrusted input: access is off and locked before it is attached, so
+            # nothing in it reaches another file; only the release itself (and its WAL) may be read.
+            allowed = ", ".join(quote_literal(f) for f in (path, path + ".wal"))
+            iso.execute(f"SET allowed_paths = [{allowed}]").fetchall()
+            lock(iso)
+            try:
+                iso.execute(f"ATTACH {quote_literal(path)} AS {ISOLATED_RELEASE} (READ_ONLY, TYPE duckdb)").fetchall()
+            except duckdb.IOException as exc:
+                if "not a valid DuckDB database" not in str(exc):
+                    raise
+                raise RWNError(f"{path!r} is not a DuckDB database file (a release is the file rwn-sql "
+                               "release writes)") from None
             meta = read_metadata(iso, table, ISOLATED_RELEASE)
             release_sql = f"{ISOLATED_RELEASE}.{quote_ident(meta.table_name)}"
         else:
@@ -710,10 +769,9 @@ def isolated_connection(con: duckdb.DuckDBPyConnection, path: str | None, table:
                                                   f"{quote_ident(meta.table_name)}").to_arrow_table())
             if meta.enforced:
                 iso.register(TRIALS_TABLE, con.sql(f"SELECT size, t FROM {prefix}{TRIALS_TABLE}").to_arrow_table())
-                meta = dataclasses.replace(meta, trials_sql=f"{TRIALS_TABLE} AS tr")
+                meta = dataclasses.replace(meta, trials_sql=f"{TRIALS_TABLE} AS __rwn_tr")
             release_sql = quote_ident(meta.table_name)
-        iso.execute("SET enable_external_access = false").fetchall()
-        iso.execute("SET lock_configuration = true").fetchall()
+            lock(iso)
     except duckdb.Error as exc:
         iso.close()
         raise RWNError(f"cannot open the release: {exc}") from None

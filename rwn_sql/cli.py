@@ -175,12 +175,13 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--overwrite", action="store_true", help="replace --output / --groups-output if they exist")
     _add_engine_options(a, "outputs .parquet directories; the same verdicts as on DuckDB")
 
-    from .release_db import QUERY_GRAMMAR
+    from .release_db import QUERY_GRAMMAR, QUERY_LIMITS
     q = sub.add_parser("query", help="answer a COUNT(*), SUM or AVG query on a release with reconstruction",
                        description="Rewrite a count (or SUM / AVG) query over a release database (made by 'rwn-sql "
                                    "release') into the unbiased reconstruction: per output row the released value, "
                                    "the estimate, its standard error and a 95% interval (AVG: a ratio of estimates, "
-                                   "its error by the delta method, approximate). S" + QUERY_GRAMMAR[1:] + ".")
+                                   "its error by the delta method, approximate). S" + QUERY_GRAMMAR[1:] + "; "
+                                   + QUERY_LIMITS + ".")
     q.add_argument("release", metavar="RELEASE", help="a release database file (.duckdb); with --engine spark a "
                    "release folder")
     q.add_argument("sql", metavar="SQL", help="the query (COUNT(*), SUM(x) or AVG(x))")

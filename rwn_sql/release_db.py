@@ -19,10 +19,11 @@ All plain SQL that a DuckDB without rwn_sql can run.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import os
 import re
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import duckdb
 
@@ -39,6 +40,16 @@ QUERY_GRAMMAR = ("supported: SELECT [g1, g2, ...,] A FROM <release table> [WHERE
                  "comparisons (=, <>, <, <=, >, >=), IN lists, BETWEEN, [NOT] LIKE / ILIKE 'pattern' and "
                  "IS [NOT] NULL over public columns and literals, plus at most one top-level AND condition "
                  "<SA> = 'value' or <SA> IN ('v1', 'v2', ...)")
+# Bounds on an analyst's query, checked before its parse cost can grow with them (issue 22, F5):
+# the length first, then IN lists and nesting on sqlglot's tokens. 64 KiB holds any hand-written
+# or generated query (a 5,000-value IN list of 10-character codes fits); sqlglot's parser takes
+# about 0.6 s on 64 KiB. The parser recurses about 22 Python frames per parenthesis, so deeper
+# than about 40 levels it fails on Python's recursion limit anyway.
+MAX_QUERY_CHARS = 65_536
+MAX_IN_LIST = 5_000
+MAX_NESTING = 32
+QUERY_LIMITS = (f"limits: at most {MAX_QUERY_CHARS:,} characters, {MAX_IN_LIST:,} values per IN list and "
+                f"{MAX_NESTING} levels of nesting (parentheses and NOT)")
 METADATA_TABLE = "rwn_release_metadata"
 TRIALS_TABLE = "rwn_release_trials"       # enforced releases: blocks per personal-group size (public)
 ONE_WAY_MAX = 100                         # one-way views only for public columns with this many values at most
@@ -155,28 +166,198 @@ def _design(meta: ReleaseMeta):
     return (f"{TRIALS_TABLE} AS __rwn_tr", meta.public) if meta.enforced else None
 
 
+class NotARelease(RWNError):
+    """The name is no table of a release: no rwn_release_metadata there, or it lists no such
+    table (estimates() then treats the name as an ordinary table)."""
+
+
+# What a release database may hold, checked on the catalog before anything of it is read: a
+# release file travels between people, so it is untrusted input (issue 22, F1). A view in
+# place of a table, or a generated column, would run the file author's SQL in the reader's
+# connection; a macro would shadow a function our SQL calls where the file is the default
+# database. A release holds base tables and views only, so anything else is refused.
+TRIALS_COLUMNS = (("size", "INTEGER"), ("t", "INTEGER"))
+INTEGER_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"}
+MAX_METADATA_ROWS = 100           # a release has one row per released table (one, as written)
+MAX_DOMAIN_VALUES = 100_000       # published domain values read from a release
+MAX_PUBLIC_COLUMNS = 1_000
+FOREIGN_OBJECTS = (               # (what, catalog SQL listing its names in database ?)
+    ("macro", "SELECT function_name FROM duckdb_functions() WHERE database_name = ? AND NOT internal"),
+    ("sequence", "SELECT sequence_name FROM duckdb_sequences() WHERE database_name = ?"),
+    ("type", "SELECT type_name FROM duckdb_types() WHERE database_name = ? AND NOT internal"),
+    ("index", "SELECT index_name FROM duckdb_indexes() WHERE database_name = ?"),
+)
+
+
+def metadata_columns() -> tuple[tuple[str, str], ...]:
+    """METADATA_COLUMNS as (name, DuckDB type) pairs."""
+    return tuple(tuple(c.split()) for c in METADATA_COLUMNS.replace("\n", " ").split(","))
+
+
+def _location(con, schema: str | None) -> tuple[str, str]:
+    """(database, schema) where `[schema.]rwn_release_metadata` resolves: `schema` names an
+    attached database (its default schema) or a schema of the current database."""
+    db, current = con.execute("SELECT current_database(), current_schema()").fetchall()[0]
+    if schema is None:
+        return db, current
+    attached = [r[0] for r in con.execute("SELECT database_name FROM duckdb_databases()").fetchall()
+                if r[0].lower() == schema.lower()]
+    return (attached[0], "main") if attached else (db, schema)
+
+
+def catalog_object(con, where: tuple[str, str], name: str) -> tuple[str, str] | None:
+    """(kind, spelling) of the table or view `name` in `where`, None when there is none."""
+    rows = con.execute("SELECT 'table', table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = ? "
+                       "AND lower(table_name) = lower(?) UNION ALL SELECT 'view', view_name FROM duckdb_views() "
+                       "WHERE database_name = ? AND schema_name = ? AND lower(view_name) = lower(?)",
+                       [*where, name, *where, name]).fetchall()
+    return rows[0] if rows else None
+
+
+def _columns(con, where: tuple[str, str], table: str) -> list[tuple[str, str, str | None]]:
+    return con.execute("SELECT column_name, data_type, column_default FROM duckdb_columns() WHERE database_name = ? "
+                       "AND schema_name = ? AND table_name = ? ORDER BY column_index", [*where, table]).fetchall()
+
+
+def _base_table(con, where, name: str, expected=None, what: str = "table") -> list[tuple[str, str]]:
+    """The (column, type) list of the base table `name`, refused with a message naming it when
+    it is a view, is missing, carries a computed column, or (with `expected`, (column, type)
+    pairs in order) has other columns or types."""
+    found = catalog_object(con, where, name)
+    if found is None:
+        raise RWNError(f"the release has no {what} {name!r}")
+    if found[0] != "table":
+        raise RWNError(f"the release's {what} {name!r} is a view, not a table: a release file holds it as a "
+                       f"base table, so this file was altered (refused)")
+    columns = _columns(con, where, found[1])
+    computed = [c for c, _, default in columns if default is not None]
+    if computed:
+        raise RWNError(f"the release's {what} {name!r} has a computed or default column {computed[0]!r}: a "
+                       f"release's tables hold stored values only (refused)")
+    got = [(c, t) for c, t, _ in columns]
+    if expected is not None and [(c.lower(), t) for c, t in got] != [(c.lower(), t) for c, t in expected]:
+        missing = [c for c, _ in expected if c.lower() not in {g.lower() for g, _ in got}]
+        extra = [c for c, _ in got if c.lower() not in {e.lower() for e, _ in expected}]
+        retyped = [f"{c} {t} (expected {dict(expected)[c]})" for c, t in got
+                   if c in dict(expected) and dict(expected)[c] != t]
+        problem = "; ".join(filter(None, [missing and f"missing {', '.join(missing)}",
+                                          extra and f"extra {', '.join(extra)}",
+                                          retyped and f"retyped {', '.join(retyped)}"])) or "columns out of order"
+        raise RWNError(f"the release's {what} {name!r} does not have the expected columns ({problem}): refused")
+    return got
+
+
+def check_catalog(con, schema: str | None = None) -> tuple[str, str]:
+    """Refuse a release whose catalog holds anything a release does not: macros, sequences,
+    types or indexes anywhere in its database, or rwn_release_metadata (and rwn_release_trials,
+    when present) other than base tables of the written columns. Reads the catalog only.
+    Returns (database, schema) of the release."""
+    where = _location(con, schema)
+    if catalog_object(con, where, METADATA_TABLE) is None:
+        raise NotARelease(f"not a release database: it has no {METADATA_TABLE} table")
+    for what, sql in FOREIGN_OBJECTS:
+        names = [r[0] for r in con.execute(sql, [where[0]]).fetchall()]
+        if names:
+            raise RWNError(f"the release database holds the {what} {names[0]!r}; a release file holds tables "
+                           f"and views only, so this file was altered (refused)")
+    _base_table(con, where, METADATA_TABLE, metadata_columns(), "metadata table")
+    if catalog_object(con, where, TRIALS_TABLE) is not None:
+        trials = _base_table(con, where, TRIALS_TABLE, what="trials table")
+        if [c.lower() for c, _ in trials] != [c for c, _ in TRIALS_COLUMNS] or \
+                any(t not in INTEGER_TYPES for _, t in trials):
+            raise RWNError(f"the release's trials table {TRIALS_TABLE!r} has columns "
+                           f"{', '.join(f'{c} {t}' for c, t in trials)}, not size and t of integer types: refused")
+    return where
+
+
+def _text(value, what: str) -> str:
+    if not isinstance(value, str) or value == "" or "\x00" in value:
+        raise RWNError(f"the release's metadata gives {what} {value!r}, not a non-empty name without NUL characters")
+    return value
+
+
+def check_released_table(con, where: tuple[str, str], meta: "ReleaseMeta") -> None:
+    """The released table is a base table holding exactly the public columns and the
+    sensitive one (of the published type), as the metadata says."""
+    got = _base_table(con, where, meta.table_name, what="released table")
+    names = [c for c, _ in got]
+    expected = set(meta.public) | {meta.sensitive}
+    if len(names) != len(set(names)) or set(names) != expected:
+        missing, extra = sorted(expected - set(names)), sorted(set(names) - expected)
+        problem = "; ".join(filter(None, [missing and "missing " + ", ".join(missing),
+                                          extra and "extra " + ", ".join(extra)])) or "a repeated column"
+        raise RWNError(f"the release's released table {meta.table_name!r} has columns {', '.join(names)}, not the "
+                       f"published ones ({problem}): refused")
+    if meta.enforced and catalog_object(con, where, TRIALS_TABLE) is None:
+        raise RWNError(f"the release is enforced but has no {TRIALS_TABLE} table: refused")
+    kind = dict(got)[meta.sensitive]
+    if " ".join(kind.split()).upper() != " ".join(meta.sensitive_type.split()).upper():
+        raise RWNError(f"the release's released table {meta.table_name!r} has {meta.sensitive!r} of type {kind}, "
+                       f"not the published {meta.sensitive_type}: refused")
+
+
 def read_metadata(con: duckdb.DuckDBPyConnection, table: str | None = None, schema: str | None = None) -> ReleaseMeta:
-    """The metadata of `table` (or of the only released table) in a release database."""
+    """The metadata of `table` (or of the only released table) in a release database, after
+    check_catalog and before check_released_table: nothing but base tables of the expected
+    columns is read, and the values are checked before any reaches SQL."""
+    where = check_catalog(con, schema)
     prefix = f"{quote_ident(schema)}." if schema else ""
-    try:
-        rows = con.execute(f"SELECT table_name, sensitive, sensitive_type, public, p, domain, method, enforced, "
-                           f"epsilon, delta, test, release_name FROM {prefix}{METADATA_TABLE}").fetchall()
-    except duckdb.Error:
-        raise RWNError(f"not a release database: it has no {METADATA_TABLE} table") from None
+    md = f"{prefix}{METADATA_TABLE}"
+    size = con.execute(f"SELECT count(*), max(len(\"domain\")), max(len(public)) FROM "
+                       f"(SELECT \"domain\", public FROM {md} LIMIT {MAX_METADATA_ROWS + 1})").fetchall()[0]
+    if size[0] > MAX_METADATA_ROWS:
+        raise RWNError(f"the release's {METADATA_TABLE} has more than {MAX_METADATA_ROWS} rows (one per released "
+                       f"table): refused")
+    if (size[1] or 0) > MAX_DOMAIN_VALUES or (size[2] or 0) > MAX_PUBLIC_COLUMNS:
+        raise RWNError(f"the release's metadata lists {size[1]} domain values and {size[2]} public columns "
+                       f"(at most {MAX_DOMAIN_VALUES:,} and {MAX_PUBLIC_COLUMNS:,} are read): refused")
+    rows = con.execute(f"SELECT table_name, sensitive, sensitive_type, public, p, domain, method, enforced, "
+                       f"epsilon, delta, test, release_name FROM {md}").fetchall()
     if table is not None:
-        rows = [r for r in rows if table.lower() in (r[0].lower(), (r[11] or "").lower())]
+        rows = [r for r in rows if isinstance(r[0], str)
+                and table.lower() in (r[0].lower(), r[11].lower() if isinstance(r[11], str) else "")]
         if not rows:
-            raise RWNError(f"the release has no table {table!r}")
+            raise NotARelease(f"the release has no table {table!r}")
     if not rows:
         raise RWNError(f"the release database lists no table in {METADATA_TABLE}")
     if len(rows) > 1:
-        raise RWNError(f"the release holds several tables ({', '.join(r[0] for r in rows)}); name one")
-    r = rows[0]
+        raise RWNError(f"the release holds several tables ({', '.join(map(str, (r[0] for r in rows)))}); name one")
+    meta = metadata_values(rows[0], prefix)
+    check_released_table(con, where, meta)
+    return meta
+
+
+def metadata_values(r, prefix: str = "") -> ReleaseMeta:
+    """A metadata row (table_name, sensitive, sensitive_type, public, p, domain, method,
+    enforced, epsilon, delta, test, release_name) checked value by value: names without NUL,
+    p in (0, 1), a domain of distinct non-NULL strings, the enforcement's parameters."""
+    table_name, sensitive = _text(r[0], "the table name"), _text(r[1], "the sensitive attribute")
     if not isinstance(r[2], str) or not TYPE_NAME.fullmatch(r[2]):   # it is printed into SQL as a type
         raise RWNError(f"the release's metadata gives the sensitive type {r[2]!r}, not a DuckDB type name")
-    return ReleaseMeta(table_name=r[0], sensitive=r[1], sensitive_type=r[2], public=tuple(r[3]), p=r[4],
-                       domain=tuple(r[5]), method=r[6], enforced=r[7], epsilon=r[8], delta=r[9], test=r[10],
-                       release_name=r[11], trials_sql=f"{prefix}{TRIALS_TABLE} AS __rwn_tr" if r[7] else None)
+    public = tuple(_text(c, "a public column") for c in (r[3] or ()))
+    if len(set(public)) != len(public) or sensitive in public:
+        raise RWNError(f"the release's metadata lists public columns {list(public)} with a repeat or the "
+                       f"sensitive attribute: refused")
+    p = r[4]
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1:
+        raise RWNError(f"the release's metadata gives p = {p!r}, not a retention probability in (0, 1): refused")
+    domain = r[5]
+    if not domain or any(not isinstance(v, str) or "\x00" in v for v in domain) or len(set(domain)) != len(domain):
+        bad = "empty" if not domain else "with NULL, NUL characters or repeats"
+        raise RWNError(f"the release's metadata gives a domain {bad}: the published domain is distinct "
+                       f"non-NULL values (refused)")
+    enforced = r[7]
+    if not isinstance(enforced, bool):
+        raise RWNError(f"the release's metadata gives enforced = {enforced!r}, not true or false: refused")
+    if enforced and not (isinstance(r[8], float) and 0 < r[8] < math.inf and isinstance(r[9], float)
+                         and 0 < r[9] < 1 and r[10] in ("exact", "chernoff")):
+        raise RWNError(f"the release's metadata gives an enforcement of epsilon = {r[8]!r}, delta = {r[9]!r}, "
+                       f"test = {r[10]!r}: refused")
+    release_name = _text(r[11], "the release name") if r[11] is not None else None
+    return ReleaseMeta(table_name=table_name, sensitive=sensitive, sensitive_type=r[2], public=public, p=p,
+                       domain=tuple(domain), method=r[6], enforced=enforced, epsilon=r[8], delta=r[9], test=r[10],
+                       release_name=release_name,
+                       trials_sql=f"{prefix}{TRIALS_TABLE} AS __rwn_tr" if enforced else None)
 
 
 def write_release(con: duckdb.DuckDBPyConnection, release_sql: str, path: str, meta: ReleaseMeta,
@@ -359,25 +540,43 @@ def write_release_folder(be, release_sql: str, path: str, meta: ReleaseMeta, ove
     return rows
 
 
+FOLDER_FIELDS = ("table_name", "sensitive", "sensitive_type", "public", "p", "domain", "method", "enforced",
+                 "epsilon", "delta", "test", "release_name")
+
+
 def read_release_folder(path: str, table: str | None = None) -> tuple[ReleaseMeta, str, str | None]:
-    """The metadata of a release folder, and the paths of its table and trials (or None)."""
+    """The metadata of a release folder, and the paths of its table and trials (or None). The
+    folder is untrusted input as a release file is: at most MAX_METADATA_ROWS rows, values
+    checked as read_metadata checks them, and a table name that is a plain file name (it
+    becomes a path inside the folder)."""
     import pyarrow.parquet as pq
     meta_path = os.path.join(path, f"{METADATA_TABLE}.parquet")
     if not os.path.isfile(meta_path):
         raise RWNError(f"{path!r} is not a release folder: it has no {METADATA_TABLE}.parquet")
-    rows = pq.read_table(meta_path).to_pylist()
+    try:
+        parquet = pq.ParquetFile(meta_path)
+        if parquet.metadata.num_rows > MAX_METADATA_ROWS:
+            raise RWNError(f"the release's {METADATA_TABLE}.parquet has more than {MAX_METADATA_ROWS} rows: refused")
+        rows = parquet.read().to_pylist()
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, RWNError):
+            raise
+        raise RWNError(f"cannot read {meta_path!r}: {exc}") from None
     if table is not None:
-        rows = [r for r in rows if table.lower() in (r["table_name"].lower(), (r["release_name"] or "").lower())]
+        rows = [r for r in rows if isinstance(r.get("table_name"), str) and table.lower() in
+                (r["table_name"].lower(), r["release_name"].lower() if isinstance(r.get("release_name"), str) else "")]
         if not rows:
             raise RWNError(f"the release has no table {table!r}")
     if len(rows) != 1:
         raise RWNError(f"the release folder lists {len(rows)} tables in {METADATA_TABLE}; expected one")
     r = rows[0]
-    if not isinstance(r["sensitive_type"], str) or not TYPE_NAME.fullmatch(r["sensitive_type"]):
-        raise RWNError(f"the release's metadata gives the sensitive type {r['sensitive_type']!r}, not a type name")
-    meta = ReleaseMeta(table_name=r["table_name"], sensitive=r["sensitive"], sensitive_type=r["sensitive_type"],
-                       public=tuple(r["public"]), p=r["p"], domain=tuple(r["domain"]), method=r["method"],
-                       enforced=r["enforced"], epsilon=r["epsilon"], delta=r["delta"], test=r["test"],
-                       release_name=r["release_name"], suppressed_records=r["suppressed_records"] or 0)
+    if len(r.get("domain") or ()) > MAX_DOMAIN_VALUES or len(r.get("public") or ()) > MAX_PUBLIC_COLUMNS:
+        raise RWNError(f"the release's metadata lists more than {MAX_DOMAIN_VALUES:,} domain values or "
+                       f"{MAX_PUBLIC_COLUMNS:,} public columns: refused")
+    meta = metadata_values(tuple(r.get(k) for k in FOLDER_FIELDS))
+    name = meta.table_name
+    if name in (".", "..") or name.startswith(".") or any(c in name for c in "/\\:"):
+        raise RWNError(f"the release's metadata gives the table name {name!r}, not a plain file name: refused")
+    meta = replace(meta, trials_sql=None, suppressed_records=r.get("suppressed_records") or 0)
     trials = os.path.join(path, f"{TRIALS_TABLE}.parquet") if meta.enforced else None
     return meta, os.path.join(path, f"{meta.table_name}.parquet"), trials

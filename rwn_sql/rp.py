@@ -807,6 +807,8 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
         from .statements import single_statement
         single_statement(release, "the release query")
     be = backend_for(con)
+    if be.name == "duckdb" and isinstance(release, str):
+        check_release_source(be.con, release)
     src = be.source(release)
     group_by = (group_by,) if isinstance(group_by, str) else tuple(group_by)
     _check_names(src, sensitive, group_by)
@@ -933,22 +935,54 @@ def unseen_estimates(release: str, sensitive: str, p: float, domain, group_by=()
                                 dialect=d)
 
 
+def _release_name(con, release: str) -> tuple[str | None, str] | None:
+    """(schema or database alias, table) that `release` names when it is [schema.]table or
+    'file.duckdb:table' (attached read-only, as resolve_source attaches it); None otherwise."""
+    import re
+    db = engine.split_db_target(release)
+    if db is not None:
+        return engine.attach_read_only(con, db[0]), db[1]
+    name = re.fullmatch(r"(?:([A-Za-z_]\w*)\.)?([A-Za-z_]\w*)", release.strip())
+    return None if name is None else name.groups()
+
+
+def check_release_source(con, release: str) -> None:
+    """Before estimates read `release`: when it names an object of a release database, that
+    database passes release_db's checks and the object is a base table, since the caller's
+    connection would run a view's SQL (a release file is untrusted input)."""
+    from .release_db import NotARelease, catalog_object, check_catalog, read_metadata
+    found = _release_name(con, release)
+    if found is None:
+        return
+    schema, table = found
+    try:
+        where = check_catalog(con, schema)
+    except NotARelease:
+        return
+    kind = catalog_object(con, where, table)
+    if kind is not None and kind[0] == "view":
+        raise RWNError(f"{release!r} is a view of a release database; estimates read its released table (a "
+                       f"view of a release file runs the file's own SQL)")
+    try:
+        read_metadata(con, table, schema)
+    except NotARelease:
+        pass
+
+
 def published_design(con, release: str, sensitive: str, p) -> tuple[str, tuple[str, ...]] | None:
     """For the randomized table of an enforced release database named `release` ([schema.]table),
     the published blocks design (its rwn_release_trials relation, the public columns), so its
     standard errors are block-aware without enforce=; None for any other table. A p other than
     the published one is refused (every estimate would be wrong)."""
-    import re
-
-    from .release_db import TRIALS_TABLE, read_metadata
-    name = re.fullmatch(r"(?:([A-Za-z_]\w*)\.)?([A-Za-z_]\w*)", release.strip())
+    from .release_db import TRIALS_TABLE, NotARelease, read_metadata
+    name = _release_name(con, release)
     if name is None:
         return None
-    schema, table = name.groups()
+    schema, table = name
     try:
         meta = read_metadata(con, table, schema)
-    except RWNError:                   # not a release database, or not one of its tables
-        return None
+    except NotARelease:                # not a release database, or not one of its tables; an
+        return None                    # altered release is refused (read_metadata's RWNError)
     if meta.table_name.lower() != table.lower() or meta.sensitive != sensitive:
         return None
     if abs(float(p) - meta.p) > 1e-12:

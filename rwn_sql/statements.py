@@ -12,15 +12,21 @@ class SeveralStatements(RWNError):
     """The text holds more than one statement."""
 
 
-def single_statement(sql: str, what: str, trailing: bool = True) -> None:
-    """Refuse text holding more than one statement: a ';' outside strings, identifiers and
-    comments is allowed only at the end (and not at all with trailing=False)."""
+def tokens_of(sql: str, what: str) -> list:
+    """sqlglot's tokens of `sql` (DuckDB), a tokenizer error as RWNError."""
     if not isinstance(sql, str):
         raise RWNError(f"{what} must be a SQL string, got {type(sql).__name__}")
     try:
-        tokens = sqlglot.tokenize(sql, read="duckdb")
+        return sqlglot.tokenize(sql, read="duckdb")
     except sqlglot.errors.SqlglotError as exc:
         raise RWNError(f"cannot parse {what}: {exc}") from None
+
+
+def single_statement(sql: str, what: str, trailing: bool = True, tokens: list | None = None) -> None:
+    """Refuse text holding more than one statement: a ';' outside strings, identifiers and
+    comments is allowed only at the end (and not at all with trailing=False). `tokens`: those
+    of `sql` when the caller has them."""
+    tokens = tokens_of(sql, what) if tokens is None else tokens
     ends = [i for i, t in enumerate(tokens) if t.token_type == TokenType.SEMICOLON]
     if ends and (not trailing or len(ends) > 1 or ends[0] != len(tokens) - 1):
         raise SeveralStatements(f"several statements in {what} (a ';' before its end)")

@@ -226,3 +226,78 @@ def test_degenerate_text_is_refused_cleanly(world, query, message):
     con, release, _ = world
     with pytest.raises(RWNError, match=message):
         rwn_sql.query(con, query, release=str(release))
+
+
+# ---- bounded analyst queries (issue 22, F5) -------------------------------------------------
+HUGE_IN = "SELECT COUNT(*) FROM adult WHERE race IN (" + ", ".join(map(str, range(600_000))) + ")"   # 4.6 MB
+
+
+def through(interface, con, release, sql):
+    """Run `sql` through rwn_sql.query, the rwn_query macro or the CLI query: (answered rows or
+    None, the refusal's text)."""
+    if interface == "python":
+        try:
+            return rwn_sql.query(con, sql, release=str(release))[0].fetchall(), ""
+        except RWNError as exc:
+            return None, str(exc)
+    if interface == "macro":
+        with duckdb.connect(str(release), read_only=True) as rcon:
+            rwn_sql.install(rcon)
+            try:
+                return rcon.execute("SELECT * FROM rwn_query(?)", [sql]).fetchall(), ""
+            except duckdb.Error as exc:
+                return None, str(exc)
+    import contextlib
+    import io
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["query", str(release), sql])
+    return (out.getvalue() if code == 0 else None), err.getvalue()
+
+
+@pytest.mark.parametrize("interface", ["python", "macro", "cli"])
+def test_huge_in_list_is_refused_fast(world, interface):
+    """F5's 4.6 MB IN list (600,000 values) is refused in well under a second, naming the length
+    limit, by rwn_sql.query, the rwn_query macro and the CLI query: the length is checked before
+    the text is tokenized or parsed. Catches an unbounded query (30 s and 2.4 GB before)."""
+    import time
+    con, release, _ = world
+    start = time.perf_counter()
+    rows, message = through(interface, con, release, HUGE_IN)
+    elapsed = time.perf_counter() - start
+    assert rows is None and "more than the limit of 65,536" in message
+    assert elapsed < 1.0, f"{elapsed:.2f} s to refuse"
+
+
+def limit_cases():
+    """(name, query just under the limit, query just over it, what the refusal names)."""
+    MAX_QUERY_CHARS, MAX_IN_LIST, MAX_NESTING = 65_536, 5_000, 32      # as the README states them
+    base = "SELECT COUNT(*) FROM adult WHERE sex = 'Male' /* "
+    pad = MAX_QUERY_CHARS - len(base) - len(" */")
+    text = (base + "x" * pad + " */", base + "x" * (pad + 1) + " */", "more than the limit of 65,536")
+    values = ", ".join(["'Black'"] * MAX_IN_LIST)
+    in_list = (f"SELECT COUNT(*) FROM adult WHERE race IN ({values})",
+               f"SELECT COUNT(*) FROM adult WHERE race IN ({values}, 'Other')", "more than 5,000 values")
+    paren = ("SELECT COUNT(*) FROM adult WHERE " + "(" * MAX_NESTING + "sex = 'Male'" + ")" * MAX_NESTING,
+             "SELECT COUNT(*) FROM adult WHERE " + "(" * (MAX_NESTING + 1) + "sex = 'Male'" + ")" * (MAX_NESTING + 1),
+             "deeper than 32 levels")
+    nots = ("SELECT COUNT(*) FROM adult WHERE " + "NOT " * MAX_NESTING + "sex = 'Male'",
+            "SELECT COUNT(*) FROM adult WHERE " + "NOT " * (MAX_NESTING + 2) + "sex = 'Male'", "deeper than 32 levels")
+    return [("text", *text), ("in_list", *in_list), ("parentheses", *paren), ("not_chain", *nots)]
+
+
+@pytest.mark.parametrize("interface", ["python", "macro", "cli"])
+@pytest.mark.parametrize("case", limit_cases(), ids=[c[0] for c in limit_cases()])
+def test_query_limits_just_under_and_just_over(world, interface, case):
+    """Each stated limit (README, analyst queries): a query at the limit is answered with the
+    same count as the plain query (every case keeps sex = 'Male' or race = 'Black' only), one
+    step over is refused naming the limit, through every interface. Catches a limit off by one,
+    one interface without the bound, and a bound that refuses what it promises to answer."""
+    name, under, over, names = case
+    con, release, _ = world
+    rows, message = through(interface, con, release, under)
+    assert rows is not None, message
+    plain = "SELECT COUNT(*) FROM adult WHERE " + ("race = 'Black'" if name == "in_list" else "sex = 'Male'")
+    assert rows == through(interface, con, release, plain)[0]
+    rows, message = through(interface, con, release, over)
+    assert rows is None and names in message and "limits: at most 65,536 characters" in message

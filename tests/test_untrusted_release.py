@@ -1,0 +1,279 @@
+"""Release files are untrusted input (issue 22, F1 and deliverable 1). A release database travels
+between people; a crafted one must not make any reader run the author's SQL in the reader's
+connection. Each crafted file below is a genuine release altered one way (the F1 view, a view in
+place of each table, macros shadowing the functions our SQL calls, extra / missing / retyped /
+computed columns, sequences, types, indexes, a huge metadata table, odd domains, a file that is
+no DuckDB database); every reader (rwn_sql.query on the file and on the release attached in the
+caller's connection, the rwn_query macro over an attached and an opened release, the CLI query,
+rwn_sql.estimates over the attached release and over 'file.duckdb:table', the report in Python
+and on the CLI) refuses it with an RWNError naming the object, and the content of a local canary
+file never appears in any output: error text, info.note, info.sql, rows, the report's HTML, CLI
+stdout and stderr."""
+import shutil
+
+import duckdb
+import pytest
+
+import rwn_sql
+from rwn_sql import RWNError
+from rwn_sql.cli import main
+
+SECRET = "LOCAL-SECRET-9-e41f"
+QUERY = "SELECT race, COUNT(*) FROM adult WHERE occupation = 'Sales' GROUP BY race"
+JOBS = ("Exec", "Sales", "Tech")
+
+
+@pytest.fixture(scope="module")
+def genuine(tmp_path_factory):
+    """An enforced release (so it has the trials table) of 90 synthetic rows, and the canary."""
+    d = tmp_path_factory.mktemp("untrusted")
+    (d / "secret.txt").write_text(SECRET + "\n")
+    path = d / "genuine.duckdb"
+    with duckdb.connect() as con:
+        con.execute("""CREATE TABLE adult AS SELECT ['Female', 'Male'][1 + i % 2] AS sex,
+            ['Black', 'White', 'Other'][1 + i % 3] AS race, ['Sales', 'Tech', 'Exec'][1 + (i * 7) % 3] AS occupation
+            FROM range(90) r(i)""").fetchall()
+        rwn_sql.release(con, "adult", str(path), "occupation", 0.5, public=["sex", "race"], seed=5,
+                        enforce=(0.9, 0.3), test="chernoff")
+    return d, path
+
+
+def read(content: str) -> str:
+    return f"(SELECT content FROM read_text({content!r}))"
+
+
+def variants(secret_path: str):
+    """name -> statements turning a genuine release into a crafted one."""
+    s = read(secret_path)
+    meta_cols = ("table_name, method, sensitive, sensitive_type, public, p, domain, m, enforced, epsilon, delta, "
+                 "test, rwn_columns, rwn_k, rwn_eps, rwn_q, rwn_scale, rows, created_at, rwn_sql_version, "
+                 "suppressed_records, release_name")
+
+    def meta_view(column, expression):
+        return ["ALTER TABLE rwn_release_metadata RENAME TO m0",
+                "CREATE VIEW rwn_release_metadata AS SELECT " + ", ".join(
+                    f"{expression} AS {c}" if c == column else c for c in meta_cols.split(", ")) + " FROM m0"]
+
+    return {
+        # F1 verbatim: the domain list gets the file's content appended
+        "metadata_view_f1": meta_view("domain", f"list_append(domain, {s})"),
+        "metadata_view_method": meta_view("method", s),
+        "released_view": ["ALTER TABLE adult_randomized RENAME TO r0",
+                          f"CREATE VIEW adult_randomized AS SELECT occupation, {s} AS race, sex FROM r0"],
+        "released_view_erring": ["ALTER TABLE adult_randomized RENAME TO r0",
+                                 f"CREATE VIEW adult_randomized AS SELECT CAST(CAST({s} AS INTEGER) AS VARCHAR) "
+                                 f"AS occupation, race, sex FROM r0"],
+        "trials_view": ["ALTER TABLE rwn_release_trials RENAME TO t0",
+                        f"CREATE VIEW rwn_release_trials AS SELECT size, t + 0 * CAST({s} AS INTEGER) AS t FROM t0"],
+        "macro_sqrt": [f"CREATE MACRO sqrt(x) AS CAST({s} AS DOUBLE)"],
+        "macro_greatest": [f"CREATE MACRO greatest(a, b) AS CAST({s} AS DOUBLE)"],
+        "table_macro": [f"CREATE MACRO leak() AS TABLE SELECT {s} AS x"],
+        "metadata_extra_column": ["ALTER TABLE rwn_release_metadata ADD COLUMN note VARCHAR"],
+        "metadata_missing_column": ["ALTER TABLE rwn_release_metadata DROP COLUMN rwn_scale"],
+        "metadata_retyped_column": ["ALTER TABLE rwn_release_metadata ALTER p SET DATA TYPE VARCHAR"],
+        "metadata_default_column": ["ALTER TABLE rwn_release_metadata ALTER test SET DEFAULT 'exact'"],
+        "released_extra_column": ["ALTER TABLE adult_randomized ADD COLUMN ssn VARCHAR"],
+        "released_retyped_sensitive": ["ALTER TABLE adult_randomized ALTER occupation SET DATA TYPE BLOB"],
+        "released_generated_column": [  # a computed column runs SQL of the file when read
+            "ALTER TABLE adult_randomized RENAME TO r0",
+            "CREATE TABLE adult_randomized (occupation VARCHAR, sex VARCHAR, race VARCHAR AS (upper(sex)))",
+            "INSERT INTO adult_randomized (occupation, sex) SELECT occupation, sex FROM r0", "DROP TABLE r0"],
+        "trials_extra_column": ["ALTER TABLE rwn_release_trials ADD COLUMN x INTEGER"],
+        "sequence": ["CREATE SEQUENCE s1"],
+        "type": ["CREATE TYPE mood AS ENUM ('a', 'b')"],
+        "index": ["CREATE INDEX ix ON adult_randomized (sex)"],
+        "huge_metadata": [f"INSERT INTO rwn_release_metadata SELECT m.* REPLACE ('x' || i AS table_name, 'x' || i AS "
+                          f"release_name) FROM rwn_release_metadata m, range(200) r(i)"],
+        "domain_null": ["UPDATE rwn_release_metadata SET domain = list_append(domain, NULL)"],
+        "domain_repeat": ["UPDATE rwn_release_metadata SET domain = list_append(domain, 'Sales')"],
+        "domain_nul_character": ["UPDATE rwn_release_metadata SET domain = list_append(domain, 'a' || chr(0))"],
+        "p_out_of_range": ["UPDATE rwn_release_metadata SET p = 7"],
+        "not_duckdb": None,
+    }
+
+
+VARIANTS = list(variants("x"))
+# what the message names, per variant
+NAMES = {"metadata_view_f1": "rwn_release_metadata' is a view", "metadata_view_method": "is a view",
+         "released_view": "adult_randomized' is a view", "released_view_erring": "is a view",
+         "trials_view": "rwn_release_trials' is a view",
+         "macro_sqrt": "macro 'sqrt'", "macro_greatest": "macro 'greatest'", "table_macro": "macro 'leak'",
+         "metadata_extra_column": "extra note", "metadata_missing_column": "missing rwn_scale",
+         "metadata_retyped_column": "retyped p VARCHAR", "metadata_default_column": "default column 'test'",
+         "released_extra_column": "extra ssn", "released_retyped_sensitive": "of type BLOB",
+         "released_generated_column": "computed or default column 'race'", "trials_extra_column": "trials table",
+         "sequence": "sequence 's1'", "type": "type 'mood'", "index": "index 'ix'",
+         "huge_metadata": "more than 100 rows", "domain_null": "domain with NULL",
+         "domain_repeat": "repeats", "domain_nul_character": "NUL", "p_out_of_range": "p = 7",
+         "not_duckdb": "is not a DuckDB database file"}
+
+
+@pytest.fixture(params=VARIANTS)
+def crafted(request, genuine, tmp_path, monkeypatch):
+    d, path = genuine
+    monkeypatch.chdir(tmp_path)
+    name = request.param
+    evil = tmp_path / f"{name}.duckdb"
+    statements = variants(str(d / "secret.txt"))[name]
+    if statements is None:
+        evil.write_text("sex,race,occupation\nMale,White,Sales\n" + SECRET + "\n")
+    else:
+        shutil.copy(path, evil)
+        with duckdb.connect(str(evil)) as con:
+            for statement in statements:
+                con.execute(statement).fetchall()
+    return name, evil
+
+
+def outputs_of(reader, evil, tmp_path, capsys):
+    """Run one reader on the file: (refused, every text it produced)."""
+    texts = []
+    rel_query = QUERY.replace("FROM adult", "FROM rel.adult")
+    try:
+        if reader == "query_file":
+            rel, info = rwn_sql.query(duckdb.connect(), QUERY, release=str(evil))
+            texts += [repr(rel.fetchall()), info.sql, info.note]
+        elif reader in ("query_attached", "macro_attached", "estimates_attached"):
+            con = duckdb.connect()
+            con.execute(f"ATTACH '{evil}' AS rel (READ_ONLY)").fetchall()
+            if reader == "query_attached":
+                rel, info = rwn_sql.query(con, rel_query)
+                texts += [repr(rel.fetchall()), info.sql, info.note]
+            elif reader == "macro_attached":
+                rwn_sql.install(con)
+                texts.append(repr(con.execute("SELECT * FROM rwn_query(?)", [rel_query]).fetchall()))
+            else:
+                rel = rwn_sql.estimates(con, "rel.adult_randomized", "occupation", 0.5, list(JOBS),
+                                        group_by=["race"])
+                texts.append(repr(rel.fetchall()))
+        elif reader == "estimates_file":
+            rel = rwn_sql.estimates(duckdb.connect(), f"{evil}:adult_randomized", "occupation", 0.5, list(JOBS),
+                                    group_by=["race"])
+            texts.append(repr(rel.fetchall()))
+        elif reader == "macro_opened":
+            con = duckdb.connect(str(evil), read_only=True)
+            rwn_sql.install(con)
+            texts.append(repr(con.execute("SELECT * FROM rwn_query(?)", [QUERY]).fetchall()))
+        elif reader == "report":
+            out = tmp_path / "report.html"
+            rwn_sql.report(str(evil), str(out))
+            texts.append(out.read_text())
+        elif reader in ("cli_query", "cli_report"):
+            args = (["query", str(evil), QUERY, "--show-sql"] if reader == "cli_query"
+                    else ["report", str(evil), "-o", str(tmp_path / "cli.html")])
+            code = main(args)
+            out = capsys.readouterr()
+            texts += [out.out, out.err]
+            if (tmp_path / "cli.html").exists():
+                texts.append((tmp_path / "cli.html").read_text())
+            return code == 2 and len(out.err.strip().splitlines()) == 1, texts, out.err
+    except (RWNError, duckdb.Error) as exc:
+        texts.append(str(exc))
+        return True, texts, str(exc)
+    return False, texts, ""
+
+
+READERS = ["query_file", "query_attached", "macro_attached", "macro_opened", "cli_query", "estimates_attached",
+           "estimates_file", "report", "cli_report"]
+FILE_READERS = {"query_file", "cli_query", "report", "cli_report", "estimates_file"}     # those that open a path themselves
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_crafted_release_is_refused_and_leaks_nothing(crafted, reader, tmp_path, capsys):
+    """Every crafted variant through every reader: refused with a message naming the object,
+    and the canary's content in no output. Catches a reader that reads an object of the file
+    before checking it (the F1 ordering), a check that lets a view, macro, computed column or
+    odd metadata through, and an altered file accepted as a release."""
+    name, evil = crafted
+    if name == "not_duckdb" and reader not in FILE_READERS:
+        pytest.skip("the caller's own ATTACH / connect fails first")
+    if name == "not_duckdb" and reader == "estimates_file":
+        pytest.skip("not a release: estimates reads it as any DuckDB file (and fails to open it)")
+    refused, texts, message = outputs_of(reader, evil, tmp_path, capsys)
+    assert not any(SECRET in t for t in texts), f"{name} via {reader} leaked the canary"
+    assert refused, f"{name} via {reader} was answered"
+    assert NAMES[name] in message, message
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_genuine_release_still_answers(genuine, reader, tmp_path, capsys, monkeypatch):
+    """The checks pass a release as rwn_sql writes it, through every reader."""
+    monkeypatch.chdir(tmp_path)
+    refused, texts, message = outputs_of(reader, genuine[1], tmp_path, capsys)
+    assert not refused, message
+    assert any("Black" in t for t in texts)
+
+
+def test_release_through_a_symlink_still_answers(genuine, tmp_path):
+    """With file access off only the release's own paths are allowed; DuckDB opens the WAL beside
+    a symlink's target, so the allowed paths are the resolved ones. Catches allowing the link's
+    path only (every release reached through a symlink refused)."""
+    link = tmp_path / "link.duckdb"
+    link.symlink_to(genuine[1])
+    rel, info = rwn_sql.query(duckdb.connect(), QUERY, release=str(link))
+    assert rel.fetchall() and not info.exact
+    html = tmp_path / "r.html"
+    rwn_sql.report(str(link), str(html))
+    assert "Black" in html.read_text()
+
+
+def test_access_is_off_before_the_file_is_read(genuine, tmp_path, monkeypatch):
+    """Defence in depth under the catalog checks: with check_catalog disabled, the F1 file's
+    metadata view still cannot read the canary, because rwn_sql.query attaches the file on a
+    connection whose file access is already off and locked. Catches the F1 ordering (attach and
+    read the metadata, then SET enable_external_access = false)."""
+    from rwn_sql import release_db
+    d, path = genuine
+    monkeypatch.chdir(tmp_path)
+    evil = tmp_path / "f1.duckdb"
+    shutil.copy(path, evil)
+    with duckdb.connect(str(evil)) as con:
+        for statement in variants(str(d / "secret.txt"))["metadata_view_f1"]:
+            con.execute(statement).fetchall()
+    monkeypatch.setattr(release_db, "check_catalog", lambda con, schema=None: release_db._location(con, schema),
+                        raising=False)
+    with pytest.raises(RWNError, match="disabled by configuration") as info:
+        rwn_sql.query(duckdb.connect(), QUERY, release=str(evil))
+    assert SECRET not in str(info.value)
+
+
+FOLDER_RECORD = dict(table_name="adult_randomized", method="uniform_perturbation", sensitive="occupation",
+                     sensitive_type="VARCHAR", public=["sex", "race"], p=0.5, domain=list(JOBS), m=3, enforced=False,
+                     epsilon=None, delta=None, test=None, rwn_columns=None, rwn_k=None, rwn_eps=None, rwn_q=None,
+                     rwn_scale=None, rows=1, created_at=None, rwn_sql_version="x", suppressed_records=0,
+                     release_name="adult")
+
+
+@pytest.mark.parametrize("change,names", [
+    ({"table_name": "../outside"}, "not a plain file name"),
+    ({"table_name": "/tmp/outside"}, "not a plain file name"),
+    ({"p": 7.0}, "p = 7.0"),
+    ({"domain": ["Sales", None]}, "domain with NULL"),
+    ({"domain": ["Sales", "Sales"]}, "repeats"),
+    ({"public": ["sex", "a\x00b"]}, "NUL"),
+    ({"sensitive_type": "VARCHAR); SELECT 1; --"}, "not a DuckDB type name"),
+    ({"enforced": None}, "enforced = None"),
+    ("rows", "more than 100 rows"),
+])
+def test_crafted_release_folder_is_refused(tmp_path, change, names):
+    """A release folder (the Spark engine's release) is untrusted input too: its metadata row is
+    checked as a release file's is, and the table name, which becomes a path inside the folder,
+    must be a plain file name. Catches a folder whose table_name points at a Parquet file
+    elsewhere (read as the release) and metadata values that reach SQL unchecked."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from rwn_sql.release_db import METADATA_TABLE, _metadata_schema, read_release_folder
+    folder = tmp_path / "release"
+    folder.mkdir()
+    records = [dict(FOLDER_RECORD)]
+    if change == "rows":
+        records = [dict(FOLDER_RECORD, table_name=f"t{i}", release_name=f"t{i}") for i in range(200)] + records
+    else:
+        records[0].update(change)
+    pq.write_table(pa.Table.from_pylist(records, schema=_metadata_schema()), folder / f"{METADATA_TABLE}.parquet")
+    with pytest.raises(RWNError, match=names.replace("(", r"\(").replace(")", r"\)")):
+        read_release_folder(str(folder), "adult")
+    records = [dict(FOLDER_RECORD)]                    # the genuine row is read
+    pq.write_table(pa.Table.from_pylist(records, schema=_metadata_schema()), folder / f"{METADATA_TABLE}.parquet")
+    meta, data, trials = read_release_folder(str(folder), "adult")
+    assert data == str(folder / "adult_randomized.parquet") and trials is None and meta.domain == JOBS
