@@ -226,6 +226,33 @@ def test_estimator_unbiased_over_many_keys(con):
     assert abs(np.mean(estimates) - truth) <= Z * math.sqrt(var / keys)
 
 
+def test_multi_value_in_estimate_is_unbiased(con):
+    """The estimate is affine in the released count O*, so it is unbiased exactly when, for a
+    release whose O* equals its expectation n_V a_V + (N - n_V) b_V, it returns n_V. For a value
+    set V, b_V = (1-p)|V|/m and a_V = p + b_V (METHODS.md): here p = 0.5, m = 4, groups of
+    N = 8, 12, 16 and V = {x, y} (b_V = 0.25) and {w, x, y} (b_V = 0.375), with released
+    counts chosen so that n_V is an integer. Catches b (and a, v) of an IN list computed with
+    one value's b (`{len(values)} AS set_size` turned into `1 AS set_size` in rp_sql.py):
+    the estimates are then off by p^-1 (|V| - 1)(1-p) N / m; verified on that mutant (fails)
+    and on the code (passes). The SQL query path (SA IN (...)) is checked in test_query.py."""
+    p, domain = 0.5, ["w", "x", "y", "z"]
+    groups = {"A": (8, 4, 5), "B": (12, 4, 6), "C": (16, 9, 12)}     # N, O* of {x, y}, O* of {w, x, y}
+    rows = []
+    for g, (size, in_two, in_three) in groups.items():
+        values = (["x", "y"] * size)[:in_two] + ["w"] * (in_three - in_two) + ["z"] * (size - in_three)
+        rows += [(g, v) for v in values]
+    load_numpy(con, "rel", {"g": np.array([r[0] for r in rows]), "s": np.array([r[1] for r in rows])})
+    for values, column in ((["x", "y"], 1), (["w", "x", "y"], 2)):
+        b = (1 - p) * len(values) / len(domain)
+        got = {r[0]: r[3] for r in rp.estimates(con, "rel", "s", p, domain, values=values, group_by=["g"]).fetchall()}
+        for g, counts in groups.items():
+            size, released = counts[0], counts[column]
+            holders = (released - b * size) / p              # the truth whose E[O*] is this release
+            assert holders == int(holders) and 0 <= holders <= size
+            assert released == pytest.approx(holders * (p + b) + (size - holders) * b)
+            assert got[g] == pytest.approx(holders, abs=1e-9), (values, g)
+
+
 def test_randomize_release_shape_and_rates(con):
     con.execute(f"CREATE TABLE adult AS SELECT * FROM read_csv('{ADULT}')").fetchall()
     out = rp.randomize(con, "adult", "occupation", 0.7, public=["sex", "race"], seed=5)
