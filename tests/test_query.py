@@ -445,13 +445,17 @@ def test_node_whitelists_equal_the_pinned_sets():
 
 @pytest.mark.parametrize("predicate", [
     "CAST(age AS INT) = 30", "TRY_CAST(age AS INT) = 30", "age::INT = 30", "d = DATE '2020-01-01'",
-    "lower(sex) = 'male'", "age IN (SELECT 1)", "age = (SELECT 1)", "s.a.b.c.d = 1", "age = INTERVAL 1 DAY",
-    "age = 30 OR coalesce(age, 0) = 1"])
+    "lower(sex) = 'male'", "age IN (SELECT 1)", "age = (SELECT 1)", "a.b.c.d = 1", "s.a.b.c.d = 1",
+    "age = INTERVAL 1 DAY", "age = 30 OR coalesce(age, 0) = 1"])
 def test_predicate_whitelist_refuses_each_forbidden_kind(predicate):
     """check_nodes with PREDICATE_NODES alone refuses casts, TRY_CAST, typed literals,
-    functions, subqueries, deep dotted names and intervals (the net under predicate_sql's own
-    checks). Catches exp.Cast added to PREDICATE_NODES (the cast cases then pass the net);
-    verified on that mutant (fails) and on the code (passes)."""
+    functions, subqueries, dotted names (a.b.c.d: catalog and schema; deeper: Dot) and
+    intervals (the net under predicate_sql's own checks). A cast alone added to
+    PREDICATE_NODES is still refused here (its DataType child is not listed):
+    test_node_whitelists_equal_the_pinned_sets catches that one. This test
+    catches the net ignoring node arguments (`if extra:` turned into `if False:` in
+    check_nodes: `a.b.c.d`, a Column with db and catalog, then passes); verified on that
+    mutant (fails) and on the code (passes)."""
     import sqlglot
     from sqlglot import exp
     from rwn_sql import analyst
