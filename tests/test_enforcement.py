@@ -245,3 +245,25 @@ def test_certification_margin_is_added_to_delta():
     with_room = privacy.PrivacyParams(p, m, eps, w - 2 * margin, "exact")
     assert privacy._design_passes(65, 8, with_room)
     assert privacy.trials_for_sizes([65], with_room) == {65: 8}
+
+
+def test_release_blocks_have_the_certified_sizes():
+    """Enforcement splits a personal group of n records into exactly t(n) blocks, r = n mod t
+    of size q + 1 and the rest of size q (the design that was certified). Every record of 200
+    groups of 65 holds value 0, so a released nonzero value comes from replaced blocks only, and
+    its count in a group is a sum of a blocks of q + 1 and b of q (a <= r, b <= t - r). Catches
+    groups split into t + 1 blocks (`% __rwn_trials)` turned into `% (__rwn_trials + 1))` in
+    rp_sql's units), which the Monte Carlo tail test let pass; verified on that mutant (fails)
+    and on the code (passes)."""
+    p, m, eps, delta, n, R = 0.5, 14, 0.5, 0.05, 65, 200
+    t = privacy.trials_for_sizes([n], privacy.PrivacyParams(p, m, eps, delta, "exact"))[n]
+    q, r = divmod(n, t)
+    assert 1 < t < n
+    sums = {a * (q + 1) + b * q for a in range(r + 1) for b in range(t - r + 1)}
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE g AS SELECT r AS rep, 0 AS s FROM range({R}) a(r), range({n}) b(i)").fetchall()
+    rwn_sql.randomize(con, "g", "s", p, public=["rep"], domain=list(range(m)), enforce=(eps, delta),
+                      key="block-sizes-key-0123456789", into="out")
+    counts = con.execute("SELECT rep, s, count(*) FROM out WHERE s <> 0 GROUP BY ALL").fetchall()
+    assert len(counts) > R                          # many replaced blocks: the check has teeth
+    assert [c for c in counts if c[2] not in sums] == []

@@ -124,6 +124,20 @@ def test_methods_example_group_limits():
     assert [n for n in range(1, 60) if privacy.passes(n, n, exact)] == [1, 2, 7]
 
 
+def test_chernoff_bounds_equal_the_closed_form():
+    """privacy.chernoff_bounds (the Chernoff test's verdicts, and the group-size limit that
+    bounds the exact test's search) equals the closed forms U = (e^theta / (1+theta)^(1+theta))^mu
+    and L = (e^-theta / (1-theta)^(1-theta))^mu (L = e^-mu at theta = 1). Catches the upper
+    exponent written theta - theta ln(1 + theta) (`(1 + theta) * np.log1p(theta)` turned into
+    `theta * np.log1p(theta)`), which the audit's SQL bounds do not share; verified on that
+    mutant (fails) and on the code (passes)."""
+    for mu, theta in [(3.0, 0.2), (10.0, 0.5), (0.7, 0.9), (5.0, 1.0), (40.0, 0.05)]:
+        u, low = privacy.chernoff_bounds(mu, theta)
+        assert u == pytest.approx((math.exp(theta) / (1 + theta) ** (1 + theta)) ** mu, rel=1e-12)
+        want = math.exp(-mu) if theta == 1 else (math.exp(-theta) / (1 - theta) ** (1 - theta)) ** mu
+        assert low == pytest.approx(want, rel=1e-12)
+
+
 def test_audit_equals_hand_computation(con):
     """A group of 4 records with values x, x, x, y and another of 2 records y, z; p = 0.5,
     domain {x, y, z}; eps = 0.5, delta = 0.1. Every number recomputed here from the formulas."""
@@ -340,9 +354,9 @@ def test_standard_errors_account_for_blocks(con):
     exact block-aware variance computed from the true data (chi2 band), the mean reported
     std_error^2 matches its exact expectation (4 sd of the mean; where the band was the chi2
     one plus a fixed 0.05), and both are far above what independent trials would give.
-    Catches the q + 1 blocks swapped with the q ones in SS (in rp_sql.py,
-    `{r} * ({q} + 1) * ({q} + 1) + ({t} - {r}) * {q} * {q} AS __rwn_ss` turned into
-    `{r} * {q} * {q} + ({t} - {r}) * ({q} + 1) * ({q} + 1) AS __rwn_ss`: mean std_error^2 203
+    Catches the q + 1 blocks swapped with the q ones in SS (in rp_sql.py's design CTE,
+    `sum(r * (q + 1) * (q + 1) + (t - r) * q * q) AS ss` turned into
+    `sum(r * q * q + (t - r) * (q + 1) * (q + 1)) AS ss`: mean std_error^2 203
     above its expectation, against a band of 18; the old tolerance, 0.28 on var_est / se2,
     let it pass at 1.007); verified on that mutant (fails) and on the code (passes)."""
     p, eps, delta, R = 0.5, 0.5, 0.05, 600
@@ -423,10 +437,10 @@ def test_block_aware_standard_error_equals_the_exact_variance(con):
     count at its expectation (so the plug-in F equals the true f), std_error^2 must equal the
     exact Var(O*) / p^2 of the block design, enumerated independently (block_design_variance).
     Groups of 8 and 12 records at p = 0.5, m = 4, (eps, delta) = (0.5, 0.05): 6 and 9 blocks,
-    of unequal sizes. Catches h = (n - s)/(n - 1) taken as (n - s)/n (`/ ({n} - 1) ELSE 0 END
-    AS __rwn_sh` turned into `/ {n} ELSE 0 END AS __rwn_sh` in rp_sql.py, 0.4 % on the
-    Monte Carlo test's slice, inside its band) and the q + 1 blocks swapped with the q ones;
-    verified on both mutants (fails) and on the code (passes)."""
+    of unequal sizes. Catches h = (n - s)/(n - 1) taken as (n - s)/n (0.4 % on the
+    Monte Carlo test's slice, inside its band: `/ (n - 1)` turned into `/ n` in rp_sql's
+    design CTE) and the q + 1 blocks swapped with the q ones; verified on both mutants (fails)
+    and on the code (passes)."""
     p, m, eps, delta = 0.5, 4, 0.5, 0.05
     domain = ["w", "x", "y", "z"]
     trials = privacy.trials_for_sizes([8, 12], privacy.PrivacyParams(p, m, eps, delta, "exact"))
