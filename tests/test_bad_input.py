@@ -130,11 +130,12 @@ def test_sql_surface_errors_name_the_problem(con, people):
 
 def test_interrupted_run_leaves_no_table(con):
     """An interrupt during the run leaves no table and the input intact. The run must end by
-    the interrupt itself (DuckDB's InterruptException, after the timer fired), not by any SQL
-    error: a statement that fails at once also leaves no table. Catches a broken CREATE TABLE
-    (`else "CREATE TABLE"` turned into `else "CREATE TABLE IF"` in engine.write_table, a parser
-    error), which the old `pytest.raises(duckdb.Error)` accepted; verified on that mutant
-    (fails) and on the code (passes)."""
+    the interrupt itself (DuckDB's InterruptException, after the timer fired), not by any
+    other error: a run refused at once also leaves no table. Catches a valid run refused at
+    once (`if self.weight <= 0:` turned into `if self.weight > 0:` in spec.py), which the old
+    `pytest.raises((duckdb.InterruptException, RWNError, KeyboardInterrupt, duckdb.Error))`
+    accepted (verified: the old test passes on that mutant, this one fails; both pass on the
+    code)."""
     rng = np.random.default_rng(0)
     n = 400_000
     load_numpy(con, "big", {"x": rng.uniform(size=n), "y": rng.uniform(size=n)})
