@@ -225,3 +225,45 @@ def test_audit_after_enforcement_judges_every_count(monkeypatch):
             assert d["worst_design_tail"] == pytest.approx(
                 privacy.design_worst_tail(d["group_size"], d["trials"], pp), abs=1e-12)
             assert d["worst_design_tail"] >= 0.05 and d["passes"]
+
+
+def test_certification_margin_is_added_to_delta():
+    """A design is certified only when its worst exact tail reaches delta + cert_margin(n), so
+    rounding in the computed tails can never certify a design that is below delta. (65, 8) at
+    p 0.7, m 5, eps 0.3 has worst tail w = 0.06948218680829: at delta = w - margin / 2 it is
+    refused (65 records get 6 blocks), at delta = w - 2 margin it is chosen. Catches the margin
+    subtracted instead of added (`need = pp.delta - cert_margin(n)` in _design_passes: 8 blocks
+    are chosen at w - margin / 2); verified on that mutant (fails) and on the code (passes)."""
+    p, m, eps = 0.7, 5, 0.3
+    w = privacy.design_worst_tail(65, 8, privacy.PrivacyParams(p, m, eps, 0.05, "exact"))
+    assert w == pytest.approx(0.06948218680829, abs=1e-13)
+    margin = privacy.cert_margin(65)
+    assert 1e-9 < margin < 2e-9
+    just_below = privacy.PrivacyParams(p, m, eps, w - margin / 2, "exact")
+    assert not privacy._design_passes(65, 8, just_below)
+    assert privacy.trials_for_sizes([65], just_below) == {65: 6}
+    with_room = privacy.PrivacyParams(p, m, eps, w - 2 * margin, "exact")
+    assert privacy._design_passes(65, 8, with_room)
+    assert privacy.trials_for_sizes([65], with_room) == {65: 8}
+
+
+def test_release_blocks_have_the_certified_sizes():
+    """Enforcement splits a personal group of n records into exactly t(n) blocks, r = n mod t
+    of size q + 1 and the rest of size q (the design that was certified). Every record of 200
+    groups of 65 holds value 0, so a released nonzero value comes from replaced blocks only, and
+    its count in a group is a sum of a blocks of q + 1 and b of q (a <= r, b <= t - r). Catches
+    groups split into t + 1 blocks (`% __rwn_trials)` turned into `% (__rwn_trials + 1))` in
+    rp_sql's units), which the Monte Carlo tail test let pass; verified on that mutant (fails)
+    and on the code (passes)."""
+    p, m, eps, delta, n, R = 0.5, 14, 0.5, 0.05, 65, 200
+    t = privacy.trials_for_sizes([n], privacy.PrivacyParams(p, m, eps, delta, "exact"))[n]
+    q, r = divmod(n, t)
+    assert 1 < t < n
+    sums = {a * (q + 1) + b * q for a in range(r + 1) for b in range(t - r + 1)}
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE g AS SELECT r AS rep, 0 AS s FROM range({R}) a(r), range({n}) b(i)").fetchall()
+    rwn_sql.randomize(con, "g", "s", p, public=["rep"], domain=list(range(m)), enforce=(eps, delta),
+                      key="block-sizes-key-0123456789", into="out")
+    counts = con.execute("SELECT rep, s, count(*) FROM out WHERE s <> 0 GROUP BY ALL").fetchall()
+    assert len(counts) > R                          # many replaced blocks: the check has teeth
+    assert [c for c in counts if c[2] not in sums] == []

@@ -628,3 +628,16 @@ def test_both_way_searches_of_many_small_releases_match_brute_force(monkeypatch,
             np.testing.assert_array_equal(nearest[k], full.min(axis=0))
             np.testing.assert_array_equal(ties[k], ((full == full.min(axis=0)) * counts[:, None]).sum(axis=0))
         assert ties.max() > counts.max()                       # ties among several original rows
+
+
+def test_sdid_uses_the_sample_standard_deviation(con):
+    """SDID's interval is k sample standard deviations (ddof=1) of the original column. Original
+    (x, y) = (0,0), (1,1), (2,0), (4,1); the release moves the first x to 1.6, between the
+    population sd of x (sqrt(35/16) = 1.479) and the sample sd (sqrt(35/12) = 1.708), so every
+    record is inside: SDID = 1.0. Catches the population sd (`xo.std(axis=0, ddof=0)` in
+    _checked_original), under which SDID is 0.75; verified on that mutant (fails) and on the
+    code (passes)."""
+    load_numpy(con, "o", {"x": np.array([0.0, 1.0, 2.0, 4.0]), "y": np.array([0.0, 1.0, 0.0, 1.0])})
+    load_numpy(con, "r", {"x": np.array([1.6, 1.0, 2.0, 4.0]), "y": np.array([0.0, 1.0, 0.0, 1.0])})
+    assert math.sqrt(35 / 16) < 1.6 < math.sqrt(35 / 12)
+    assert evaluate(con, "o", "r", ["x", "y"]).risk.sdid == 1.0

@@ -140,3 +140,19 @@ def test_null_stratum_is_its_own_stratum(con):
     strata = np.array([v if v is not None else "<null>" for v in s])
     ref, _, _ = bf.neighborhoods(d2, 3, 0.05, strata=strata)
     assert sql_sets(con, "t", ["x"], k=3, eps=0.05, strata=["s"]) == nonempty(ref)
+
+
+def test_zscore_scales_by_the_sample_standard_deviation(con):
+    """scale='zscore' divides by the sample sd (ddof = 1), which matters only through eps: on
+    x = 0, 1, 2, 4 (sample sd sqrt(35/12) = 1.708, population sd 1.479) with k = 0 and
+    eps = 0.62, record 1's neighbour x = 1 lies at 1/1.708 = 0.585 (inside) in sample-sd units
+    and at 0.676 (outside) in population-sd units. The brute-force tests use zscore with
+    eps = 0 only, where a common factor on every column cannot change a set. Catches
+    `stddev_samp` turned into `stddev_pop` in sqlgen's scaling statistics; verified on that
+    mutant (fails) and on the code (passes)."""
+    x = np.array([0.0, 1.0, 2.0, 4.0])
+    load_numpy(con, "z", {"x": x})
+    got = sql_sets(con, "z", ["x"], k=0, eps=0.62, scale="zscore")
+    d2 = bf.squared_distances([bf.scaled(x, "zscore")], [])
+    ref, _, _ = bf.neighborhoods(d2, 0, 0.62)
+    assert got == nonempty(ref) and got[1] == {2}

@@ -10,7 +10,7 @@ from scipy import stats
 import bruteforce as bf
 import rwn_sql
 from conftest import BODYFAT_COLUMNS, load_numpy
-from rwn_sql.randomness import TWO_52, keyed_bits
+from rwn_sql.randomness import TWO_52, keyed_bits, keyed_order
 
 # Statistical checks use 4-sigma (or p < 1e-4) limits: a correct implementation fails one
 # with probability below 1e-4, and each test is deterministic for its fixed key.
@@ -243,3 +243,21 @@ def test_row_counts_tell_how_many_rows_were_dropped(con):
     assert rwn_sql.row_counts(con, "gaps", "randomized").dropped == 15     # range % 7 = 0: 0, 7, ..., 98
     kept = rwn_sql.perturb(con, "gaps", ["id"], k=2, seed=1)                # no gaps in id: nothing dropped
     assert rwn_sql.row_counts(con, "gaps", kept) == rwn_sql.RowCounts(100, 100)
+
+
+def test_release_is_written_in_the_keyed_order(con):
+    """The default release order is the keyed permutation whose Python mirror is
+    randomness.keyed_order(key, "rwn.order", n): an untouched column numbering the input rows
+    reads, in the release, exactly that permutation (so the order attacks' ground truth is the
+    real order, not assumed). Catches a release written in input order (`if order == "keyed"
+    and reps is None:` turned into `if False:` in sqlgen.perturb_final), which before this
+    test only test_record_id noticed; verified on that mutant (fails) and on the code."""
+    n, key = 300, "keyed-order-key-0123456789"
+    con.execute(f"CREATE TABLE t AS SELECT i AS pos, (i * 37) % 11 AS x, (i * 13) % 7 AS y "
+                f"FROM range(1, {n + 1}) r(i)").fetchall()
+    for kw in ({}, {"eps": 0.2, "q": 0.5}):
+        rows = rwn_sql.perturb(con, "t", ["x", "y"], k=3, key=key, **kw).fetchall()
+        assert [r[0] for r in rows] == keyed_order(key, "rwn.order", n)
+    into = rwn_sql.perturb(con, "t", ["x", "y"], k=3, key=key, into="released")
+    assert into is None
+    assert [r[0] for r in con.execute("SELECT pos FROM released").fetchall()] == keyed_order(key, "rwn.order", n)

@@ -419,3 +419,60 @@ def test_having_order_limit_against_a_direct_computation(rcon, clauses, having, 
         want.sort(key=lambda r: r[index[key]], reverse=reverse)
     want = want[:limit] if limit else want
     assert got == want and 0 < len(got) < len(plain) or (having is None and limit is None and len(got) == len(plain))
+
+
+# The node whitelists on their own: the checks before them (refuse_cast, parse's subquery and
+# window checks) refuse these kinds first today, so a whitelist that grew would go unnoticed.
+PINNED_PREDICATE_NODES = {
+    "And", "Or", "Not", "Paren", "EQ", "NEQ", "LT", "LTE", "GT", "GTE", "In", "Between", "Is", "Like", "ILike",
+    "Column", "Identifier", "Literal", "Neg", "Null", "Boolean"}
+PINNED_QUERY_ONLY_NODES = {
+    "Select", "From", "Table", "TableAlias", "Where", "Group", "Alias", "Count", "Star", "Sum", "Avg", "Having",
+    "Order", "Ordered", "Limit"}
+
+
+def test_node_whitelists_equal_the_pinned_sets():
+    """The whitelists are exactly the reviewed node types: adding one (exp.Cast to the
+    predicate nodes, exp.Subquery to the query nodes) must be a deliberate change of this test.
+    Catches `exp.Neg: {"this"}` turned into `exp.Neg: {"this"}, exp.Cast: {"this", "to"}` and
+    `exp.Limit: {"expression"}` into `exp.Limit: {"expression"}, exp.Subquery: {"this"}` in
+    analyst.py, which survived the whole suite before; verified on both (fails) and the code."""
+    from rwn_sql import analyst
+    assert {k.__name__ for k in analyst.PREDICATE_NODES} == PINNED_PREDICATE_NODES
+    assert {k.__name__ for k in analyst.QUERY_NODES} == PINNED_PREDICATE_NODES | PINNED_QUERY_ONLY_NODES
+    assert all(analyst.QUERY_NODES[k] == v for k, v in analyst.PREDICATE_NODES.items())
+
+
+@pytest.mark.parametrize("predicate", [
+    "CAST(age AS INT) = 30", "TRY_CAST(age AS INT) = 30", "age::INT = 30", "d = DATE '2020-01-01'",
+    "lower(sex) = 'male'", "age IN (SELECT 1)", "age = (SELECT 1)", "a.b.c.d = 1", "s.a.b.c.d = 1",
+    "age = INTERVAL 1 DAY", "age = 30 OR coalesce(age, 0) = 1"])
+def test_predicate_whitelist_refuses_each_forbidden_kind(predicate):
+    """check_nodes with PREDICATE_NODES alone refuses casts, TRY_CAST, typed literals,
+    functions, subqueries, dotted names (a.b.c.d: catalog and schema; deeper: Dot) and
+    intervals (the net under predicate_sql's own checks). A cast alone added to
+    PREDICATE_NODES is still refused here (its DataType child is not listed):
+    test_node_whitelists_equal_the_pinned_sets catches that one. This test
+    catches the net ignoring node arguments (`if extra:` turned into `if False:` in
+    check_nodes: `a.b.c.d`, a Column with db and catalog, then passes); verified on that
+    mutant (fails) and on the code (passes)."""
+    import sqlglot
+    from sqlglot import exp
+    from rwn_sql import analyst
+    tree = sqlglot.parse_one(predicate, read="duckdb", into=exp.Condition)
+    with pytest.raises(RWNError, match="is not allowed"):
+        analyst.check_nodes(tree, analyst.PREDICATE_NODES)
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT (SELECT 1) AS one, count(*) FROM t", "SELECT count(*) FROM t WHERE a = (SELECT 1)",
+    "SELECT count(*) OVER () FROM t", "SELECT CAST(a AS INT), count(*) FROM t GROUP BY 1",
+    "SELECT lower(a), count(*) FROM t GROUP BY 1"])
+def test_query_whitelist_refuses_each_forbidden_kind(query):
+    """check_nodes with QUERY_NODES alone refuses subqueries, windows, casts and functions in
+    a whole query (parse refuses subqueries and windows first today). Catches exp.Subquery
+    added to QUERY_NODES; verified on that mutant (fails) and on the code (passes)."""
+    import sqlglot
+    from rwn_sql import analyst
+    with pytest.raises(RWNError, match="is not allowed"):
+        analyst.check_nodes(sqlglot.parse_one(query, read="duckdb"), analyst.QUERY_NODES)

@@ -86,3 +86,18 @@ def test_strata_with_ties_equal_exact(con):
     load_numpy(con, "people", data)
     got = sql_sets(con, "people", ["x", "y"], k=3, strata=["sex"])
     assert got == exact_neighborhoods([data["x"], data["y"]], k=3, strata=data["sex"])
+
+
+def test_pythagorean_ties_that_rounding_breaks_are_kept(con):
+    """Two columns with the same non-power-of-two range (12): scaled by 1/12, the squared
+    distances from the centre (6, 6) to (9, 10), (10, 9), (11, 6), (6, 11) are all exactly
+    25/144, but computed in floating point they differ in the last bits (3/12 and 4/12 are not
+    exact). With k = 1 the centre's S must hold all four; the corners fix the range. Catches a
+    tie tolerance of 0 (`return 0.0 * (terms + 4) * UNIT_ROUNDOFF` in sqlgen.tie_tolerance),
+    under which the SQL keeps two of them; verified on that mutant (fails) and on the code."""
+    x = [6, 9, 10, 11, 6, 0, 12, 0, 12]
+    y = [6, 10, 9, 6, 11, 0, 12, 12, 0]
+    load_numpy(con, "pyth", {"x": np.array(x, dtype=float), "y": np.array(y, dtype=float)})
+    got = sql_sets(con, "pyth", ["x", "y"], k=1)
+    assert got[1] == {2, 3, 4, 5}
+    assert got == exact_neighborhoods([x, y], k=1)
