@@ -13,18 +13,27 @@ import sys
 SIGNAL_MESSAGES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 
 
+def signal_report(signum: int, written) -> str:
+    """The last line of a run a signal ended. Publishing stops at the signal (engine.cancel),
+    so `written` holds only outputs published, whole, before it."""
+    done = (f"; written whole before the signal: {', '.join(written)}; nothing after it" if written
+            else "; nothing was written")
+    return f"rwn-sql: {SIGNAL_MESSAGES[signum]}{done}"
+
+
 def exit_on_signal(signum, frame) -> None:
-    """Outside the work itself: remove this run's temporary files (if any were made), say what
-    was written and leave with 128 + signum."""
+    """Outside the work itself: stop publishing, remove this run's temporary files (if any were
+    made), say what was written and leave with 128 + signum."""
     for s in SIGNAL_MESSAGES:
         signal.signal(s, signal.SIG_IGN)
     engine = sys.modules.get("rwn_sql.engine")     # possibly still being imported
+    if hasattr(engine, "cancel"):
+        engine.cancel()
     if hasattr(engine, "remove_private_dirs"):
         engine.remove_private_dirs(ending=True)
     written = list(getattr(engine, "published", []))
-    done = f"; already written: {', '.join(written)}" if written else "; nothing was written"
     try:
-        os.write(2, f"rwn-sql: {SIGNAL_MESSAGES[signum]}{done}\n".encode())
+        os.write(2, f"{signal_report(signum, written)}\n".encode())
     except OSError:
         pass
     os._exit(128 + signum)

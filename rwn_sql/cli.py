@@ -28,6 +28,7 @@ import time
 import duckdb
 
 from . import __version__, engine
+from .__main__ import signal_report
 from .errors import RWNError
 from .randomness import read_key_file
 from .spec import ON_MISSING, SCALES
@@ -836,6 +837,7 @@ def _abort(signum: int, finished: threading.Event) -> None:
     recorded (the message would say nothing was written)."""
     for s in SIGNAL_MESSAGES:
         signal.signal(s, signal.SIG_IGN)
+    engine.cancel()           # done by the handler already; again in case it came before it
     for con in list(_connections):
         try:
             con.interrupt()
@@ -843,10 +845,8 @@ def _abort(signum: int, finished: threading.Event) -> None:
             pass
     finished.wait(ABORT_WAIT)
     engine.remove_private_dirs(ending=True)
-    written = engine.published
-    done = f"; already written: {', '.join(written)}" if written else "; nothing was written"
     try:
-        log(f"rwn-sql: {SIGNAL_MESSAGES[signum]}{done}")
+        log(signal_report(signum, engine.published))
         sys.stderr.flush()
         sys.stdout.flush()
     except (OSError, ValueError):
@@ -864,14 +864,24 @@ def main(argv=None) -> int:
         finished = threading.Event()
 
         def work() -> None:
+            # Signals go to the main thread (this one's mask is inherited by DuckDB's threads),
+            # whose wait they interrupt: its handler stops publishing at once.
+            if hasattr(signal, "pthread_sigmask"):
+                signal.pthread_sigmask(signal.SIG_BLOCK, set(SIGNAL_MESSAGES))
             outcome.update(_attempt(args))
             finished.set()
 
         worker = threading.Thread(target=work, name="rwn-sql", daemon=True)
-        # The handlers only record the signal: an exception raised from a handler inside
-        # Event.wait can leave its lock released and surface as a RuntimeError instead.
+        # The handlers record the signal and cancel publishing at once (engine.cancel), and
+        # raise nothing: an exception raised from a handler inside Event.wait can leave its
+        # lock released and surface as a RuntimeError instead.
         received: list[int] = []
-        previous = {s: signal.signal(s, lambda signum, frame: received.append(signum)) for s in SIGNAL_MESSAGES}
+
+        def on_signal(signum, frame) -> None:
+            engine.cancel()
+            received.append(signum)
+
+        previous = {s: signal.signal(s, on_signal) for s in SIGNAL_MESSAGES}
         worker.start()
         while not finished.wait(SIGNAL_POLL) and not received:
             pass
