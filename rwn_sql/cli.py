@@ -69,9 +69,19 @@ def _add_rwn_options(p: argparse.ArgumentParser, with_q: bool) -> None:
     p.add_argument("--memory-limit", default=None, metavar="SIZE", help=MEMORY_HELP)
 
 
-MEMORY_HELP = ("DuckDB memory limit such as 2GB. Beyond it DuckDB spills intermediate results to this run's "
+def _ram_gb() -> str:
+    try:
+        return f", here {0.8 * os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 1e9:.1f} GB"
+    except (AttributeError, ValueError, OSError):
+        return ""
+
+
+MEMORY_HELP = ("DuckDB memory limit such as 2GB (default: DuckDB's, 80%% of the machine's RAM" + _ram_gb() + "). "
+               "Beyond it DuckDB spills intermediate results to this run's "
                "private temporary folder (beside the output, else in the system temporary folder; removed at "
-               "exit); what cannot spill ends with an out-of-memory error (exit 2)")
+               "exit); what cannot spill ends with an out-of-memory error (exit 2). Work whose neighbour pairs "
+               "would not fit (perturb, neighborhoods, tune's listed neighbourhoods) is refused before it "
+               "starts, with the estimate and a limit that would do")
 EXIT_CODES = """exit codes:
   0    success
   1    audit: some personal group fails the privacy test
