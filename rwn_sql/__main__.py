@@ -4,8 +4,9 @@ Signal handlers come first, before the imports of DuckDB, numpy and sqlglot (abo
 more on a loaded machine), so that a SIGINT or SIGTERM at any moment of a run ends it with the
 documented message and exit code 130 or 143. Only the interpreter's own start-up, before this
 module runs, is left to Python's defaults. While the command works, rwn_sql.cli.main's handlers
-take over (they cancel DuckDB); they hand back to these when it returns, and once the command
-has finished, signals are ignored until the process exits with its code."""
+take over (they stop publishing at once, then cancel DuckDB); they hand back to these when it
+returns, and once the command has finished, signals are ignored until the process exits with its
+code. Whichever handler takes a signal, no output is published after it (engine.cancel)."""
 import os
 import signal
 import sys
