@@ -475,18 +475,16 @@ _guard = threading.RLock()
 _ending = False
 published: list[str] = []                       # outputs this process has completed
 atexit.register(lambda: remove_private_dirs())
-CANCEL_WAIT = 5.0       # seconds cancel waits for a step that holds the lock (a publish is one rename)
 
 
 def cancel() -> None:
-    """The first step of a signal: from here on nothing is made or published. The flag is set
-    before the lock is taken, so a handler never waits to set it; every publish checks it under
-    the lock, so a publish either passed its check before this (taking the lock then waits for
-    it to finish, and `published` lists it when this returns) or is refused."""
+    """The first step of a signal: from here on nothing is made or published. Every publish
+    checks the flag under the lock, so it either passed its check before this or is refused.
+    The handler does not wait for the lock (a thread may hold it removing a large spill folder):
+    remove_private_dirs(ending=True), which the signal path runs before it reports, takes it,
+    so by then a publish that passed its check has completed and `published` lists it."""
     global _ending
     _ending = True
-    if _guard.acquire(timeout=CANCEL_WAIT):
-        _guard.release()
 
 
 def private_dir(folder: str | None = None) -> str:
