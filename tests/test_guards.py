@@ -1,6 +1,7 @@
 """Guards before work: neighbourhoods too large for the memory limit are refused at once with
 the estimate, overflowing ranges are refused, tuning grids are validated, file-sourced
 strata give the same neighbourhoods as a table, and a run under a memory limit spills."""
+import os
 import time
 
 import duckdb
@@ -129,6 +130,23 @@ def test_tune_refuses_listed_pairs_beyond_the_limit_before_the_sweep(con):
     just = estimate * tune.TUNE_BYTES_PER_PAIR * 1.02 / 1e6
     con.execute(f"SET memory_limit = '{just:.0f}MB'").fetchall()
     assert len(tune.sweep(con, "uniform", ["x", "y", "z"], [0.3], k=5, reps=1, seed=1).settings) == 1
+
+
+def test_cli_tune_refuses_listed_pairs_with_exit_2(con, tmp_path, capsys):
+    """rwn-sql tune under a --memory-limit its listed pairs exceed: exit 2 with one line naming
+    the estimate and a limit that would do, and nothing written."""
+    from rwn_sql.cli import main
+    uniform_table(con, 2500)
+    data = tmp_path / "u.parquet"
+    con.execute(f"COPY uniform TO '{data}'").fetchall()
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["tune", str(data), "--columns", "x,y,z", "--eps", "0.1,0.3", "--reps", "1", "--seed", "1",
+                 "--memory-limit", "60MB", "--output-dir", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("rwn-sql: error: tune lists every neighbourhood at eps = 0.3: about ")
+    assert "neighbour pairs" in err[0] and "a memory limit of about" in err[0] and "would do" in err[0]
+    assert os.listdir(out) == []
 
 
 def test_listed_neighbour_pairs_are_refused_before_the_listing(con):
