@@ -11,15 +11,9 @@ import os
 import signal
 import sys
 
+from .errors import signal_report
+
 SIGNAL_MESSAGES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
-
-
-def signal_report(signum: int, written) -> str:
-    """The last line of a run a signal ended. Publishing stops at the signal (engine.cancel),
-    so `written` holds only outputs published, whole, before it."""
-    done = (f"; written whole before the signal: {', '.join(written)}; nothing after it" if written
-            else "; nothing was written")
-    return f"rwn-sql: {SIGNAL_MESSAGES[signum]}{done}"
 
 
 def exit_on_signal(signum, frame) -> None:
@@ -34,7 +28,7 @@ def exit_on_signal(signum, frame) -> None:
         engine.remove_private_dirs(ending=True)
     written = list(getattr(engine, "published", []))
     try:
-        os.write(2, f"{signal_report(signum, written)}\n".encode())
+        os.write(2, f"{signal_report(SIGNAL_MESSAGES[signum], written)}\n".encode())
     except OSError:
         pass
     os._exit(128 + signum)

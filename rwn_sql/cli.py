@@ -28,8 +28,7 @@ import time
 import duckdb
 
 from . import __version__, engine
-from .__main__ import signal_report
-from .errors import RWNError
+from .errors import RWNError, signal_report
 from .randomness import read_key_file
 from .spec import ON_MISSING, SCALES
 
@@ -856,7 +855,7 @@ def _abort(signum: int, finished: threading.Event) -> None:
     finished.wait(ABORT_WAIT)
     engine.remove_private_dirs(ending=True)
     try:
-        log(signal_report(signum, engine.published))
+        log(signal_report(SIGNAL_MESSAGES[signum], engine.published))
         sys.stderr.flush()
         sys.stdout.flush()
     except (OSError, ValueError):
