@@ -4,27 +4,31 @@ Signal handlers come first, before the imports of DuckDB, numpy and sqlglot (abo
 more on a loaded machine), so that a SIGINT or SIGTERM at any moment of a run ends it with the
 documented message and exit code 130 or 143. Only the interpreter's own start-up, before this
 module runs, is left to Python's defaults. While the command works, rwn_sql.cli.main's handlers
-take over (they cancel DuckDB); they hand back to these when it returns, and once the command
-has finished, signals are ignored until the process exits with its code."""
+take over (they stop publishing at once, then cancel DuckDB); they hand back to these when it
+returns, and once the command has finished, signals are ignored until the process exits with its
+code. Whichever handler takes a signal, no output is published after it (engine.cancel)."""
 import os
 import signal
 import sys
+
+from .errors import signal_report
 
 SIGNAL_MESSAGES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 
 
 def exit_on_signal(signum, frame) -> None:
-    """Outside the work itself: remove this run's temporary files (if any were made), say what
-    was written and leave with 128 + signum."""
+    """Outside the work itself: stop publishing, remove this run's temporary files (if any were
+    made), say what was written and leave with 128 + signum."""
     for s in SIGNAL_MESSAGES:
         signal.signal(s, signal.SIG_IGN)
     engine = sys.modules.get("rwn_sql.engine")     # possibly still being imported
+    if hasattr(engine, "cancel"):
+        engine.cancel()
     if hasattr(engine, "remove_private_dirs"):
         engine.remove_private_dirs(ending=True)
     written = list(getattr(engine, "published", []))
-    done = f"; already written: {', '.join(written)}" if written else "; nothing was written"
     try:
-        os.write(2, f"rwn-sql: {SIGNAL_MESSAGES[signum]}{done}\n".encode())
+        os.write(2, f"{signal_report(SIGNAL_MESSAGES[signum], written)}\n".encode())
     except OSError:
         pass
     os._exit(128 + signum)

@@ -41,6 +41,8 @@ def neighborhoods(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, e
     src = rwn.check_source(be, source, spec, guard=not sql)
     if sql:
         return rwn.script(be, src, spec, "neighborhoods", pairs=pairs)
+    if pairs:               # one row per pair: every member listed, none counted
+        rwn.listed_pairs_budget(be, src, spec, rwn.BYTES_PER_PAIR, "neighborhoods(pairs=True)")
     return rwn.deliver(be, rwn.prepare(be, src, spec, "neighborhoods", pairs=pairs))
 
 

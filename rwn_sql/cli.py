@@ -29,7 +29,7 @@ import time
 import duckdb
 
 from . import __version__, engine
-from .errors import RWNError
+from .errors import RWNError, signal_report
 from .randomness import read_key_file
 from .spec import ON_MISSING, SCALES
 
@@ -69,9 +69,19 @@ def _add_rwn_options(p: argparse.ArgumentParser, with_q: bool) -> None:
     p.add_argument("--memory-limit", default=None, metavar="SIZE", help=MEMORY_HELP)
 
 
-MEMORY_HELP = ("DuckDB memory limit such as 2GB. Beyond it DuckDB spills intermediate results to this run's "
+def _ram_gb() -> str:
+    try:
+        return f", here {0.8 * os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 1e9:.1f} GB"
+    except (AttributeError, ValueError, OSError):
+        return ""
+
+
+MEMORY_HELP = ("DuckDB memory limit such as 2GB (default: DuckDB's, 80%% of the machine's RAM" + _ram_gb() + "). "
+               "Beyond it DuckDB spills intermediate results to this run's "
                "private temporary folder (beside the output, else in the system temporary folder; removed at "
-               "exit); what cannot spill ends with an out-of-memory error (exit 2)")
+               "exit); what cannot spill ends with an out-of-memory error (exit 2). Work whose neighbour pairs "
+               "would not fit (perturb, neighborhoods, tune's listed neighbourhoods) is refused before it "
+               "starts, with the estimate and a limit that would do")
 MEMORY_HELP += "; from 1MiB to the physical memory, also as a share such as 50%%"
 THREADS_HELP = "DuckDB worker threads (default: all cores; at most 4 per core or 64, whichever is more)"
 EXIT_CODES = """exit codes:
@@ -875,6 +885,7 @@ def _abort(signum: int, finished: threading.Event) -> None:
     recorded (the message would say nothing was written)."""
     for s in SIGNAL_MESSAGES:
         signal.signal(s, signal.SIG_IGN)
+    engine.cancel()           # done by the handler already; again in case it came before it
     for con in list(_connections):
         try:
             con.interrupt()
@@ -882,10 +893,8 @@ def _abort(signum: int, finished: threading.Event) -> None:
             pass
     finished.wait(ABORT_WAIT)
     engine.remove_private_dirs(ending=True)
-    written = engine.published
-    done = f"; already written: {', '.join(written)}" if written else "; nothing was written"
     try:
-        log(f"rwn-sql: {SIGNAL_MESSAGES[signum]}{done}")
+        log(signal_report(SIGNAL_MESSAGES[signum], engine.published))
         sys.stderr.flush()
         sys.stdout.flush()
     except (OSError, ValueError):
@@ -903,14 +912,24 @@ def main(argv=None) -> int:
         finished = threading.Event()
 
         def work() -> None:
+            # Signals go to the main thread (this one's mask is inherited by DuckDB's threads),
+            # whose wait they interrupt: its handler stops publishing at once.
+            if hasattr(signal, "pthread_sigmask"):
+                signal.pthread_sigmask(signal.SIG_BLOCK, set(SIGNAL_MESSAGES))
             outcome.update(_attempt(args))
             finished.set()
 
         worker = threading.Thread(target=work, name="rwn-sql", daemon=True)
-        # The handlers only record the signal: an exception raised from a handler inside
-        # Event.wait can leave its lock released and surface as a RuntimeError instead.
+        # The handlers record the signal and cancel publishing at once (engine.cancel), and
+        # raise nothing: an exception raised from a handler inside Event.wait can leave its
+        # lock released and surface as a RuntimeError instead.
         received: list[int] = []
-        previous = {s: signal.signal(s, lambda signum, frame: received.append(signum)) for s in SIGNAL_MESSAGES}
+
+        def on_signal(signum, frame) -> None:
+            engine.cancel()
+            received.append(signum)
+
+        previous = {s: signal.signal(s, on_signal) for s in SIGNAL_MESSAGES}
         worker.start()
         while not finished.wait(SIGNAL_POLL) and not received:
             pass

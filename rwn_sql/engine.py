@@ -623,11 +623,21 @@ _folders: set[str] = set()                      # every folder this process made
 _making: dict[str, tuple[str, str]] = {}
 # The CLI works in a thread while the main thread waits for signals: making a directory,
 # publishing an output and removing them at the end exclude each other, and once the run
-# is ending (remove_private_dirs) nothing new is made or published.
+# is ending (cancel, remove_private_dirs) nothing new is made or published.
 _guard = threading.RLock()
 _ending = False
 published: list[str] = []                       # outputs this process has completed
 atexit.register(lambda: remove_private_dirs())
+
+
+def cancel() -> None:
+    """The first step of a signal: from here on nothing is made or published. Every publish
+    checks the flag under the lock, so it either passed its check before this or is refused.
+    The handler does not wait for the lock (a thread may hold it removing a large spill folder):
+    remove_private_dirs(ending=True), which the signal path runs before it reports, takes it,
+    so by then a publish that passed its check has completed and `published` lists it."""
+    global _ending
+    _ending = True
 
 
 def private_dir(folder: str | None = None) -> str:
@@ -808,14 +818,20 @@ def _publish(tmp: str, target: str, overwrite: bool) -> None:
 
 def publish_folder(tmp: str, path: str, scratch: str) -> None:
     """Move the complete folder (or file) `tmp` to `path`, replacing what is there: the old one
-    is moved into `scratch` first and removed after, so `path` is never half-written."""
-    if os.path.exists(path):
-        old = os.path.join(scratch, "replaced")
-        os.replace(path, old)
-        os.replace(tmp, path)
-        shutil.rmtree(old) if os.path.isdir(old) else os.remove(old)
-    else:
-        os.replace(tmp, path)
+    is moved into `scratch` first and removed after, so `path` is never half-written. Refused
+    once the run is ending, as publish."""
+    with _guard:
+        if _ending:
+            raise RWNError("the run is ending (interrupted); the output was not published")
+        if os.path.exists(path):
+            old = os.path.join(scratch, "replaced")
+            os.replace(path, old)
+            os.replace(tmp, path)
+            published.append(path)
+            shutil.rmtree(old) if os.path.isdir(old) else os.remove(old)
+        else:
+            os.replace(tmp, path)
+            published.append(path)
 
 
 def output_folder(target: str) -> str:
@@ -888,12 +904,36 @@ def _write_db_table(con, sql: str, path: str, table: str, overwrite: bool) -> in
             raise RWNError(f"output {path}:{table} is the input (or a table it reads); rwn-sql never "
                            f"overwrites its input")
         verb = "CREATE OR REPLACE TABLE" if overwrite else "CREATE TABLE"
-        rows = run(con, f"{verb} {quote_ident(alias)}.{quote_ident(table)} AS\n{sql}")[0][0]
-        published.append(f"{path}:{table}")
-        return rows
+        return _create_and_commit(con, f"{verb} {quote_ident(alias)}.{quote_ident(table)} AS\n{sql}",
+                                  f"{path}:{table}")
     finally:
         if existing is None:
             _detach_quietly(con, alias)
+
+
+def _create_and_commit(con, statement: str, label: str) -> int:
+    """Run `statement` (a CREATE TABLE in an existing database) in its own transaction and
+    commit it under the publish lock, only while the run is not ending: an autocommitted
+    statement would publish the table the moment it returns, also after a signal. Inside a
+    caller's transaction (Python) the caller's COMMIT publishes it."""
+    try:
+        con.execute("BEGIN TRANSACTION").fetchall()
+    except duckdb.TransactionException:
+        return run(con, statement)[0][0]
+    try:
+        rows = run(con, statement)[0][0]
+        with _guard:
+            if _ending:
+                raise RWNError("the run is ending (interrupted); the output was not published")
+            con.execute("COMMIT").fetchall()
+            published.append(label)
+        return rows
+    except BaseException:
+        try:
+            con.execute("ROLLBACK").fetchall()
+        except duckdb.Error:      # already rolled back (a failed statement, an interrupt)
+            pass
+        raise
 
 
 def _detach_quietly(con, alias: str) -> None:

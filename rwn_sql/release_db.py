@@ -536,7 +536,6 @@ def write_release_folder(be, release_sql: str, path: str, meta: ReleaseMeta, ove
                                      "t": pa.array([t for _, t in sizes], pa.int64())}),
                            os.path.join(tmp, f"{TRIALS_TABLE}.parquet"))
         engine.publish_folder(tmp, path, scratch)
-        engine.published.append(path)
     return rows
 
 

@@ -143,6 +143,37 @@ def check_pair_budget(be, src, spec: RWNSpec) -> None:
         f"{largest:,} records{where} {_pairs_remedies(probe)}")
 
 
+# Records the listed-pairs estimate samples (listed_pairs_budget): 2000^2 distances, well
+# under a second; every record when there are fewer.
+LISTED_SAMPLE = 2000
+
+
+def listed_pairs_budget(be, src, spec: RWNSpec, bytes_per_pair: int, what: str) -> None:
+    """Refuse, before the work, a run that lists every neighbourhood (`what`, e.g. tune's
+    staged lists at its largest eps) when the estimated pairs (sqlgen.listed_pairs_sample_sql,
+    from a sample) at `bytes_per_pair` exceed the engine's memory limit, naming the estimate
+    and a limit that would do. check_pair_budget's bound counts only records in one small
+    cell, which for listed eps-balls is a small part of the pairs. Engines without one memory
+    limit skip it."""
+    be = backend_for(be)
+    limit = be.memory_limit()
+    if limit is None:
+        return
+    row = be.try_rows(sqlgen.listed_pairs_sample_sql(src.sql, spec, LISTED_SAMPLE))
+    if not row or row[0][2] is None:
+        return      # bad data: the statement itself reports it, with its message
+    records, sampled, pairs = row[0]
+    need = float(pairs) * bytes_per_pair
+    if need <= limit:
+        return
+    how = "counted" if sampled >= records else f"estimated from a sample of {sampled:,} records"
+    raise RWNError(
+        f"{what} lists every neighbourhood at eps = {spec.eps:g}: about {float(pairs):,.0f} neighbour pairs "
+        f"({how}, {bytes_per_pair} bytes a pair: about {need / 1e9:,.2f} GB), more than the memory limit of "
+        f"{limit / 1e9:,.2f} GB; a memory limit of about {math.ceil(need * 1.25 / 1e8) / 10:g} GB would do "
+        f"(--memory-limit, SET memory_limit), or a smaller eps, or fewer records")
+
+
 def _pairs_remedies(spec: RWNSpec) -> str:
     within = (f"identical values of {', '.join(spec.columns)}" if spec.eps == 0
               else f"values within eps = {spec.eps:g} of each other")

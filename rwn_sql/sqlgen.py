@@ -565,6 +565,47 @@ def pair_estimate_sql(source: str, spec: RWNSpec) -> str:
             f"    coalesce(max(c), 0), arg_max(label, c)\nFROM cells")
 
 
+def listed_pairs_sample_sql(source: str, spec: RWNSpec, sample: int) -> str:
+    """An estimate of the pairs that listing every neighbourhood holds (sum |S_i|, as tune's
+    staged lists do): (records, records sampled, estimated pairs). A reservoir sample of
+    `sample` records (all of them when fewer) counts, for each, the other sampled records
+    within eps (the search's distance: scaled columns, categorical mismatch weight, same
+    stratum, its tie factor); scaled by (n - 1) / (m - 1) and at least k, averaged and times n.
+    Unbiased for the pairs within eps, not a bound; its cost is that of sample^2 distances and
+    one pass over the source, whatever its size."""
+    num, cat = spec.numeric, spec.categorical
+    col = {name: quote_ident(name) for name in spec.columns + spec.strata}
+    where = ""
+    if spec.on_missing == "drop":
+        where = "\n    WHERE " + " AND ".join(
+            [f"{col[c]} IS NOT NULL AND isfinite(CAST({col[c]} AS DOUBLE))" for c in num]
+            + [f"{col[c]} IS NOT NULL" for c in cat])
+    stats = ["count(*) AS n"]
+    picked = []
+    for i, c in enumerate(num, 1):
+        v = f"CAST({col[c]} AS DOUBLE)"
+        sc = {"minmax": f"max({v}) - min({v})", "zscore": f"stddev_samp({v})", "none": "1.0"}[spec.scale]
+        stats.append(f"coalesce(nullif({sc}, 0), 1.0) AS sc_{i}")     # a constant column adds 0
+        picked.append(f"{v} AS v_{i}")
+    picked += [f"{col[c]} AS c_{i}" for i, c in enumerate(cat, 1)]
+    picked += [f"{col[c]} AS k_{i}" for i, c in enumerate(spec.strata, 1)]
+    w2 = float_literal(spec.weight * spec.weight)
+    terms = [f"((a.v_{i} - b.v_{i}) / t.sc_{i}) * ((a.v_{i} - b.v_{i}) / t.sc_{i})" for i in range(1, len(num) + 1)]
+    terms += [f"CASE WHEN a.c_{i} = b.c_{i} THEN 0.0 ELSE {w2} END" for i in range(1, len(cat) + 1)]
+    same = "".join(f" AND a.k_{i} = b.k_{i}" for i in range(1, len(spec.strata) + 1))
+    bound = f"{float_literal(spec.eps * spec.eps)} * {tie_factor(spec)}"
+    return (f"WITH src AS (\n    SELECT * FROM {source}{where}\n),\n"
+            f"stats AS (SELECT {', '.join(stats)} FROM src),\n"
+            f"s AS (\n    SELECT row_number() OVER () AS sid, {', '.join(picked)}\n"
+            f"    FROM (SELECT * FROM src USING SAMPLE reservoir({int(sample)} ROWS) REPEATABLE (22))\n),\n"
+            f"close AS (\n    SELECT a.sid, count(b.sid) AS c\n    FROM s a CROSS JOIN stats t\n"
+            f"    LEFT JOIN s b ON a.sid <> b.sid{same} AND {' + '.join(terms) or '0.0'} <= {bound}\n"
+            f"    GROUP BY a.sid\n)\n"
+            f"SELECT any_value(t.n), count(*),\n"
+            f"    coalesce(avg(greatest(c * (t.n - 1) / greatest(m.m - 1, 1), {int(spec.k)})) * any_value(t.n), 0)\n"
+            f"FROM close, stats t, (SELECT count(*) AS m FROM s) m")
+
+
 def neighborhoods_sql(source: str, spec: RWNSpec, pairs: bool = False,
                       dialect: Dialect = DUCKDB, axes=None, ball=None) -> str:
     """Per record: `record` (1-based input position), neighbourhood `size`, `radius`

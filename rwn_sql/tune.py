@@ -262,6 +262,12 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
     return SweepResult(source=src.label, columns=columns, k=k, q=q, settings=settings, figure1=figure1)
 
 
+# Peak memory per listed neighbour pair of a sweep: the staged lists of the largest eps, their
+# narrowed copies and the releases drawn from them. Measured: 20k x 3 uniform records, eps up
+# to 0.3 (31.5M pairs), peaked at 10.5 GB (about 330 bytes a pair); 5k x 3 at 0.3 (2M pairs)
+# at 0.5 GB of RSS.
+TUNE_BYTES_PER_PAIR = 320
+
 # The one-statement sweep reads its donor and value lists beside every chunk of release rows,
 # and DuckDB copies a constant list into each chunk (STANDARD_VECTOR_SIZE = 2048 rows): above
 # this many bytes copied, the sweep runs one statement per eps instead (larger data, larger
@@ -289,6 +295,7 @@ def rwn_releases(be, src: engine.Source, columns, eps_values, k: int, q: float, 
              for eps in eps_values]
     widest = specs[max(range(len(specs)), key=lambda i: eps_values[i])]
     rwn.check_source(be, src, widest)        # the largest eps has the most pairs
+    rwn.listed_pairs_budget(be, src, widest, TUNE_BYTES_PER_PAIR, "tune")
     hoods = rwn.stage_neighborhoods(be, src, widest)
     target = quote_ident(into)
     try:

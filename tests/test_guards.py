@@ -1,6 +1,7 @@
 """Guards before work: neighbourhoods too large for the memory limit are refused at once with
 the estimate, overflowing ranges are refused, tuning grids are validated, file-sourced
 strata give the same neighbourhoods as a table, and a run under a memory limit spills."""
+import os
 import time
 
 import duckdb
@@ -69,6 +70,98 @@ def test_sweep_is_guarded_too(con):
     con.execute("SET memory_limit = '100MB'").fetchall()
     with pytest.raises(rwn_sql.RWNError, match="neighbour pairs"):
         tune.sweep(con, "tied", ["a", "b", "c"], [0.0], k=1, reps=1, seed=1)
+
+
+def uniform_table(con, rows, name="uniform"):
+    """Spread-out records, no ties: a small cell holds few of them, while the eps-balls that tune
+    lists hold about 8 % of the records at eps = 0.3 on 3 columns."""
+    con.execute(f"CREATE TABLE {name} AS SELECT (hash(range) % 100003) / 100003.0 AS x, "
+                f"(hash(range + 7919) % 100019) / 100019.0 AS y, (hash(range * 31 + 1) % 99991) / 99991.0 AS z "
+                f"FROM range({rows})").fetchall()
+
+
+def listed_pairs(con, name, eps, k):
+    """sum |S_i| of neighbourhoods listing every member within eps (others, at least k), by brute force."""
+    x = np.array(con.execute(f"SELECT x, y, z FROM {name}").fetchall())
+    x = (x - x.min(axis=0)) / (x.max(axis=0) - x.min(axis=0))
+    d2 = ((x[:, None, :] - x[None, :, :]) ** 2).sum(axis=2)
+    return int(np.maximum((d2 <= eps * eps).sum(axis=1) - 1, k).sum())
+
+
+def test_listed_pairs_estimate_matches_the_count(con):
+    """The tune estimate (sqlgen.listed_pairs_sample_sql) counts every record when they are
+    fewer than the sample, and estimates within a few percent from a sample otherwise."""
+    for rows, tolerance in ((1500, 0.0), (3000, 0.05)):
+        uniform_table(con, rows, f"u{rows}")
+        spec = RWNSpec(columns=("x", "y", "z"), eps=0.3, k=5)
+        n, sampled, estimate = con.execute(sqlgen.listed_pairs_sample_sql(f"u{rows}", spec, 2000)).fetchall()[0]
+        actual = listed_pairs(con, f"u{rows}", 0.3, 5)
+        assert (n, sampled) == (rows, min(rows, 2000))
+        assert abs(estimate - actual) <= tolerance * actual + 1e-6 * actual, (rows, estimate, actual)
+
+
+def test_tune_refuses_listed_pairs_beyond_the_limit_before_the_sweep(con):
+    """Issue 22: tune lists every pair of its largest eps (20k x 3 at eps 0.3 took 10.5 GB, and
+    under a 1 GB limit it failed only after 18 s). check_pair_budget's bound (records in one
+    cell of side eps / sqrt(3)) let it through; now the listed pairs are estimated first and the
+    sweep is refused at once, naming the estimate and a limit that would do, and that limit
+    (also one just above the estimate) runs. Fails on the code before: the sweep ran (and
+    spilled or ran out of memory) instead of raising."""
+    uniform_table(con, 2500)
+    actual = listed_pairs(con, "uniform", 0.3, 5)               # about 0.5M pairs, 0.17 GB at 320 B a pair
+    con.execute("SET memory_limit = '60MB'").fetchall()
+    start = time.perf_counter()
+    with pytest.raises(rwn_sql.RWNError, match=r"tune lists every neighbourhood at eps = 0.3: about [0-9,]+ "
+                                               r"neighbour pairs.*memory limit of 0.06 GB; a memory limit of about "
+                                               r"[0-9.]+ GB would do") as err:
+        tune.sweep(con, "uniform", ["x", "y", "z"], [0.1, 0.3], k=5, reps=1, seed=1)
+    refused = time.perf_counter() - start
+    message = str(err.value)
+    estimate = int(message.split("about ")[1].split(" neighbour")[0].replace(",", ""))
+    assert abs(estimate - actual) <= 0.05 * actual, (estimate, actual)
+    would_do = float(message.split("a memory limit of about ")[1].split(" GB")[0])
+    assert would_do * 1e9 >= estimate * tune.TUNE_BYTES_PER_PAIR
+    con.execute(f"SET memory_limit = '{would_do}GB'").fetchall()
+    start = time.perf_counter()
+    result = tune.sweep(con, "uniform", ["x", "y", "z"], [0.1, 0.3], k=5, reps=1, seed=1)
+    swept = time.perf_counter() - start
+    assert [s.value for s in result.settings] == [0.1, 0.3]
+    assert refused < swept / 3, (refused, swept)          # refused before the work, not during it
+    just = estimate * tune.TUNE_BYTES_PER_PAIR * 1.02 / 1e6
+    con.execute(f"SET memory_limit = '{just:.0f}MB'").fetchall()
+    assert len(tune.sweep(con, "uniform", ["x", "y", "z"], [0.3], k=5, reps=1, seed=1).settings) == 1
+
+
+def test_cli_tune_refuses_listed_pairs_with_exit_2(con, tmp_path, capsys):
+    """rwn-sql tune under a --memory-limit its listed pairs exceed: exit 2 with one line naming
+    the estimate and a limit that would do, and nothing written."""
+    from rwn_sql.cli import main
+    uniform_table(con, 2500)
+    data = tmp_path / "u.parquet"
+    con.execute(f"COPY uniform TO '{data}'").fetchall()
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["tune", str(data), "--columns", "x,y,z", "--eps", "0.1,0.3", "--reps", "1", "--seed", "1",
+                 "--memory-limit", "60MB", "--output-dir", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("rwn-sql: error: tune lists every neighbourhood at eps = 0.3: about ")
+    assert "neighbour pairs" in err[0] and "a memory limit of about" in err[0] and "would do" in err[0]
+    assert os.listdir(out) == []
+
+
+def test_listed_neighbour_pairs_are_refused_before_the_listing(con):
+    """neighborhoods(pairs=True) lists every member (no ball path): refused, with the estimate,
+    when the pairs cannot fit (check_pair_budget's cell bound let 2500 spread records through);
+    under the limit it names, the listing runs."""
+    uniform_table(con, 2500)
+    con.execute("SET memory_limit = '40MB'").fetchall()
+    with pytest.raises(rwn_sql.RWNError, match=r"neighborhoods\(pairs=True\) lists every neighbourhood.*would do") \
+            as err:
+        rwn_sql.neighborhoods(con, "uniform", ["x", "y", "z"], eps=0.3, pairs=True)
+    would_do = float(str(err.value).split("a memory limit of about ")[1].split(" GB")[0])
+    con.execute(f"SET memory_limit = '{would_do}GB'").fetchall()
+    listed = rwn_sql.neighborhoods(con, "uniform", ["x", "y", "z"], eps=0.3, pairs=True)
+    assert con.execute(f"SELECT count(*) FROM ({listed.sql_query()})").fetchall()[0][0] > 400_000
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered")   # evaluate's sd overflows before it refuses
