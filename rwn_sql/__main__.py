@@ -6,7 +6,8 @@ documented message and exit code 130 or 143. Only the interpreter's own start-up
 module runs, is left to Python's defaults. While the command works, rwn_sql.cli.main's handlers
 take over (they stop publishing at once, then cancel DuckDB); they hand back to these when it
 returns, and once the command has finished, signals are ignored until the process exits with its
-code. Whichever handler takes a signal, no output is published after it (engine.cancel)."""
+code. Whichever handler takes a signal, no output is published after it (engine.cancel), and an
+output exists after a signal only when the run exits with its own code."""
 import os
 import signal
 import sys
@@ -18,9 +19,12 @@ SIGNAL_MESSAGES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 
 def exit_on_signal(signum, frame) -> None:
     """Outside the work itself: stop publishing, remove this run's temporary files (if any were
-    made), say what was written and leave with 128 + signum."""
+    made), say what was written and leave with 128 + signum; or, once the work has ended on its
+    own (rwn_sql.cli.work_ended), nothing: its outputs are whole and its exit code stands."""
     for s in SIGNAL_MESSAGES:
         signal.signal(s, signal.SIG_IGN)
+    if getattr(sys.modules.get("rwn_sql.cli"), "work_ended", False):
+        return
     engine = sys.modules.get("rwn_sql.engine")     # possibly still being imported
     if hasattr(engine, "cancel"):
         engine.cancel()

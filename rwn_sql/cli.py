@@ -90,7 +90,8 @@ EXIT_CODES = """exit codes:
   2    bad input or environment: unknown column, bad parameter, unreadable or malformed file,
        output exists (no --overwrite) or is an input, disk full, read-only folder, out of memory
   3    internal error (a bug: please report it)
-  130  interrupted by SIGINT (Ctrl-C); 143 terminated by SIGTERM: nothing was written
+  130  interrupted by SIGINT (Ctrl-C); 143 terminated by SIGTERM: nothing was written (a signal
+       after the work has ended leaves the run's own code)
   141  standard output closed early (e.g. | head)"""
 FORMATS = ("INPUT/OUTPUT: .csv, .tsv (tab-separated), .csv.gz/.tsv.gz (gzip), .parquet, or file.duckdb:table;\n"
            "other extensions are refused. Outputs appear whole or not at all.")
@@ -876,9 +877,9 @@ def _silence_stdout() -> None:
         pass
 
 
-def _abort(signum: int, finished: threading.Event) -> None:
+def _abort(signum: int, finished: threading.Event, outcome: dict) -> None:
     """Leave within ~1.5 s of a signal: cancel DuckDB, remove this run's temporary files and
-    exit. os._exit does not wait for a DuckDB thread that ignores the cancel (it can hang in
+    exit; unless the work ends on its own within that wait, whose exit code then stands. os._exit does not wait for a DuckDB thread that ignores the cancel (it can hang in
     a recursive CTE); the writes it was making were never committed or published. The wait is
     on an event the worker sets, not Thread.join: a join that the signal interrupted marks the
     thread as stopped, and later joins return at once, before an output being published is
@@ -886,12 +887,21 @@ def _abort(signum: int, finished: threading.Event) -> None:
     for s in SIGNAL_MESSAGES:
         signal.signal(s, signal.SIG_IGN)
     engine.cancel()           # done by the handler already; again in case it came before it
-    for con in list(_connections):
-        try:
-            con.interrupt()
-        except Exception:     # a closed connection: nothing to cancel
-            pass
-    finished.wait(ABORT_WAIT)
+    if not finished.is_set():
+        for con in list(_connections):
+            try:
+                con.interrupt()
+            except Exception:     # a closed connection: nothing to cancel
+                pass
+        finished.wait(ABORT_WAIT)
+    if finished.is_set() and "code" in outcome:
+        # The work ended on its own: nothing is published after engine.cancel(), so every output
+        # it lists was complete before the signal, and the run keeps its own exit code. An output
+        # therefore exists after a signal only when the run exits as if there had been none.
+        if engine.published:
+            log(f"rwn-sql: {SIGNAL_MESSAGES[signum]} after the run had finished; written whole: "
+                f"{', '.join(engine.published)}")
+        return
     engine.remove_private_dirs(ending=True)
     try:
         log(signal_report(SIGNAL_MESSAGES[signum], engine.published))
@@ -902,7 +912,12 @@ def _abort(signum: int, finished: threading.Event) -> None:
     os._exit(128 + signum)
 
 
+work_ended = False    # the work ended on its own: a signal from here on leaves its exit code alone
+
+
 def main(argv=None) -> int:
+    global work_ended
+    work_ended = False
     args = build_parser().parse_args(argv)
     engine.published.clear()      # kept after the run: a signal after it returns reports them (__main__)
     try:
@@ -933,10 +948,11 @@ def main(argv=None) -> int:
         worker.start()
         while not finished.wait(SIGNAL_POLL) and not received:
             pass
+        work_ended = finished.is_set() and "code" in outcome     # read by __main__'s handlers from here on
         for s, handler in previous.items():
             signal.signal(s, handler)
         if received:              # also one that came as the work finished: it is reported as such
-            _abort(received[0], finished)
+            _abort(received[0], finished, outcome)
         code = _finish(outcome)
         try:
             sys.stdout.flush()
