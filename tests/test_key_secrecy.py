@@ -59,8 +59,12 @@ def test_relations_and_views_hold_no_key(con):
     # on another connection the key is unknown: an error, not a release under a NULL key
     other = duckdb.connect()
     other.execute(f"CREATE TABLE t AS {DATA}").fetchall()
-    with pytest.raises(duckdb.Error, match="key of this statement is not set"):
+    with pytest.raises(duckdb.Error, match="__rwn_keys does not exist"):
         other.execute(rels["randomize"].sql_query()).fetchall()
+    # once the keys are forgotten, the same connection fails them too
+    rwn_sql.forget_keys(con)
+    with pytest.raises(duckdb.Error, match="key of this statement is not set|__rwn_keys does not exist"):
+        con.execute("SELECT * FROM sqlview_randomize").fetchall()
 
 
 def test_macros_and_profiles_hold_no_key(con, tmp_path):
