@@ -45,26 +45,18 @@ class KeySQL(str):
     data, never folded; an uncorrelated scalar subquery is still computed once per statement,
     so `derive` keeps the subkey's MD5 at one per statement, not one per row."""
 
-    def __new__(cls, column_sql: str, relation_sql: str, checked: bool = True):
-        self = super().__new__(cls, cls._read(column_sql, relation_sql, checked))
-        self.column_sql, self.relation_sql, self.checked = column_sql, relation_sql, checked
+    def __new__(cls, column_sql: str, relation_sql: str, dialect: DuckDBDialect = DUCKDB):
+        self = super().__new__(cls, dialect.key_read(column_sql, relation_sql, MISSING_KEY))
+        self.column_sql, self.relation_sql, self.dialect = column_sql, relation_sql, dialect
         return self
 
     def derive(self, expression) -> str:
         """SQL of `expression(column_sql)` (a function of the key alone) computed in the scan."""
-        return self._read(expression(self.column_sql), self.relation_sql, self.checked)
+        return self.dialect.key_read(expression(self.column_sql), self.relation_sql, MISSING_KEY)
 
-    @staticmethod
-    def _read(value_sql: str, relation_sql: str, checked: bool) -> str:
-        if not checked:
-            return f"(SELECT {value_sql} FROM {relation_sql})"
-        # NULL (no such key row, or the macros' function does not know the token) fails the
-        # statement. The failing cast reads the scanned value: a constant one would be pulled
-        # out of the coalesce by DuckDB's optimizer and fail every statement.
-        missing = quote_literal("rwn_sql: the key of this statement is not set on this connection; "
-                                "run it on the connection that built it")
-        return (f"(SELECT coalesce(v, CAST(CAST(CASE WHEN v IS NULL THEN {missing} END AS INTEGER) AS VARCHAR)) "
-                f"FROM (SELECT any_value({value_sql}) AS v FROM {relation_sql}))")
+
+MISSING_KEY = ("rwn_sql: the key of this statement is not set on this connection; "
+               "run it on the connection that built it")
 
 
 # The macros' keys per DuckDB connection (rwn_sql.install): token -> key, read by rwn_key_of.

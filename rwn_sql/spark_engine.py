@@ -167,7 +167,7 @@ class SparkBackend:
                 views[key] = view
             if scope is not None:
                 scope.made.append(view)
-        return KeySQL("k", view, checked=False)
+        return KeySQL("k", view, self.dialect)
 
     def forget_keys(self, views=None) -> None:
         """Drop the key views `views` (None: every key view of the session)."""
