@@ -20,11 +20,11 @@ _HOMES = {"neighborhoods": "api", "perturb": "api", "donors": "api", "row_counts
           "RowCounts": "api", "audit": "rp", "estimates": "rp", "query": "rp", "randomize": "rp",
           "release": "rp", "mdav": "baselines", "rank_swap": "baselines", "RWNError": "errors",
           "Evaluation": "evaluate", "evaluate": "evaluate", "new_key": "randomness", "RWNSpec": "spec",
-          "install": "surface", "report": "report"}
+          "install": "surface", "report": "report", "forget_keys": "api"}
 
 __all__ = ["install", "neighborhoods", "perturb", "donors", "row_counts", "RowCounts", "randomize",
            "audit", "estimates", "release", "query", "evaluate", "Evaluation", "rank_swap", "mdav", "RWNSpec",
-           "RWNError", "new_key", "report"]
+           "RWNError", "new_key", "report", "forget_keys"]
 __version__ = "0.1.0"
 
 

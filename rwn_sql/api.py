@@ -8,11 +8,11 @@ import duckdb
 from . import engine, rwn
 from .backends import backend_for
 from .errors import RWNError
-from .randomness import KEY_PLACEHOLDER
+from .randomness import KEY_PLACEHOLDER, key_scope
 from .spec import RWNSpec
 
 __all__ = ["neighborhoods", "perturb", "perturb_statement", "donors", "check_pair_budget", "row_counts",
-           "RowCounts"]
+           "RowCounts", "forget_keys"]
 
 def _spec(columns, *, k, eps, q=1.0, scale, strata, categorical, weight, on_missing, drop=(), id=None) -> RWNSpec:
     return rwn.spec(columns, categorical=categorical, k=k, eps=eps, q=q, scale=scale, strata=strata,
@@ -61,7 +61,8 @@ def perturb(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: fl
     Randomness: `key` (a secret string) makes the release reproducible; without key and
     seed a fresh 256-bit key is drawn from the operating system and never stored.
     `seed` is for experiments only: anyone who knows it can redo the draws. The key is held
-    in a session variable of `con`, never written into the SQL text.
+    in a TEMP table of `con` and read by a scan, never written into the SQL text or its plans
+    (see the README, *Randomness*).
 
     Row order: order='keyed' (default) writes the rows in an order drawn by the keyed hash, so
     it reveals nothing about the input order (a sorted input would otherwise leak through
@@ -90,8 +91,9 @@ def perturb(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: fl
     src = rwn.check_source(be, source, spec, guard=not sql)
     if sql:
         return rwn.script(be, src, spec, "perturb", order=order)
-    key_sql = be.key_sql(the_key)
-    return rwn.deliver(be, rwn.prepare(be, src, spec, "perturb", key_sql, order=order), into, replace)
+    with key_scope(be, lasting=into is None):     # with into=, the key is gone once the table is written
+        key_sql = be.key_sql(the_key)
+        return rwn.deliver(be, rwn.prepare(be, src, spec, "perturb", key_sql, order=order), into, replace)
 
 
 def perturb_statement(con, source, columns, *, k, eps, q, scale, strata, categorical, weight,
@@ -122,9 +124,10 @@ def donors(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: flo
                  weight=weight, on_missing=on_missing, id=id)
     if key is None and seed is None:
         raise RWNError("donors() needs the key or seed of the release it explains")
-    key_sql = be.key_sql(rwn.the_key(key, seed))
     src = rwn.check_source(be, source, spec)
-    return rwn.deliver(be, rwn.prepare(be, src, spec, "donors", key_sql))
+    with key_scope(be, lasting=True):
+        key_sql = be.key_sql(rwn.the_key(key, seed))
+        return rwn.deliver(be, rwn.prepare(be, src, spec, "donors", key_sql))
 
 
 @dataclass(frozen=True)
@@ -152,3 +155,11 @@ def row_counts(con: duckdb.DuckDBPyConnection, source, release) -> RowCounts:
     else:
         rows_out = engine.run(con, f"SELECT count(*) FROM {engine.resolve_source(con, release).sql}")[0][0]
     return RowCounts(rows_in, rows_out)
+
+
+def forget_keys(con) -> None:
+    """Remove every key that rwn_sql stored on `con` (a DuckDB connection or a SparkSession) for
+    the lazy relations it returned (one per distinct key) and for the SQL macros. Those
+    relations, and views made from them, then fail ("the key of this statement is not set")
+    instead of running: call it once the releases are written."""
+    backend_for(con).forget_keys(None)

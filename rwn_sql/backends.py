@@ -34,9 +34,15 @@ class Backend(Protocol):
     def write(self, sql: str, target: str, overwrite: bool = False) -> int:
         """Write the result of `sql` to the output `target` atomically; the number of rows."""
 
-    def key_sql(self, key: str) -> str:
-        """SQL that reads `key`, stored where the engine keeps it for this session; the SQL
-        text never contains the key."""
+    session: object    # the engine session the backend talks to (key scopes are kept per session)
+
+    def key_sql(self, key: str, scope=None) -> str:
+        """SQL that reads `key` (a randomness.KeySQL), stored where the engine keeps it for this
+        session, in `scope` or else the session's innermost randomness.key_scope; neither the
+        SQL text nor any plan of it contains the key or a value derived from it alone."""
+
+    def forget_keys(self, handles=None) -> None:
+        """Remove the stored keys `handles` (a KeyScope's `made`; None: every key of the session)."""
 
     def stage(self, sql: str, joins_as_written: bool = False) -> str:
         """Compute `sql` once into a temporary relation; its name (for FROM). `joins_as_written`:

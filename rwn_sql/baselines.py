@@ -33,7 +33,7 @@ from . import engine, sqlgen
 from .dialect import DUCKDB, require_duckdb
 from .errors import RWNError
 from .identifiers import quote_ident, quote_literal
-from .randomness import bits_sql, hash_sql, key_variable, resolve_key
+from .randomness import bits_sql, hash_sql, key_scope, resolve_key
 from .spec import MAX_COUNT, RESERVED_PREFIX, SCALES
 
 __all__ = ["mdav", "mdav_groups", "mdav_labels", "mdav_statement", "rank_swap", "rank_swap_donors",
@@ -377,23 +377,25 @@ def _rank_swap_plans(con, source, columns, p_values, key: str, reps: int | None 
         raise RWNError(f"{src.label} has a column named 'replicate'; with reps= the release numbers its "
                        f"replicates in a column of that name: rename it")
     n = _check_values(con, src, columns, "rank swapping", finite=False)
-    key_sql = key_variable(con, key)
-    rep, replicates = "", ""
-    if reps is not None:          # replicate r's key is key#r (sqlgen.replicate_key), read per row
-        key_sql = sqlgen.replicate_key_sql(key_sql, REP, DUCKDB)
-        rep, replicates = f"{REP}, ", f" CROSS JOIN range({reps}) AS __rwn_reps({REP})"
-    # The order of the values is the same in every replicate: dense ranks (equal values, equal
-    # rank) once over the n records; each replicate's ranks come from sorting (value rank,
-    # tie-break, position) in numpy, far cheaper than a window sort per column and replicate.
-    values = ", ".join(f"dense_rank() OVER (ORDER BY {quote_ident(c)}) AS v_{i}" for i, c in enumerate(columns))
-    draws = []
-    for i, c in enumerate(columns):
-        h = hash_sql(key_sql, RANK_SWAP_PURPOSE, RID, c)
-        draws.append(f"v_{i}, {bits_sql(h, 0)} AS tie_{i}, {bits_sql(h, 1)} AS pick_{i}")
-    text = (f"WITH {_staged(src)},\nranked AS (\n    SELECT {RID}, {values} FROM staged\n)\n"
-            f"SELECT {RID} AS rid, {', '.join(draws)}, (SELECT {_fingerprint(columns)} FROM staged) AS fp\n"
-            f"FROM ranked{replicates} ORDER BY {rep}{RID}")
-    data = _fetch(con, text)
+    be = engine.DuckDBBackend(con)
+    with key_scope(be, lasting=False):     # the key serves this one query
+        key_sql = be.key_sql(key)
+        rep, replicates = "", ""
+        if reps is not None:          # replicate r's key is key#r (sqlgen.replicate_key), read per row
+            key_sql = sqlgen.replicate_key_sql(key_sql, REP, DUCKDB)
+            rep, replicates = f"{REP}, ", f" CROSS JOIN range({reps}) AS __rwn_reps({REP})"
+        # The order of the values is the same in every replicate: dense ranks (equal values, equal
+        # rank) once over the n records; each replicate's ranks come from sorting (value rank,
+        # tie-break, position) in numpy, far cheaper than a window sort per column and replicate.
+        values = ", ".join(f"dense_rank() OVER (ORDER BY {quote_ident(c)}) AS v_{i}" for i, c in enumerate(columns))
+        draws = []
+        for i, c in enumerate(columns):
+            h = hash_sql(key_sql, RANK_SWAP_PURPOSE, RID, c)
+            draws.append(f"v_{i}, {bits_sql(h, 0)} AS tie_{i}, {bits_sql(h, 1)} AS pick_{i}")
+        text = (f"WITH {_staged(src)},\nranked AS (\n    SELECT {RID}, {values} FROM staged\n)\n"
+                f"SELECT {RID} AS rid, {', '.join(draws)}, (SELECT {_fingerprint(columns)} FROM staged) AS fp\n"
+                f"FROM ranked{replicates} ORDER BY {rep}{RID}")
+        data = _fetch(con, text)
     shape = (reps or 1, n)
     rid = np.asarray(data["rid"], dtype=np.int64)
     if len(rid) != shape[0] * n or not np.array_equal(rid.reshape(shape), np.broadcast_to(np.arange(1, n + 1), shape)):

@@ -30,7 +30,7 @@ import duckdb
 
 from . import __version__, engine
 from .errors import RWNError, signal_report
-from .randomness import read_key_file
+from .randomness import key_scope, read_key_file
 from .spec import ON_MISSING, SCALES
 
 
@@ -521,8 +521,9 @@ def cmd_perturb(args) -> int:
         start = time.perf_counter()
         args.show_sql = False
         src, spec = _rwn_run(be, args, source, "perturb", dict(q=args.q, drop=args.drop))
-        prepared = rwn.prepare(be, src, spec, "perturb", be.key_sql(the_key), order=order)
-        rows = rwn.write(be, prepared, args.output, overwrite=args.overwrite)
+        with key_scope(be, lasting=False):
+            prepared = rwn.prepare(be, src, spec, "perturb", be.key_sql(the_key), order=order)
+            rows = rwn.write(be, prepared, args.output, overwrite=args.overwrite)
         log(f"  wrote {rows} rows in {time.perf_counter() - start:.2f} s")
         _dropped_rows(be, args, rows)
     return 0
@@ -582,8 +583,9 @@ def cmd_randomize(args) -> int:
             print(be.engine_sql(rp.randomize_statement(session, args.input, args.sensitive, args.p, show=True,
                                                        **opts)))
         start = time.perf_counter()
-        plan = rp._plan(session, args.input, args.sensitive, args.p, **opts)
-        rows = be.write(plan.sql, args.output, overwrite=args.overwrite)
+        with key_scope(be, lasting=False):
+            plan = rp._plan(session, args.input, args.sensitive, args.p, **opts)
+            rows = be.write(plan.sql, args.output, overwrite=args.overwrite)
     _log_suppressed(plan.suppressed_records, plan.suppressed_groups)
     where = f" ({be.name}, {args.spark_master})" if be.name == "spark" else ""
     log(f"rwn-sql randomize{where}: {args.input} -> {args.output}: {rows} rows, sensitive {args.sensitive!r}, "

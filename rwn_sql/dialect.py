@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import RWNError
+from .identifiers import quote_literal
 
 
 class UnsupportedByEngine(RWNError):
@@ -82,8 +83,14 @@ class Dialect:
         return self._lacks("tables named by a string")
 
     def session_variable(self, name_literal_sql: str) -> str:
-        """The value of a session variable (how generated SQL reads the key)."""
+        """The value of a session variable (the key's placeholder in printed SQL)."""
         return self._lacks("session variables")
+
+    def key_read(self, value_sql: str, relation_sql: str, missing_message: str) -> str:
+        """A scalar subquery computing `value_sql` (a function of the key) over the one-row
+        `relation_sql` that holds the key (randomness.KeySQL). By default a missing key (no
+        row) is NULL; an engine that can fails the statement with `missing_message`."""
+        return f"(SELECT {value_sql} FROM {relation_sql})"
 
     def star(self, relation: str, exclude=(), replace=()) -> str:
         """All columns of `relation` but the `exclude` ones (quoted names), with `replace`
@@ -261,6 +268,14 @@ class DuckDBDialect(Dialect):
 
     def session_variable(self, name_literal_sql: str) -> str:
         return f"getvariable({name_literal_sql})"
+
+    def key_read(self, value_sql: str, relation_sql: str, missing_message: str) -> str:
+        # NULL (no such key row, or the macros' function does not know the token) fails the
+        # statement; raising an error would be volatile, which window ORDER BYs refuse, so a cast
+        # fails instead. It casts the scanned value: a constant failing cast would be pulled out
+        # of the coalesce by the optimizer and fail every statement.
+        return (f"(SELECT coalesce(v, CAST(CAST(CASE WHEN v IS NULL THEN {quote_literal(missing_message)} END "
+                f"AS INTEGER) AS VARCHAR)) FROM (SELECT any_value({value_sql}) AS v FROM {relation_sql}))")
 
     def typed_list(self, items_sql, type_sql: str) -> str:
         return f"CAST([{', '.join(items_sql)}] AS {type_sql}[])"

@@ -1000,9 +1000,43 @@ class DuckDBBackend:
     def write(self, sql: str, target: str, overwrite: bool = False) -> int:
         return write_output(self.con, sql, target, overwrite=overwrite)
 
-    def key_sql(self, key: str) -> str:
-        from .randomness import key_variable
-        return key_variable(self.con, key)
+    @property
+    def session(self):
+        return self.con
+
+    def key_sql(self, key: str, scope=None) -> str:
+        """The key stored in a row of the connection's TEMP table __rwn_keys (through a prepared
+        parameter), read by a scan so that no plan shows it (randomness.KeySQL). In a lasting
+        scope (or none) one row per distinct key serves every relation; for a call-only
+        scope a row of its own, removed when the scope ends."""
+        from .randomness import KEY_TABLE, KeySQL, current_scope
+        scope = current_scope(self.con) if scope is None else scope
+        lasting = scope is None or scope.lasting
+        self.con.execute(f"CREATE TEMP TABLE IF NOT EXISTS {KEY_TABLE} (id VARCHAR, k VARCHAR, lasting BOOLEAN)")
+        found = self.con.execute(f"SELECT id FROM {KEY_TABLE} WHERE lasting AND k = ?", [key]).fetchall() \
+            if lasting else []
+        if found:
+            token = found[0][0]
+        else:
+            token = secrets.token_hex(8)
+            self.con.execute(f"INSERT INTO {KEY_TABLE} VALUES (?, ?, ?)", [token, key, lasting]).fetchall()
+            if scope is not None:
+                scope.made.append(token)
+        return KeySQL("k", f"{KEY_TABLE} WHERE id = {quote_literal(token)}")
+
+    def forget_keys(self, tokens=None) -> None:
+        """Remove the stored keys `tokens` (None: every key of the connection, the macros' too).
+        In a transaction that failed, the rows go with its rollback."""
+        from .randomness import KEY_TABLE, MACRO_KEYS
+        try:
+            if tokens is None:
+                self.con.execute(f"DROP TABLE IF EXISTS {KEY_TABLE}").fetchall()
+                MACRO_KEYS.get(self.con, {}).clear()
+            elif tokens:
+                listed = ", ".join(quote_literal(t) for t in tokens)
+                self.con.execute(f"DELETE FROM {KEY_TABLE} WHERE id IN ({listed})").fetchall()
+        except duckdb.TransactionException:
+            pass
 
     has_input_order = True      # without id=, records are numbered by their input position
 

@@ -21,12 +21,14 @@ outputs). MD5 is used because DuckDB and Spark both have it, so the draws are po
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import secrets
 import stat
 import unicodedata
+import weakref
 
 from .dialect import DUCKDB, DuckDBDialect
 from .errors import RWNError
@@ -34,25 +36,71 @@ from .identifiers import quote_literal
 
 TWO_52 = 1 << 52
 KEY_PLACEHOLDER = DUCKDB.session_variable("'rwn_key'")      # shown where the key goes in printed SQL
+KEY_TABLE = "temp.main.__rwn_keys"      # DuckDB: the keys of a connection, one row per stored key
 
 
-def key_variable(con, key: str) -> str:
-    """Store `key` in a fresh session variable of `con` (through a prepared parameter) and
-    return the SQL that reads it, so generated SQL, returned relations and views built from
-    them never hold the key as text. The variable lives as long as the connection, as long
-    as the relations that read it can run."""
-    name = "__rwn_key_" + secrets.token_hex(8)
-    con.execute(f"SET VARIABLE {name} = ?", [key]).fetchall()
-    return key_lookup(DUCKDB.session_variable(quote_literal(name)))
+class KeySQL(str):
+    """SQL reading a key from a scan: the text of a scalar subquery `(SELECT <column> FROM
+    <relation>)`, that knows how to compute a value of the key in that same subquery (derive).
+
+    Why a scan: DuckDB folds constant expressions (getvariable, a deterministic function of
+    literals) at bind time, and its plans (EXPLAIN, EXPLAIN ANALYZE, profiling) then show the
+    key and every subkey md5(key || '|purpose|column') as literals. A value read by a scan is
+    data, never folded; an uncorrelated scalar subquery is still computed once per statement,
+    so `derive` keeps the subkey's MD5 at one per statement, not one per row."""
+
+    def __new__(cls, column_sql: str, relation_sql: str, dialect: DuckDBDialect = DUCKDB):
+        self = super().__new__(cls, dialect.key_read(column_sql, relation_sql, MISSING_KEY))
+        self.column_sql, self.relation_sql, self.dialect = column_sql, relation_sql, dialect
+        return self
+
+    def derive(self, expression) -> str:
+        """SQL of `expression(column_sql)` (a function of the key alone) computed in the scan."""
+        return self.dialect.key_read(expression(self.column_sql), self.relation_sql, MISSING_KEY)
 
 
-def key_lookup(read_sql: str) -> str:
-    """SQL reading a key with `read_sql`, failing if it gives NULL (the key is not known on this
-    connection) rather than hashing NULL. Raising an error would make the expression volatile, which
-    window ORDER BYs refuse; a failing cast is not volatile."""
-    missing = quote_literal("rwn_sql: the key of this statement is not set on this connection; "
-                            "run it on the connection that built it")
-    return f"coalesce({read_sql}, CAST(CAST({missing} AS INTEGER) AS VARCHAR))"
+MISSING_KEY = ("rwn_sql: the key of this statement is not set on this connection; "
+               "run it on the connection that built it")
+
+
+# The macros' keys per DuckDB connection (rwn_sql.install): token -> key, read by rwn_key_of.
+MACRO_KEYS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+# The key scopes active per engine session (a DuckDB connection, a SparkSession), innermost last.
+_SCOPES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+class KeyScope:
+    """Where a call's keys live: `lasting` (the result is a lazy relation that reads the key
+    later) or for the call only; `made` lists the key handles this scope stored."""
+
+    def __init__(self, lasting: bool):
+        self.lasting, self.made = lasting, []
+
+
+def current_scope(session) -> KeyScope | None:
+    stack = _SCOPES.get(session)
+    return stack[-1] if stack else None
+
+
+@contextlib.contextmanager
+def key_scope(be, lasting: bool):
+    """Run a call's work with its keys stored for the call only (lasting=False: removed when
+    the block ends, however it ends: result written, error, KeyboardInterrupt) or for a lazy
+    result (lasting=True: kept, one per distinct key per session, unless the block fails,
+    when the keys it stored are removed). The backend's key_sql stores keys in the innermost
+    scope of its session."""
+    stack = _SCOPES.setdefault(be.session, [])
+    scope = KeyScope(lasting)
+    stack.append(scope)
+    done = False
+    try:
+        yield scope
+        done = True
+    finally:
+        stack.remove(scope)
+        if scope.made and not (lasting and done):
+            be.forget_keys(scope.made)
 
 
 def new_key() -> str:
@@ -141,8 +189,14 @@ def resolve_key(key: str | None, seed: int | None) -> str:
 def hash_sql(key_sql: str, purpose: str, record_sql: str, column: str,
              dialect: DuckDBDialect = DUCKDB) -> str:
     """SQL for the keyed hash of (key, purpose, record, column) as a 128-bit unsigned integer.
-    The subkey is a constant expression, so the engine computes it once."""
-    subkey = dialect.md5_hex(f"{key_sql} || {quote_literal('|' + purpose + '|' + column)}")
+    The subkey depends on the key alone: read from the key's scan (KeySQL.derive), the engine
+    computes it once per statement and no plan shows it; over a per-row key (a replicate's
+    key#r) it is per row anyway."""
+    suffix = quote_literal('|' + purpose + '|' + column)
+    if isinstance(key_sql, KeySQL):
+        subkey = key_sql.derive(lambda key: dialect.md5_hex(f"{key} || {suffix}"))
+    else:
+        subkey = dialect.md5_hex(f"{key_sql} || {suffix}")
     return dialect.md5_uint128(f"{subkey} || {dialect.as_text(record_sql)}")
 
 

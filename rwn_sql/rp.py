@@ -14,7 +14,7 @@ from .backends import backend_for
 from .rp_sql import domain_values
 from .errors import RWNError
 from .identifiers import float_literal, quote_ident, quote_literal
-from .randomness import KEY_PLACEHOLDER, resolve_key
+from .randomness import KEY_PLACEHOLDER, key_scope, resolve_key
 from .udfs import ensure_functions
 
 __all__ = ["randomize", "audit", "estimates", "release", "query", "AuditResult"]
@@ -322,12 +322,13 @@ def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, 
     if be.name != "duckdb" and into is not None:
         raise RWNError(f"on {be.name}, randomize returns a DataFrame: write it with its own writer "
                        f"(the CLI writes Parquet)")
-    plan = _plan(be, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
-                 test=test, nulls=nulls, show=sql, suppress_small=suppress_small, id_column=id)
-    _warn_suppressed(plan)
-    if sql:
-        return be.engine_sql(plan.sql)
-    return engine.deliver(con, plan.sql, into, replace) if be.name == "duckdb" else be.relation(plan.sql)
+    with key_scope(be, lasting=into is None):     # with into=, the key is gone once the table is written
+        plan = _plan(be, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
+                     test=test, nulls=nulls, show=sql, suppress_small=suppress_small, id_column=id)
+        _warn_suppressed(plan)
+        if sql:
+            return be.engine_sql(plan.sql)
+        return engine.deliver(con, plan.sql, into, replace) if be.name == "duckdb" else be.relation(plan.sql)
 
 
 def _warn_suppressed(plan) -> None:
@@ -505,31 +506,32 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
     be = backend_for(con)
     name = table or release_table_name(source)
     staged = None
-    try:
-        if rwn:    # the RWN step runs once, into a relation the randomization reads
-            from . import rwn as rwn_method
-            key, seed = rwn_method.the_key(key, seed), None
-            rwn = dict(dict(k=5, eps=0.0, q=1.0, scale="minmax"), **rwn)
-            spec = rwn_method.spec(rwn["columns"], k=rwn["k"], eps=rwn["eps"], q=rwn["q"], scale=rwn["scale"], id=id)
-            src = rwn_method.check_source(be, source, spec)
-            staged = rwn_method.stage(be, rwn_method.prepare(be, src, spec, "perturb", be.key_sql(key)))
-            source = staged
-        plan = _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed,
-                     enforce=enforce, test=test, nulls=nulls, suppress_small=suppress_small, id_column=id)
-        _warn_suppressed(plan)
-        eps, delta = plan.enforce or (None, None)
-        meta = ReleaseMeta(table_name=randomized_table_name(name), release_name=name, sensitive=sensitive, sensitive_type=plan.src.type_of(sensitive),
-                           public=plan.spec.public, p=float(p), domain=tuple(plan.values),
-                           enforced=plan.enforce is not None, epsilon=eps, delta=delta,
-                           test=test if plan.enforce is not None else None,
-                           method="rwn+uniform_perturbation" if rwn else "uniform_perturbation", rwn=rwn or {},
-                           suppressed_records=plan.suppressed_records)
-        if be.name != "duckdb":
-            return write_release_folder(be, plan.sql, path, meta, overwrite=overwrite, trials=plan.blocks)
-        return write_release(con, plan.sql, path, meta, overwrite=overwrite, trials=plan.blocks)
-    finally:
-        if staged:
-            be.drop(staged)
+    with key_scope(be, lasting=False):     # the key is gone once the release is written
+        try:
+            if rwn:    # the RWN step runs once, into a relation the randomization reads
+                from . import rwn as rwn_method
+                key, seed = rwn_method.the_key(key, seed), None
+                rwn = dict(dict(k=5, eps=0.0, q=1.0, scale="minmax"), **rwn)
+                spec = rwn_method.spec(rwn["columns"], k=rwn["k"], eps=rwn["eps"], q=rwn["q"], scale=rwn["scale"], id=id)
+                src = rwn_method.check_source(be, source, spec)
+                staged = rwn_method.stage(be, rwn_method.prepare(be, src, spec, "perturb", be.key_sql(key)))
+                source = staged
+            plan = _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed,
+                         enforce=enforce, test=test, nulls=nulls, suppress_small=suppress_small, id_column=id)
+            _warn_suppressed(plan)
+            eps, delta = plan.enforce or (None, None)
+            meta = ReleaseMeta(table_name=randomized_table_name(name), release_name=name, sensitive=sensitive, sensitive_type=plan.src.type_of(sensitive),
+                               public=plan.spec.public, p=float(p), domain=tuple(plan.values),
+                               enforced=plan.enforce is not None, epsilon=eps, delta=delta,
+                               test=test if plan.enforce is not None else None,
+                               method="rwn+uniform_perturbation" if rwn else "uniform_perturbation", rwn=rwn or {},
+                               suppressed_records=plan.suppressed_records)
+            if be.name != "duckdb":
+                return write_release_folder(be, plan.sql, path, meta, overwrite=overwrite, trials=plan.blocks)
+            return write_release(con, plan.sql, path, meta, overwrite=overwrite, trials=plan.blocks)
+        finally:
+            if staged:
+                be.drop(staged)
 
 
 def release_table_name(source) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import weakref
 
 from . import engine
 from .dialect import SPARK
@@ -105,6 +106,9 @@ def _quoted(sql: str, start: int) -> tuple[str, int]:
     return "".join(parts) + sql[j:], len(sql)
 
 
+_LASTING_KEYS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()    # session -> {key: view}
+
+
 class SparkBackend:
     """rwn_sql.backends.Backend over a SparkSession. Sources become temporary views; SQL from
     the builders is re-quoted for Spark (_spark_sql) before it runs."""
@@ -142,10 +146,39 @@ class SparkBackend:
         except Exception as exc:
             raise translate(exc) from None
 
-    def key_sql(self, key: str) -> str:
-        view = "__rwn_key_" + secrets.token_hex(8)
-        self.spark.createDataFrame([(key,)], "k string").createOrReplaceTempView(view)
-        return f"(SELECT k FROM {view})"
+    @property
+    def session(self):
+        return self.spark
+
+    def key_sql(self, key: str, scope=None) -> str:
+        """The key in a one-row temp view, read by a scan (randomness.KeySQL: subkeys computed in
+        the scalar subquery, once per statement). In a lasting scope (or none) one view per
+        distinct key per session serves every DataFrame; for a call-only scope a view of its
+        own, dropped when the scope ends."""
+        from .randomness import KeySQL, current_scope
+        scope = current_scope(self.spark) if scope is None else scope
+        lasting = scope is None or scope.lasting
+        views = _LASTING_KEYS.setdefault(self.spark, {})
+        view = views.get(key) if lasting else None
+        if view is None or not self.spark.catalog.tableExists(view):
+            view = "__rwn_key_" + secrets.token_hex(8)
+            self.spark.createDataFrame([(key,)], "k string").createOrReplaceTempView(view)
+            if lasting:
+                views[key] = view
+            if scope is not None:
+                scope.made.append(view)
+        return KeySQL("k", view, self.dialect)
+
+    def forget_keys(self, views=None) -> None:
+        """Drop the key views `views` (None: every key view of the session)."""
+        lasting = _LASTING_KEYS.setdefault(self.spark, {})
+        if views is None:
+            views = set(lasting.values())
+        for key, view in list(lasting.items()):
+            if view in views:
+                del lasting[key]
+        for view in views:
+            self.spark.catalog.dropTempView(view)
 
     def stage(self, sql: str, joins_as_written: bool = False) -> str:
         """Computed now, once, and checkpointed: later reads see these rows, and a plan that

@@ -8,7 +8,7 @@ import duckdb
 from . import engine, rp, rwn, sqlgen
 from .errors import RWNError
 from .identifiers import quote_ident, quote_literal
-from .randomness import key_lookup
+from .randomness import MACRO_KEYS, KeySQL
 from .udfs import BIGINT, BOOLEAN, DOUBLE, VARCHAR, VARCHAR_LIST, register_function, register_tails
 
 
@@ -71,15 +71,17 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     from .dialect import require_duckdb
     require_duckdb(con, "install (the SQL macros)")
     # The macros' generated SQL reads the key through rwn_key_of(token), a function of this
-    # connection, so neither the SQL text run by query() nor its echo in errors or profiles
-    # holds the key. The functions run on a cursor and cannot set the caller's variables.
-    keys: dict[str, str] = {}
-    tokens: dict[str, str] = {}
+    # connection, so neither the SQL text run by query() nor its echo in errors holds the key.
+    # The functions run on a cursor and cannot set the caller's variables or TEMP tables. The
+    # token is read from a VALUES scan: over a literal, DuckDB would fold rwn_key_of and the
+    # subkeys into constants that plans and profiles show (randomness.KeySQL). One token per
+    # distinct key, kept until the connection closes or rwn_sql.forget_keys(con).
+    keys = MACRO_KEYS.setdefault(con, {})
 
     def key_ref(_con, key: str) -> str:
-        token = tokens.setdefault(key, secrets.token_hex(8))
+        token = next((t for t, k in keys.items() if k == key), None) or secrets.token_hex(8)
         keys[token] = key
-        return key_lookup(f"rwn_key_of({quote_literal(token)})")
+        return KeySQL("rwn_key_of(__rwn_token)", f"(VALUES ({quote_literal(token)})) AS __rwn_key(__rwn_token)")
 
     def perturb_sql(source, columns, k, eps, q, scale, strata, categorical, weight, on_missing,
                     drop, key, seed, id_column):

@@ -35,7 +35,7 @@ from .dialect import require_duckdb
 from .errors import RWNError
 from .evaluate import Evaluation, evaluate, evaluate_replicates
 from .identifiers import float_literal, quote_ident
-from .randomness import bits_sql, hash_sql
+from .randomness import KeyScope, bits_sql, hash_sql
 from .spec import MAX_COUNT
 
 # The measures a sweep keeps, each a number from one evaluation (None when not defined).
@@ -298,8 +298,9 @@ def rwn_releases(be, src: engine.Source, columns, eps_values, k: int, q: float, 
     rwn.listed_pairs_budget(be, src, widest, TUNE_BYTES_PER_PAIR, "tune")
     hoods = rwn.stage_neighborhoods(be, src, widest)
     target = quote_ident(into)
+    keys = KeyScope(lasting=False)      # not the session's scope: the caller runs between the yields
     try:
-        key_sql = be.key_sql(key)
+        key_sql = be.key_sql(key, keys)
         data = be.relation(narrowed_hoods_sql(hoods.hood, widest, eps_values, be.dialect)
                            + "\nSELECT setting, size, sqrt(dcr2) AS dcr FROM hoods ORDER BY setting, rid").fetchnumpy()
         setting = np.asarray(data["setting"])
@@ -324,6 +325,7 @@ def rwn_releases(be, src: engine.Source, columns, eps_values, k: int, q: float, 
                         be.drop(narrowed)
             yield i, (f"setting = {i}" if one_statement else "true"), size[setting == i], dcr[setting == i]
     finally:
+        be.forget_keys(keys.made)
         rwn.forget(be, hoods.staged)
 
 

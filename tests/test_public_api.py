@@ -45,6 +45,7 @@ def calls(con, tmp_path):
         "RWNSpec": lambda: rwn_sql.RWNSpec(columns=("age",)),
         "RWNError": lambda: rwn_sql.RWNError("x"),
         "new_key": lambda: len(rwn_sql.new_key()),
+        "forget_keys": lambda: rwn_sql.forget_keys(con),
         "row_counts": lambda: rwn_sql.row_counts(con, "people", "people"),
         "RowCounts": lambda: rwn_sql.RowCounts,
         "report": lambda: rwn_sql.report(path, tmp_path / "report.html", overwrite=True),

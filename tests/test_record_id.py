@@ -4,7 +4,6 @@ order; the id is never released; bad ids are refused."""
 import subprocess
 import sys
 
-import duckdb
 import pytest
 
 import rwn_sql

@@ -301,3 +301,60 @@ def test_release_with_rwn_step_on_spark_equals_duckdb(spark, tmp_path):
     original = con.execute(f"SELECT sex, age, hours_per_week, occupation FROM '{data}'").fetchall()
     assert len(on_spark) == 600
     assert sorted(r[1:3] for r in on_spark) != sorted(r[1:3] for r in original)
+
+
+def test_spark_plans_hold_no_key_and_key_views_do_not_pile_up(spark, tmp_path):
+    """Issue 22 F2 on Spark: no explain mode (simple, extended, codegen, cost, formatted), before
+    or after the DataFrame runs, shows the key or a subkey md5(key|purpose|column) (computed
+    here); the key views do not pile up (one per distinct key for DataFrames, before: one per
+    call), an eager call (perturb into=, release) leaves none of its own, and
+    rwn_sql.forget_keys(spark) removes them all."""
+    import contextlib
+    import hashlib
+    import io
+
+    import duckdb
+
+    import rwn_sql
+    key = "Key-Secret-8f3a9c1d2e4b-spark"
+    purposes = ("rp.randomize", "rp.block", "rp.order", "rwn.perturb", "rwn.order")
+    forms = [key] + [hashlib.md5(f"{key}|{p}|{c}".encode()).hexdigest()
+                     for p in purposes for c in ("", "id", "sex", "race", "occ", "u", "v")]
+    data = tmp_path / "d.parquet"
+    duckdb.connect().execute(
+        "COPY (SELECT i AS id, ['F', 'M'][1 + i % 2] AS sex, ['a', 'b'][1 + i % 2] AS race, "
+        "['x', 'y', 'z'][1 + i % 3] AS occ, CAST((i * 37) % 101 AS DOUBLE) AS u, "
+        f"CAST((i * 53) % 89 AS DOUBLE) AS v FROM range(60) r(i)) TO '{data}' (FORMAT parquet)").fetchall()
+
+    def key_views():
+        return sorted(t.name for t in spark.catalog.listTables() if t.name.startswith("__rwn_key"))
+
+    rwn_sql.forget_keys(spark)
+    frames = {"randomize": rwn_sql.randomize(spark, str(data), "occ", 0.5, public=["sex", "race"], key=key, id="id"),
+              "enforced": rwn_sql.randomize(spark, str(data), "occ", 0.5, public=["sex", "race"], key=key, id="id",
+                                            enforce=(0.5, 0.05)),
+              "perturb": rwn_sql.perturb(spark, str(data), ["u", "v"], k=3, key=key, id="id")}
+    found = []
+    for name, frame in frames.items():
+        for when in ("before", "after"):
+            if when == "after":
+                frame.collect()
+            for mode in ("simple", "extended", "codegen", "cost", "formatted"):
+                text = io.StringIO()
+                with contextlib.redirect_stdout(text):
+                    frame.explain(mode=mode)
+                found += [f"{name} {when} {mode}" for f in forms if f in text.getvalue()]
+    assert not found, f"the key or a subkey shows in {found}"
+    assert len(key_views()) == 1
+    lasting = key_views()
+    rwn_sql.perturb(spark, str(data), ["u", "v"], k=3, key=key, id="id", into=str(tmp_path / "p.parquet"))
+    rwn_sql.release(spark, str(data), str(tmp_path / "rel"), "occ", 0.5, public=["sex", "race", "u", "v"], key=key,
+                    id="id", rwn=dict(columns=["u", "v"], k=3))
+    rwn_sql.perturb(spark, str(data), ["u", "v"], k=3, key="another-key-0123456789", id="id",
+                    into=str(tmp_path / "q.parquet"))
+    assert key_views() == lasting
+    before = sorted(frames["randomize"].collect())
+    rwn_sql.forget_keys(spark)
+    assert key_views() == []
+    # a DataFrame resolved its key view when it was made: it still runs, with the same rows
+    assert sorted(frames["randomize"].collect()) == before

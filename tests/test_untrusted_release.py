@@ -82,8 +82,8 @@ def variants(secret_path: str):
         "sequence": ["CREATE SEQUENCE s1"],
         "type": ["CREATE TYPE mood AS ENUM ('a', 'b')"],
         "index": ["CREATE INDEX ix ON adult_randomized (sex)"],
-        "huge_metadata": [f"INSERT INTO rwn_release_metadata SELECT m.* REPLACE ('x' || i AS table_name, 'x' || i AS "
-                          f"release_name) FROM rwn_release_metadata m, range(200) r(i)"],
+        "huge_metadata": ["INSERT INTO rwn_release_metadata SELECT m.* REPLACE ('x' || i AS table_name, 'x' || i AS "
+                          "release_name) FROM rwn_release_metadata m, range(200) r(i)"],
         "domain_null": ["UPDATE rwn_release_metadata SET domain = list_append(domain, NULL)"],
         "domain_repeat": ["UPDATE rwn_release_metadata SET domain = list_append(domain, 'Sales')"],
         "domain_nul_character": ["UPDATE rwn_release_metadata SET domain = list_append(domain, 'a' || chr(0))"],
