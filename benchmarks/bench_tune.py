@@ -198,10 +198,10 @@ def per_release_sweep(con, columns, reps, eps_values, swaps, groups, seed):
             evs = []
             for r in range(reps if method != "mdav" else 1):
                 if method == "rwn":
-                    rwn_sql.perturb(con, "bodyfat", columns, k=5, eps=value, q=1.0, key=f"{key}#{r}", into="one",
+                    rwn_sql.perturb(con, "bodyfat", columns, k=5, eps=value, q=1.0, key=key.replicate(r), into="one",
                                     replace=True, order="input")
                 elif method == "rank_swap":
-                    rwn_sql.rank_swap(con, "bodyfat", columns, value, key=f"{key}#{r}", into="one", replace=True)
+                    rwn_sql.rank_swap(con, "bodyfat", columns, value, key=key.replicate(r), into="one", replace=True)
                 else:
                     rwn_sql.mdav(con, "bodyfat", columns, value, into="one", replace=True)
                 evs.append(rwn_sql.evaluate(con, "bodyfat", "one", columns, target="BodyFat"))

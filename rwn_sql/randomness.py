@@ -108,30 +108,44 @@ def new_key() -> str:
     return secrets.token_hex(32)
 
 
-def key_from_seed(seed: int) -> str:
+class SeedKey(str):
+    """The key seed=N derives, `seed:N` (or replicate r of it, `seed:N#r`): an experiment key, as
+    weak as the seed. Only key_from_seed (and replicate) make one; text of that form given as a
+    key (key=, a key file, key :=) is refused by check_key, so a guessable key never passes for
+    a secret."""
+
+    def replicate(self, r: int) -> "SeedKey":
+        return SeedKey(f"{self}#{r}")
+
+
+def key_from_seed(seed: int) -> SeedKey:
     """Key for reproducible experiments only: anybody who knows the seed can redo the draws."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise RWNError(f"seed must be an integer, got {seed!r}")
-    return f"seed:{seed}"
+    return SeedKey(f"seed:{seed}")
 
 
 # The key policy, the same for Python, the SQL macros and the CLI (which all reach check_key).
 MIN_KEY_LENGTH = 16
 MAX_KEY_LENGTH = 1024
 MAX_KEY_FILE_BYTES = 4096
-# What seed=N derives (and replicate r of it, key#r): experiment keys, as weak as the seed itself,
-# so accepting them as key= gives nothing away that seed= does not.
+# The form of what seed=N derives (and replicate r of it, key#r): accepted only as a SeedKey.
 SEED_KEY = re.compile(r"seed:-?[0-9]+(#[0-9]+)*")
 
 
 def check_key(key, where: str = "key") -> str:
     """`key` if it is a usable secret: text of MIN_KEY_LENGTH..MAX_KEY_LENGTH characters without
     control characters (NUL, newlines, escapes: a binary file or a paste gone wrong), or a
-    seed-derived experiment key; RWNError naming `where` otherwise."""
+    seed-derived experiment key made by key_from_seed; RWNError naming `where` otherwise."""
     if not isinstance(key, str):
         raise RWNError(f"{where} must be a string, got {type(key).__name__}")
     if SEED_KEY.fullmatch(key):
-        return key
+        if isinstance(key, SeedKey):
+            return key
+        seed = key[len("seed:"):].split("#")[0]
+        raise RWNError(f"{where} {key!r} is the experiment key that seed={seed} derives, which anyone can "
+                       f"guess; for experiments give the seed (seed= / --seed / seed :=), else a secret key "
+                       f"(rwn_sql.new_key())")
     bad = next((i for i, c in enumerate(key) if unicodedata.category(c) == "Cc"), None)
     if bad is not None:
         raise RWNError(f"{where} holds a control character (U+{ord(key[bad]):04X} at position {bad + 1}; NUL, "

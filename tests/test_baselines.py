@@ -213,7 +213,7 @@ def test_replicates_equal_the_releases_of_their_keys(con, bodyfat):
     seeded = rank_swap(con, bodyfat, cols, 12, seed=3, reps=3).fetchall()
     assert seeded == rank_swap(con, bodyfat, cols, 12, seed=3, reps=3).fetchall()
     assert [row[1:] for row in seeded if row[0] == 2] == \
-        rank_swap(con, bodyfat, cols, 12, key=f"{key_from_seed(3)}#2").fetchall()
+        rank_swap(con, bodyfat, cols, 12, key=key_from_seed(3).replicate(2)).fetchall()
     assert rank_swap(con, bodyfat, cols, 30, key=key, reps=1).fetchall() != \
         [(0,) + row for row in rank_swap(con, bodyfat, cols, 30, key=key).fetchall()]      # key#0, not key
 

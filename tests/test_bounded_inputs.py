@@ -153,15 +153,27 @@ def test_sql_macros_follow_the_key_policy(people):
     assert people.execute(f"SELECT count(*) FROM rwn_perturb('people', ['age'], key := '{KEY}')").fetchone()[0] == 60
 
 
-def test_seed_keys_stay_allowed(people):
+def test_seed_keys_stay_allowed_only_as_seeds(people, tmp_path):
     """seed= (and the key it derives, seed:N, with replicate suffixes #r) stays allowed: it is the
-    experiments' key, and key='seed:N' is the same release as seed=N."""
+    experiments' key. The same text given as a key (key=, a key file, key :=) is refused: it passed
+    the 16-character minimum as a 6-character guessable key, and a key file holding `seed:1` was
+    reported as a key from the file rather than as an experiment (issue 22, the attack pass)."""
     by_seed = rwn_sql.perturb(people, "people", ["age", "income"], seed=7).fetchall()
-    by_key = rwn_sql.perturb(people, "people", ["age", "income"], key="seed:7").fetchall()
-    assert by_seed == by_key
-    assert randomness.check_key("seed:7#3") == "seed:7#3"
+    assert by_seed == rwn_sql.perturb(people, "people", ["age", "income"],
+                                      key=randomness.key_from_seed(7)).fetchall()
+    assert randomness.check_key(randomness.key_from_seed(7).replicate(3)) == "seed:7#3"
+    for text in ("seed:7", "seed:7#3", "seed:12345678901234567"):
+        with pytest.raises(RWNError, match="experiment key that seed=.* derives"):
+            rwn_sql.perturb(people, "people", ["age", "income"], key=text)
     with pytest.raises(RWNError, match="at least 16"):
         randomness.check_key("seed:x")
+    rwn_sql.install(people)
+    with pytest.raises(duckdb.Error, match="experiment key that seed=1 derives"):
+        people.execute("SELECT count(*) FROM rwn_perturb('people', ['age'], key := 'seed:1')").fetchall()
+    key_file = tmp_path / "seed.key"
+    key_file.write_text("seed:1\n")
+    with pytest.raises(RWNError, match="experiment key that seed=1 derives"):
+        randomness.read_key_file(key_file)
 
 
 # --- resources ----------------------------------------------------------------------------------
@@ -216,7 +228,9 @@ def test_domain_missing_or_nested_values_refused(people, bad, position):
 
 
 def tables(con):
-    return sorted(con.execute("SELECT database_name, schema_name, table_name FROM duckdb_tables()").fetchall())
+    # TEMP objects aside: the connection's (emptied) key table lives there
+    return sorted(con.execute("SELECT database_name, schema_name, table_name FROM duckdb_tables() "
+                              "WHERE NOT temporary").fetchall())
 
 
 def test_into_qualified_name_writes_there(people, tmp_path):
