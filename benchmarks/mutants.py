@@ -308,6 +308,10 @@ MUTANTS = [
       'KeySQL("rwn_key_of(__rwn_token)", ', 'KeySQL(f"rwn_key_of({quote_literal(token)})", ',
       ("tests/test_key_secrecy.py::test_no_plan_of_a_macro_shows_the_key_or_a_subkey",),
       "the macros' key is a constant: EXPLAIN and profiles show the subkeys"),
+    M("seed-text-accepted-as-key", "rwn_sql/randomness.py",
+      "        if isinstance(key, SeedKey):", "        if True:",
+      ("tests/test_bounded_inputs.py::test_seed_keys_stay_allowed_only_as_seeds",),
+      "a key file holding `seed:1` (6 guessable characters) passes for a secret key"),
 ]
 
 
