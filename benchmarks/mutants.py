@@ -182,8 +182,8 @@ MUTANTS = [
       ("tests/test_perturb.py::test_release_is_written_in_the_keyed_order",),
       "the release order is drawn from the perturbation's hashes (one purpose for two draws)"),
     M("subkey-without-purpose", "rwn_sql/randomness.py",
-      "subkey = dialect.md5_hex(f\"{key_sql} || {quote_literal('|' + purpose + '|' + column)}\")",
-      "subkey = dialect.md5_hex(f\"{key_sql} || {quote_literal('|' + column)}\")",
+      "suffix = quote_literal('|' + purpose + '|' + column)",
+      "suffix = quote_literal('|' + column)",
       ("tests/test_perturb.py::test_donors_match_python_mirror_of_the_definition",),
       "the subkey ignores the purpose: different draws reuse the same randomness"),
     # --- uniform perturbation and its estimates ------------------------------------------------
