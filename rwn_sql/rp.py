@@ -1018,9 +1018,9 @@ def refuse_attached_views(con, release: str) -> None:
                         for w_db, w_schema in wanted):
                     continue
                 if vdb.lower() in foreign:
-                    raise RWNError(f"{release!r} reads {vdb}.{vschema}.{vname}, a view of an attached database "
-                                   f"file: estimates read base tables of a file (a view runs the file's own SQL "
-                                   f"on your connection); give its released table")
+                    raise RWNError(f"{release!r} reads {vname!r}: {vname!r} is a view of the attached database file "
+                                   f"{vdb!r} ({vdb}.{vschema}.{vname}): estimates read only base tables of a file "
+                                   f"(a view runs the file's own SQL on your connection); give its released table")
                 if (vdb, vschema, vname) not in seen and len(seen) < 1000:
                     seen.add((vdb, vschema, vname))
                     pending.append((vsql, True, vdb, vschema))
