@@ -94,7 +94,8 @@ EXIT_CODES = """exit codes:
        after the work has ended leaves the run's own code)
   141  standard output closed early (e.g. | head)"""
 FORMATS = ("INPUT/OUTPUT: .csv, .tsv (tab-separated), .csv.gz/.tsv.gz (gzip), .parquet, or file.duckdb:table;\n"
-           "other extensions are refused. Outputs appear whole or not at all.")
+           "other extensions are refused; an input file.duckdb:table must be a base table (not a view).\n"
+           "Outputs appear whole or not at all.")
 
 
 class _HelpFormatter(argparse.HelpFormatter):

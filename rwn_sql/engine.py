@@ -121,6 +121,26 @@ def attach_read_only(con: duckdb.DuckDBPyConnection, path: str) -> str:
     return attach(con, path, read_only=True)
 
 
+def require_base_table(con: duckdb.DuckDBPyConnection, alias: str, path: str, table: str) -> None:
+    """An input 'file.duckdb:table' must name a base table of the file's main schema: a database
+    file can hold views whose SQL reads local files, and reading a view runs that SQL on the
+    run's connection, which needs file access for its own output. A base table's columns run
+    no SQL of the file (a generated column admits no subquery), and the file's macros are not
+    reached by our unqualified calls (an attached database is not on the search path)."""
+    found = con.execute(
+        "SELECT 'table' FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main' "
+        "AND lower(table_name) = lower(?) UNION ALL "
+        "SELECT 'view' FROM duckdb_views() WHERE database_name = ? AND schema_name = 'main' "
+        "AND lower(view_name) = lower(?) AND NOT internal", [alias, table, alias, table]).fetchall()
+    kinds = {kind for kind, in found}
+    if "view" in kinds:
+        raise RWNError(f"{table!r} in {path!r} is a view, not a table: an input database file is read only "
+                       f"through its base tables (a view runs the file's own SQL); export the view as a "
+                       f"table (CREATE TABLE ... AS SELECT * FROM the view) and give that table")
+    if "table" not in kinds:
+        raise RWNError(f"database file {path!r} has no table {table!r}")
+
+
 def first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else text
 
@@ -138,6 +158,7 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
     db, csv_path = split_db_target(source), None
     if db is not None:
         alias = attach_read_only(con, db[0])
+        require_base_table(con, alias, db[0], db[1])
         sql, label = f"{quote_ident(alias)}.{quote_ident(db[1])}", f"table {db[1]!r} in {db[0]!r}"
     elif file_format(source) is not None and os.path.isfile(source):
         label = f"file {source!r}"

@@ -948,11 +948,91 @@ def _release_name(con, release: str) -> tuple[str | None, str] | None:
     return None if name is None else name.groups()
 
 
+def _attached_files(con) -> set[str]:
+    """The databases `con` reads from files it ATTACHed (lower-case names): any but the current one."""
+    return {name.lower() for name, in con.execute(
+        "SELECT database_name FROM duckdb_databases() WHERE NOT internal AND path IS NOT NULL "
+        "AND database_name <> current_database()").fetchall()}
+
+
+def _references(text: str, is_query: bool):
+    """The catalog names (a list of 1-3 parts) a source reads: the name itself, or every table of
+    a query (sqlglot) but its CTEs. RWNError for a query calling a qualified function (a macro of
+    an attached file) or query() / query_table(), whose strings name objects no parser sees."""
+    import sqlglot
+    from sqlglot import exp
+    try:
+        tree = sqlglot.parse_one(text if is_query else f"SELECT * FROM {text}", read="duckdb")
+    except sqlglot.errors.SqlglotError:
+        raise RWNError(f"cannot check which objects {text!r} reads while database files are attached: "
+                       f"give a table or view name") from None
+    if isinstance(tree, exp.Create):            # a view's stored text: its query
+        tree = tree.expression
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    for node in tree.find_all(exp.Func):
+        name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+        if isinstance(node.parent, exp.Dot) or name in ("query", "query_table"):
+            raise RWNError(f"{text!r} calls {node.sql(dialect='duckdb')!r}: a release query may not call a "
+                           f"qualified function or query() / query_table() while database files are attached")
+    for table in tree.find_all(exp.Table):
+        if not isinstance(table.this, exp.Identifier):
+            continue                               # a table function (read_csv, range): no catalog object
+        parts = [part.name for part in table.parts]
+        if len(parts) == 1 and parts[0].lower() in ctes:
+            continue
+        yield parts
+
+
+def refuse_attached_views(con, release: str) -> None:
+    """Refuse, before any row is read, a release source (a name in any spelling, or SQL text)
+    that reads a view of a database file ATTACHed to `con` (any but its current database), also
+    through views of the caller's own: such a view runs the SQL of a file the caller did not write
+    on the caller's connection, with its file access. Views of the caller's own databases (its
+    current one, temp, in-memory attachments) stay allowed, their bodies checked alike. A name
+    resolves as DuckDB resolves it, over-approximated: a.b is schema a of the current database or
+    database a's main schema; a bare name any schema of the current database, temp, or the search
+    path."""
+    foreign = _attached_files(con)
+    if not foreign:
+        return
+    current_db, current_schema, path = con.execute(
+        "SELECT current_database(), current_schema(), current_setting('search_path')").fetchone()
+    searched = [tuple(p.strip().strip('"').lower().split(".", 1)) for p in (path or "").split(",") if p.strip()]
+    views = con.execute("SELECT database_name, schema_name, view_name, sql FROM duckdb_views() "
+                        "WHERE NOT internal").fetchall()
+    pending, seen = [(release, engine.QUERY_START.match(release) is not None, current_db, current_schema)], set()
+    while pending:
+        text, is_query, db, schema = pending.pop()
+        for parts in _references(text, is_query):
+            parts = [p.lower() for p in parts]
+            if len(parts) == 3:
+                wanted = [(parts[0], parts[1])]
+            elif len(parts) == 2:
+                wanted = [(db.lower(), parts[0]), (parts[0], "main")]
+            else:
+                wanted = [(db.lower(), None), ("temp", None)] + [
+                    (s[0], s[1]) if len(s) == 2 else (db.lower(), s[0]) for s in searched]
+            for vdb, vschema, vname, vsql in views:
+                if vname.lower() != parts[-1] or not any(
+                        vdb.lower() == w_db and (w_schema is None or vschema.lower() == w_schema)
+                        for w_db, w_schema in wanted):
+                    continue
+                if vdb.lower() in foreign:
+                    raise RWNError(f"{release!r} reads {vname!r}: {vname!r} is a view of the attached database file "
+                                   f"{vdb!r} ({vdb}.{vschema}.{vname}): estimates read only base tables of a file "
+                                   f"(a view runs the file's own SQL on your connection); give its released table")
+                if (vdb, vschema, vname) not in seen and len(seen) < 1000:
+                    seen.add((vdb, vschema, vname))
+                    pending.append((vsql, True, vdb, vschema))
+
+
 def check_release_source(con, release: str) -> None:
     """Before estimates read `release`: when it names an object of a release database, that
     database passes release_db's checks and the object is a base table, since the caller's
     connection would run a view's SQL (a release file is untrusted input)."""
     from .release_db import NotARelease, catalog_object, check_catalog, read_metadata
+    if engine.split_db_target(release) is None and not (engine.file_format(release) and os.path.isfile(release)):
+        refuse_attached_views(con, release)
     found = _release_name(con, release)
     if found is None:
         return
