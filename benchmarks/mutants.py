@@ -312,6 +312,18 @@ MUTANTS = [
       "        if isinstance(key, SeedKey):", "        if True:",
       ("tests/test_bounded_inputs.py::test_seed_keys_stay_allowed_only_as_seeds",),
       "a key file holding `seed:1` (6 guessable characters) passes for a secret key"),
+    M("file-input-view-read", "rwn_sql/engine.py",
+      "        require_base_table(con, alias, db[0], db[1])", "        pass",
+      ("tests/test_untrusted_inputs.py", "-k", "cli_refuses_a_view_given_as_file_duckdb_table and audit"),
+      "a file.duckdb:table input that is a view runs it (it may read local files)"),
+    M("estimates-view-three-part-name", "rwn_sql/rp.py",
+      "                if vdb.lower() in foreign:", "                if vdb.lower() in foreign and len(parts) == 1:",
+      ("tests/test_untrusted_inputs.py", "-k", "any_spelling and rel.main.people_randomized"),
+      "estimates over db.schema.view of an attached file run the file's view"),
+    M("estimates-view-two-part-name", "rwn_sql/rp.py",
+      'wanted = [(db.lower(), parts[0]), (parts[0], "main")]', "wanted = [(db.lower(), parts[0])]",
+      ("tests/test_untrusted_inputs.py", "-k", "any_spelling and nometa and estimates"),
+      "estimates over db.view of an attached file with no metadata run the file's view"),
 ]
 
 
