@@ -606,6 +606,25 @@ FOLDER_FIELDS = ("table_name", "sensitive", "sensitive_type", "public", "p", "do
                  "epsilon", "delta", "test", "release_name")
 
 
+def check_folder_metadata_size(meta_path: str) -> None:
+    """check_metadata_size on a release folder's metadata Parquet file, on a connection that may
+    read only that file, limited to METADATA_MEMORY_LIMIT, before pyarrow reads a value of it
+    (a dictionary-encoded Parquet file compresses repeated text as DuckDB does)."""
+    con = duckdb.connect(config={"memory_limit": METADATA_MEMORY_LIMIT, "threads": "1",
+                                 "autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    try:
+        con.execute(f"SET allowed_paths = [{quote_literal(meta_path)}]").fetchall()
+        con.execute("SET enable_external_access = false").fetchall()
+        con.execute("SET lock_configuration = true").fetchall()
+        source = f"read_parquet({quote_literal(meta_path)})"
+        columns = [(r[0], r[1]) for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
+        check_metadata_size(con, source, columns, f"{METADATA_TABLE}.parquet")
+    except duckdb.Error as exc:
+        raise RWNError(f"cannot read {meta_path!r}: {exc}") from None
+    finally:
+        con.close()
+
+
 def read_release_folder(path: str, table: str | None = None) -> tuple[ReleaseMeta, str, str | None]:
     """The metadata of a release folder, and the paths of its table and trials (or None). The
     folder is untrusted input as a release file is: at most MAX_METADATA_ROWS rows, values
@@ -615,6 +634,7 @@ def read_release_folder(path: str, table: str | None = None) -> tuple[ReleaseMet
     meta_path = os.path.join(path, f"{METADATA_TABLE}.parquet")
     if not os.path.isfile(meta_path):
         raise RWNError(f"{path!r} is not a release folder: it has no {METADATA_TABLE}.parquet")
+    check_folder_metadata_size(os.path.realpath(meta_path))
     try:
         parquet = pq.ParquetFile(meta_path)
         if parquet.metadata.num_rows > MAX_METADATA_ROWS:
