@@ -406,3 +406,15 @@ def test_metadata_bomb_in_a_release_folder_is_refused(tmp_path, n, names):
     pq.write_table(pa.Table.from_pylist([record], schema=_metadata_schema()), folder / f"{METADATA_TABLE}.parquet")
     with pytest.raises(RWNError, match=f"{METADATA_TABLE}.parquet.*{names}"):
         read_release_folder(str(folder), "adult")
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_metadata_bomb_is_refused_by_every_reader(bombs, reader, tmp_path, capsys):
+    """The 30-value metadata bomb (values of 256 KiB) is refused by every reader, in process,
+    with the message naming the metadata table and the 4,096-byte cap on a value: the release
+    attached in the caller's connection and the rwn_query macro check the bytes by SQL before
+    fetching too. Catches a reader that fetches metadata values of unbounded size (the unfixed
+    code answered with m = 33)."""
+    refused, texts, message = outputs_of(reader, bombs["wide"], tmp_path, capsys)
+    assert refused, texts[-1][:500]
+    assert "rwn_release_metadata" in message and "4,096 bytes" in message, message[:500]
