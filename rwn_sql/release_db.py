@@ -190,7 +190,8 @@ MAX_METADATA_BYTES = 16 << 20     # all text of the metadata rows together
 MAX_TRIALS_ROWS = 1_000_000       # one row per personal-group size
 METADATA_MEMORY_LIMIT = "64MiB"
 METADATA_LIMITS = (f"at most {MAX_TEXT_BYTES:,} bytes per name or domain value, {MAX_METADATA_BYTES >> 20} MiB of "
-                   f"metadata text and {MAX_TRIALS_ROWS:,} trials rows, read within {METADATA_MEMORY_LIMIT}")
+                   f"metadata text and {MAX_TRIALS_ROWS:,} trials rows, read under a {METADATA_MEMORY_LIMIT} "
+                   f"memory limit")
 FOREIGN_OBJECTS = (               # (what, catalog SQL listing its names in database ?)
     ("macro", "SELECT function_name FROM duckdb_functions() WHERE database_name = ? AND NOT internal"),
     ("sequence", "SELECT sequence_name FROM duckdb_sequences() WHERE database_name = ?"),
@@ -334,7 +335,7 @@ def check_metadata_size(con, source: str, columns, what: str) -> None:
     except duckdb.OutOfMemoryException:
         limit = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
         raise RWNError(f"the release's {what} does not fit the memory limit of {limit} for reading a release's "
-                       f"metadata ({METADATA_LIMITS}): refused") from None
+                       f"metadata (limits: {METADATA_LIMITS}): refused") from None
     if row[0] > MAX_METADATA_ROWS:
         raise RWNError(f"the release's {what} has more than {MAX_METADATA_ROWS} rows (one per released table): "
                        f"refused")
