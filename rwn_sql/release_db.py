@@ -186,7 +186,7 @@ MAX_PUBLIC_COLUMNS = 1_000
 # is fetched; a release file is first read on a connection limited to METADATA_MEMORY_LIMIT,
 # so SQL that must hold a whole crafted list fails there, not in the reader's memory.
 MAX_TEXT_BYTES = 4_096            # each name, type and domain value
-MAX_METADATA_BYTES = 16 << 20     # all text of the metadata rows together
+MAX_METADATA_BYTES = 2 << 20      # all text of the metadata rows together (100,000 values of 20 bytes)
 MAX_TRIALS_ROWS = 1_000_000       # one row per personal-group size
 METADATA_MEMORY_LIMIT = "64MiB"
 METADATA_LIMITS = (f"at most {MAX_TEXT_BYTES:,} bytes per name or domain value, {MAX_METADATA_BYTES >> 20} MiB of "

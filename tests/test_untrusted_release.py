@@ -420,3 +420,31 @@ def test_metadata_bomb_is_refused_by_every_reader(bombs, reader, tmp_path, capsy
     refused, texts, message = outputs_of(reader, bombs["wide"], tmp_path, capsys)
     assert refused, texts[-1][:500]
     assert "rwn_release_metadata" in message and "4,096 bytes" in message, message[:500]
+
+
+def test_metadata_total_text_and_trials_rows_are_bounded(genuine, tmp_path):
+    """Values each under the 4,096-byte cap but 2.4 MB of domain text in all (600 values of
+    4 KB), and a trials table of 1,000,001 rows (integers compress to almost nothing), are
+    refused through rwn_sql.query on the file and on the release attached in the caller's
+    connection, naming the total and the row limit. Catches a cap on each value only (the
+    domain is printed into every rewritten query: 16 MB of it took 530 MB under a 50MB limit)
+    and trials fetched whole by the readers."""
+    query = "SELECT COUNT(*) FROM adult WHERE occupation = 'Sales'"
+    made = {}
+    for name, statement in [
+            ("total", "UPDATE rwn_release_metadata SET domain = list_concat(domain, (SELECT "
+                      "list(repeat(md5(i::varchar), 125) || i) FROM range(600) t(i)))"),
+            ("trials", "INSERT INTO rwn_release_trials SELECT 1000 + i, 1 FROM range(1000001) t(i)")]:
+        made[name] = tmp_path / f"{name}.duckdb"
+        shutil.copy(genuine[1], made[name])
+        with duckdb.connect(str(made[name])) as con:
+            con.execute(statement).fetchall()
+            con.execute("CHECKPOINT").fetchall()
+    for name, message in [("total", r"holds 2,4\d\d,\d\d\d bytes of text \(at most 2,097,152"),
+                          ("trials", "rwn_release_trials' has more than 1,000,000 rows")]:
+        with pytest.raises(RWNError, match=message):
+            rwn_sql.query(duckdb.connect(), query, release=str(made[name]))
+        con = duckdb.connect()
+        con.execute(f"ATTACH '{made[name]}' AS rel (READ_ONLY)").fetchall()
+        with pytest.raises(RWNError, match=message):
+            rwn_sql.query(con, query.replace("FROM adult", "FROM rel.adult"))
