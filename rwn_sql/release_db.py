@@ -619,6 +619,12 @@ def check_folder_metadata_size(meta_path: str) -> None:
         con.execute("SET lock_configuration = true").fetchall()
         source = f"read_parquet({quote_literal(meta_path)})"
         columns = [(r[0], r[1]) for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
+        # Only text and text lists are measured below, so no other column may hold bytes.
+        unmeasured = [f"{n} {k}" for n, k in columns if k != "VARCHAR[]" and
+                      (k == "BLOB" or any(c in k for c in "[(") or k.split()[0] in ("STRUCT", "MAP", "UNION"))]
+        if unmeasured:
+            raise RWNError(f"the release's {METADATA_TABLE}.parquet has the column {unmeasured[0]}, not a "
+                           f"metadata column's type: refused")
         check_metadata_size(con, source, columns, f"{METADATA_TABLE}.parquet")
     except duckdb.Error as exc:
         raise RWNError(f"cannot read {meta_path!r}: {exc}") from None

@@ -448,3 +448,25 @@ def test_metadata_total_text_and_trials_rows_are_bounded(genuine, tmp_path):
         con.execute(f"ATTACH '{made[name]}' AS rel (READ_ONLY)").fetchall()
         with pytest.raises(RWNError, match=message):
             rwn_sql.query(con, query.replace("FROM adult", "FROM rel.adult"))
+
+
+@pytest.mark.parametrize("kind", ["blob", "nested_list", "struct"])
+def test_release_folder_metadata_with_unmeasured_types_is_refused(tmp_path, kind):
+    """A release folder's metadata Parquet file with an extra column of a type whose bytes the
+    size check does not measure (BLOB, a list of lists, a struct of text), holding 4 MB, is
+    refused naming the column before pyarrow reads it. Catches a bomb hidden in a column the
+    text-only measurement skips."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from rwn_sql.release_db import METADATA_TABLE, _metadata_schema, read_release_folder
+    folder = tmp_path / "release"
+    folder.mkdir()
+    big = "ab" * (1 << 20)
+    value, kind_type = {"blob": (big.encode() * 2, pa.binary()),
+                        "nested_list": ([[big], [big]], pa.list_(pa.list_(pa.string()))),
+                        "struct": ({"a": big, "b": big}, pa.struct([("a", pa.string()), ("b", pa.string())]))}[kind]
+    schema = _metadata_schema().append(pa.field("extra", kind_type))
+    pq.write_table(pa.Table.from_pylist([dict(FOLDER_RECORD, extra=value)], schema=schema),
+                   folder / f"{METADATA_TABLE}.parquet")
+    with pytest.raises(RWNError, match=f"{METADATA_TABLE}.parquet has the column extra"):
+        read_release_folder(str(folder), "adult")
