@@ -36,7 +36,7 @@ from .dialect import DUCKDB, SPARK, Dialect
 from .errors import RWNError
 from .identifiers import display_name, float_literal, quote_ident, quote_literal
 from .release_db import (MAX_IN_LIST, MAX_NESTING, MAX_QUERY_CHARS, QUERY_GRAMMAR, QUERY_LIMITS, TRIALS_TABLE,
-                         ReleaseMeta, read_metadata)
+                         METADATA_MEMORY_LIMIT, ReleaseMeta, read_metadata)
 
 __all__ = ["Rewritten", "rewrite", "run_query", "check_predicate", "isolated_connection"]
 
@@ -733,6 +733,32 @@ def lock(iso: duckdb.DuckDBPyConnection) -> None:
     iso.execute("SET lock_configuration = true").fetchall()
 
 
+ISOLATED_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+
+
+def attached(path: str, settings: dict) -> duckdb.DuckDBPyConnection:
+    """A new in-memory connection with `settings` (memory_limit, threads), external access off
+    and the configuration locked, then the release file `path` attached READ_ONLY."""
+    iso = duckdb.connect(config={**ISOLATED_CONFIG, **settings})
+    try:
+        # The file is untrusted input: access is off and locked before it is attached, so
+        # nothing in it reaches another file; only the release itself (and its WAL) may be read.
+        allowed = ", ".join(quote_literal(f) for f in (path, path + ".wal"))
+        iso.execute(f"SET allowed_paths = [{allowed}]").fetchall()
+        lock(iso)
+        try:
+            iso.execute(f"ATTACH {quote_literal(path)} AS {ISOLATED_RELEASE} (READ_ONLY, TYPE duckdb)").fetchall()
+        except duckdb.IOException as exc:
+            if "not a valid DuckDB database" not in str(exc):
+                raise
+            raise RWNError(f"{path!r} is not a DuckDB database file (a release is the file rwn-sql "
+                           "release writes)") from None
+    except BaseException:
+        iso.close()
+        raise
+    return iso
+
+
 def isolated_connection(con: duckdb.DuckDBPyConnection, path: str | None, table: str,
                         schema: str | None) -> tuple[duckdb.DuckDBPyConnection, ReleaseMeta, str]:
     """A new in-memory connection holding only the release, with external access disabled
@@ -743,25 +769,26 @@ def isolated_connection(con: duckdb.DuckDBPyConnection, path: str | None, table:
     runs there: the released table's published columns (and an enforced release's trials
     table) are copied through Arrow by fixed SQL naming them by their quoted names from the
     metadata. That costs memory the size of the release; pass release= for large releases."""
-    iso = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    settings = {}
+    if con is not None:   # the analyst query runs within the caller's memory limit and threads
+        settings = dict(con.execute("SELECT name, value FROM duckdb_settings() "
+                                    "WHERE name IN ('memory_limit', 'threads')").fetchall())
+    iso = None
     try:
         if path is not None:
             path = os.path.realpath(path)      # DuckDB opens the WAL beside the link's target
-            # The file is untrusted input: access is off and locked before it is attached, so
-            # nothing in it reaches another file; only the release itself (and its WAL) may be read.
-            allowed = ", ".join(quote_literal(f) for f in (path, path + ".wal"))
-            iso.execute(f"SET allowed_paths = [{allowed}]").fetchall()
-            lock(iso)
+            # The metadata are read first on a connection of their own, limited to
+            # METADATA_MEMORY_LIMIT: a crafted file's compressed text cannot grow past it.
+            probe = attached(path, {"memory_limit": METADATA_MEMORY_LIMIT, "threads": "1"})
             try:
-                iso.execute(f"ATTACH {quote_literal(path)} AS {ISOLATED_RELEASE} (READ_ONLY, TYPE duckdb)").fetchall()
-            except duckdb.IOException as exc:
-                if "not a valid DuckDB database" not in str(exc):
-                    raise
-                raise RWNError(f"{path!r} is not a DuckDB database file (a release is the file rwn-sql "
-                               "release writes)") from None
+                read_metadata(probe, table, ISOLATED_RELEASE)
+            finally:
+                probe.close()
+            iso = attached(path, settings)
             meta = read_metadata(iso, table, ISOLATED_RELEASE)
             release_sql = f"{ISOLATED_RELEASE}.{quote_ident(meta.table_name)}"
         else:
+            iso = duckdb.connect(config={**ISOLATED_CONFIG, **settings})
             meta = read_metadata(con, table, schema)
             prefix = f"{quote_ident(schema)}." if schema else ""
             columns = ", ".join(quote_ident(c) for c in meta.public + (meta.sensitive,))
@@ -773,10 +800,12 @@ def isolated_connection(con: duckdb.DuckDBPyConnection, path: str | None, table:
             release_sql = quote_ident(meta.table_name)
             lock(iso)
     except duckdb.Error as exc:
-        iso.close()
+        if iso is not None:
+            iso.close()
         raise RWNError(f"cannot open the release: {exc}") from None
     except BaseException:
-        iso.close()
+        if iso is not None:
+            iso.close()
         raise
     return iso, meta, release_sql
 

@@ -187,13 +187,14 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--overwrite", action="store_true", help="replace --output / --groups-output if they exist")
     _add_engine_options(a, "outputs .parquet directories; the same verdicts as on DuckDB")
 
-    from .release_db import QUERY_GRAMMAR, QUERY_LIMITS
+    from .release_db import METADATA_LIMITS, QUERY_GRAMMAR, QUERY_LIMITS
     q = sub.add_parser("query", help="answer a COUNT(*), SUM or AVG query on a release with reconstruction",
                        description="Rewrite a count (or SUM / AVG) query over a release database (made by 'rwn-sql "
                                    "release') into the unbiased reconstruction: per output row the released value, "
                                    "the estimate, its standard error and a 95% interval (AVG: a ratio of estimates, "
                                    "its error by the delta method, approximate). S" + QUERY_GRAMMAR[1:] + "; "
-                                   + QUERY_LIMITS + ".")
+                                   + QUERY_LIMITS + ". The release file is untrusted input; limits on its metadata: " + METADATA_LIMITS
+                                   + "; the query itself runs within --memory-limit.")
     q.add_argument("release", metavar="RELEASE", help="a release database file (.duckdb); with --engine spark a "
                    "release folder")
     q.add_argument("sql", metavar="SQL", help="the query (COUNT(*), SUM(x) or AVG(x))")
@@ -228,7 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     "exact tail, recomputed), and per public column with a one-way view (at most "
                                     "100 values) the estimates by sensitive value with 95% intervals (normal "
                                     "approximation), as tables and plots. It reads the release only, never raw "
-                                    "data; the page loads nothing from the network and runs no script.")
+                                    "data; the page loads nothing from the network and runs no script. The release "
+                                    "file is untrusted input; limits on its metadata: " + METADATA_LIMITS + ".")
     rr.add_argument("release", metavar="RELEASE", help="a release database file (.duckdb)")
     rr.add_argument("-o", "--output", required=True, metavar="REPORT.html", help="the HTML file to write")
     rr.add_argument("--overwrite", action="store_true", help="replace --output if it exists")

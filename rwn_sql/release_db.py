@@ -181,6 +181,17 @@ INTEGER_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALL
 MAX_METADATA_ROWS = 100           # a release has one row per released table (one, as written)
 MAX_DOMAIN_VALUES = 100_000       # published domain values read from a release
 MAX_PUBLIC_COLUMNS = 1_000
+# Bytes, not only counts: DuckDB compresses repeated text, so a 1 MB file can hold a domain of
+# 300 values of 1 MB each. The sizes are computed by SQL (metadata_size_sql) before any value
+# is fetched; a release file is first read on a connection limited to METADATA_MEMORY_LIMIT,
+# so SQL that must hold a whole crafted list fails there, not in the reader's memory.
+MAX_TEXT_BYTES = 4_096            # each name, type and domain value
+MAX_METADATA_BYTES = 2 << 20      # all text of the metadata rows together (100,000 values of 20 bytes)
+MAX_TRIALS_ROWS = 1_000_000       # one row per personal-group size
+METADATA_MEMORY_LIMIT = "64MiB"
+METADATA_LIMITS = (f"at most {MAX_TEXT_BYTES:,} bytes per name or domain value, {MAX_METADATA_BYTES >> 20} MiB of "
+                   f"metadata text and {MAX_TRIALS_ROWS:,} trials rows, read under a {METADATA_MEMORY_LIMIT} "
+                   f"memory limit")
 FOREIGN_OBJECTS = (               # (what, catalog SQL listing its names in database ?)
     ("macro", "SELECT function_name FROM duckdb_functions() WHERE database_name = ? AND NOT internal"),
     ("sequence", "SELECT sequence_name FROM duckdb_sequences() WHERE database_name = ?"),
@@ -296,6 +307,64 @@ def check_released_table(con, where: tuple[str, str], meta: "ReleaseMeta") -> No
                        f"not the published {meta.sensitive_type}: refused")
 
 
+def metadata_size_sql(source: str, columns) -> str:
+    """SQL giving, over at most MAX_METADATA_ROWS + 1 rows of `source`: the row count, then for
+    each (name, type) of `columns` that is text or a text list, its longest value's bytes and
+    its total bytes, then the longest length of each list column."""
+    parts, lists = [], []
+    for name, kind in columns:
+        q = quote_ident(name)
+        if kind == "VARCHAR":
+            parts += [f"max(strlen({q}))", f"sum(strlen({q}))"]
+        elif kind == "VARCHAR[]":
+            lengths = f"list_transform({q}, lambda v: strlen(v))"
+            parts += [f"max(list_max({lengths}))", f"sum(list_sum({lengths}))"]
+            lists.append(f"max(len({q}))")
+    return (f"SELECT count(*), {', '.join(parts + lists)} FROM (SELECT * FROM {source} "
+            f"LIMIT {MAX_METADATA_ROWS + 1})")
+
+
+def check_metadata_size(con, source: str, columns, what: str) -> None:
+    """Refuse metadata whose text exceeds MAX_TEXT_BYTES per value or MAX_METADATA_BYTES in
+    all, or with more than MAX_METADATA_ROWS rows, MAX_DOMAIN_VALUES domain values or
+    MAX_PUBLIC_COLUMNS public (or RWN) columns, computed by SQL before any value is fetched;
+    SQL that does not fit the connection's memory limit is refused naming the limit."""
+    columns = [(n, k) for n, k in columns if k in ("VARCHAR", "VARCHAR[]")]
+    try:
+        row = con.execute(metadata_size_sql(source, columns)).fetchall()[0]
+    except duckdb.OutOfMemoryException:
+        limit = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        raise RWNError(f"the release's {what} does not fit the memory limit of {limit} for reading a release's "
+                       f"metadata (limits: {METADATA_LIMITS}): refused") from None
+    if row[0] > MAX_METADATA_ROWS:
+        raise RWNError(f"the release's {what} has more than {MAX_METADATA_ROWS} rows (one per released table): "
+                       f"refused")
+    sizes = row[1:1 + 2 * len(columns)]
+    for (name, _), longest in zip(columns, sizes[0::2]):
+        if (longest or 0) > MAX_TEXT_BYTES:
+            raise RWNError(f"the release's {what} holds a value of {longest:,} bytes in {name!r} (at most "
+                           f"{MAX_TEXT_BYTES:,} bytes per name or domain value are read): refused")
+    total = sum(t or 0 for t in sizes[1::2])
+    if total > MAX_METADATA_BYTES:
+        raise RWNError(f"the release's {what} holds {total:,} bytes of text (at most {MAX_METADATA_BYTES:,} are "
+                       f"read): refused")
+    lengths = dict(zip([n for n, k in columns if k == "VARCHAR[]"], row[1 + 2 * len(columns):]))
+    if (lengths.get("domain") or 0) > MAX_DOMAIN_VALUES or \
+            max(lengths.get("public") or 0, lengths.get("rwn_columns") or 0) > MAX_PUBLIC_COLUMNS:
+        raise RWNError(f"the release's {what} lists {lengths.get('domain')} domain values and "
+                       f"{lengths.get('public')} public columns (at most {MAX_DOMAIN_VALUES:,} and "
+                       f"{MAX_PUBLIC_COLUMNS:,} are read): refused")
+
+
+def check_trials_size(con, source: str) -> None:
+    """Refuse a trials table of more than MAX_TRIALS_ROWS rows (its integers compress to nothing,
+    and readers fetch all of them)."""
+    n = con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {source} LIMIT {MAX_TRIALS_ROWS + 1})").fetchall()[0][0]
+    if n > MAX_TRIALS_ROWS:
+        raise RWNError(f"the release's trials table {TRIALS_TABLE!r} has more than {MAX_TRIALS_ROWS:,} rows (one "
+                       f"per personal-group size): refused")
+
+
 def read_metadata(con: duckdb.DuckDBPyConnection, table: str | None = None, schema: str | None = None) -> ReleaseMeta:
     """The metadata of `table` (or of the only released table) in a release database, after
     check_catalog and before check_released_table: nothing but base tables of the expected
@@ -303,14 +372,9 @@ def read_metadata(con: duckdb.DuckDBPyConnection, table: str | None = None, sche
     where = check_catalog(con, schema)
     prefix = f"{quote_ident(schema)}." if schema else ""
     md = f"{prefix}{METADATA_TABLE}"
-    size = con.execute(f"SELECT count(*), max(len(\"domain\")), max(len(public)) FROM "
-                       f"(SELECT \"domain\", public FROM {md} LIMIT {MAX_METADATA_ROWS + 1})").fetchall()[0]
-    if size[0] > MAX_METADATA_ROWS:
-        raise RWNError(f"the release's {METADATA_TABLE} has more than {MAX_METADATA_ROWS} rows (one per released "
-                       f"table): refused")
-    if (size[1] or 0) > MAX_DOMAIN_VALUES or (size[2] or 0) > MAX_PUBLIC_COLUMNS:
-        raise RWNError(f"the release's metadata lists {size[1]} domain values and {size[2]} public columns "
-                       f"(at most {MAX_DOMAIN_VALUES:,} and {MAX_PUBLIC_COLUMNS:,} are read): refused")
+    check_metadata_size(con, md, metadata_columns(), f"metadata table {METADATA_TABLE!r}")
+    if catalog_object(con, where, TRIALS_TABLE) is not None:
+        check_trials_size(con, f"{prefix}{TRIALS_TABLE}")
     rows = con.execute(f"SELECT table_name, sensitive, sensitive_type, public, p, domain, method, enforced, "
                        f"epsilon, delta, test, release_name FROM {md}").fetchall()
     if table is not None:
@@ -543,6 +607,31 @@ FOLDER_FIELDS = ("table_name", "sensitive", "sensitive_type", "public", "p", "do
                  "epsilon", "delta", "test", "release_name")
 
 
+def check_folder_metadata_size(meta_path: str) -> None:
+    """check_metadata_size on a release folder's metadata Parquet file, on a connection that may
+    read only that file, limited to METADATA_MEMORY_LIMIT, before pyarrow reads a value of it
+    (a dictionary-encoded Parquet file compresses repeated text as DuckDB does)."""
+    con = duckdb.connect(config={"memory_limit": METADATA_MEMORY_LIMIT, "threads": "1",
+                                 "autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    try:
+        con.execute(f"SET allowed_paths = [{quote_literal(meta_path)}]").fetchall()
+        con.execute("SET enable_external_access = false").fetchall()
+        con.execute("SET lock_configuration = true").fetchall()
+        source = f"read_parquet({quote_literal(meta_path)})"
+        columns = [(r[0], r[1]) for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
+        # Only text and text lists are measured below, so no other column may hold bytes.
+        unmeasured = [f"{n} {k}" for n, k in columns if k != "VARCHAR[]" and
+                      (k == "BLOB" or any(c in k for c in "[(") or k.split()[0] in ("STRUCT", "MAP", "UNION"))]
+        if unmeasured:
+            raise RWNError(f"the release's {METADATA_TABLE}.parquet has the column {unmeasured[0]}, not a "
+                           f"metadata column's type: refused")
+        check_metadata_size(con, source, columns, f"{METADATA_TABLE}.parquet")
+    except duckdb.Error as exc:
+        raise RWNError(f"cannot read {meta_path!r}: {exc}") from None
+    finally:
+        con.close()
+
+
 def read_release_folder(path: str, table: str | None = None) -> tuple[ReleaseMeta, str, str | None]:
     """The metadata of a release folder, and the paths of its table and trials (or None). The
     folder is untrusted input as a release file is: at most MAX_METADATA_ROWS rows, values
@@ -552,6 +641,7 @@ def read_release_folder(path: str, table: str | None = None) -> tuple[ReleaseMet
     meta_path = os.path.join(path, f"{METADATA_TABLE}.parquet")
     if not os.path.isfile(meta_path):
         raise RWNError(f"{path!r} is not a release folder: it has no {METADATA_TABLE}.parquet")
+    check_folder_metadata_size(os.path.realpath(meta_path))
     try:
         parquet = pq.ParquetFile(meta_path)
         if parquet.metadata.num_rows > MAX_METADATA_ROWS:

@@ -277,3 +277,196 @@ def test_crafted_release_folder_is_refused(tmp_path, change, names):
     pq.write_table(pa.Table.from_pylist(records, schema=_metadata_schema()), folder / f"{METADATA_TABLE}.parquet")
     meta, data, trials = read_release_folder(str(folder), "adult")
     assert data == str(folder / "adult_randomized.parquet") and trials is None and meta.domain == JOBS
+
+
+# A release file as a memory bomb (issue 22): DuckDB compresses repeated text, so a small file can
+# hold metadata of hundreds of MB. "wide": 30 domain values of 256 KiB (7.5 MiB of text, over the
+# per-value cap); "huge": 300 of them (75 MiB, more than the metadata connection's memory limit).
+BOMB_SIZES = {"wide": 30, "huge": 300}
+BOMB_RSS = 450 << 20          # bytes: a genuine query's process stays under about 200 MiB
+BOMB_AS = 3 << 30             # address-space cap for the child, so the unfixed code fails, not the machine
+
+
+@pytest.fixture(scope="module")
+def bombs(genuine):
+    d, path = genuine
+    made = {}
+    for name, n in BOMB_SIZES.items():
+        bomb = d / f"bomb_{name}.duckdb"
+        shutil.copy(path, bomb)
+        with duckdb.connect(str(bomb)) as con:
+            con.execute("UPDATE rwn_release_metadata SET domain = list_concat(domain, (SELECT "
+                        f"list(repeat(md5(i::varchar), 8192) || i) FROM range({n}) t(i)))").fetchall()
+            con.execute("CHECKPOINT").fetchall()
+        assert bomb.stat().st_size < 4 << 20
+        made[name] = bomb
+    return made
+
+
+BOMB_CHILD = r"""
+import resource, sys
+import duckdb, rwn_sql
+from rwn_sql.cli import main
+reader, path, out = sys.argv[1:4]
+try:
+    if reader == "python":
+        con = duckdb.connect()
+        con.execute("SET memory_limit = '50MB'")
+        rows = rwn_sql.query(con, "SELECT COUNT(*) FROM adult WHERE occupation = 'Sales'", release=path)[0].fetchall()
+        print("ANSWERED", rows)
+    elif reader == "cli_query":
+        print("EXIT", main(["query", path, "SELECT COUNT(*) FROM adult WHERE occupation = 'Sales'",
+                            "--memory-limit", "50MB", "--threads", "1"]))
+    else:
+        print("EXIT", main(["report", path, "-o", out]))
+except rwn_sql.RWNError as exc:
+    print("REFUSED", str(exc)[:300])
+except BaseException as exc:
+    print("FAILED", type(exc).__name__, str(exc)[:300])
+sys.stdout.flush()
+print("MAXRSS", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+
+def run_bomb_child(reader, path, out):
+    import resource
+    import subprocess
+    import sys
+    import time
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (BOMB_AS, BOMB_AS))
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", BOMB_CHILD, reader, str(path), str(out)], capture_output=True,
+                          text=True, timeout=120, preexec_fn=cap)
+    lines = (done.stdout + done.stderr).splitlines()
+    rss = [int(x.split()[1]) for x in lines if x.startswith("MAXRSS")]
+    return "\n".join(lines), (rss[0] if rss else None), time.monotonic() - start
+
+
+@pytest.mark.parametrize("reader", ["python", "cli_query", "cli_report"])
+def test_metadata_bomb_is_refused_with_bounded_memory(genuine, bombs, reader, tmp_path):
+    """A release whose metadata domain holds 30 or 300 values of 256 KiB (a file under 4 MiB) is
+    refused quickly by rwn_sql.query(release=), rwn-sql query (--memory-limit 50MB) and rwn-sql
+    report, naming the metadata table and the limit, and the reader's peak RSS stays under
+    BOMB_RSS; the same child answers on the genuine release. Catches the bytes of metadata
+    values being unbounded (only their count was): the unfixed code accepted the 30 bomb values
+    as domain values (m = 33) and on 300 grew by gigabytes until the child's address-space cap."""
+    for size in sorted(BOMB_SIZES):
+        out = tmp_path / f"{size}.html"
+        text, rss, took = run_bomb_child(reader, bombs[size], out)
+        assert "REFUSED" in text or "rwn-sql: error:" in text, (size, text[-2000:])
+        assert "EXIT 2" in text or reader == "python", (size, text[-2000:])
+        # the wide bomb fits the 64 MiB metadata connection and meets the per-value cap; the huge
+        # one does not fit it
+        expected = "4,096 bytes" if size == "wide" else "memory limit of 64.0 MiB"
+        assert "rwn_release_metadata" in text and expected in text, (size, text[-2000:])
+        assert "ANSWERED" not in text and not out.exists()
+        assert rss is not None and rss < BOMB_RSS, (size, rss, text[-2000:])
+        assert took < 60
+    out = tmp_path / "genuine.html"
+    text, rss, _ = run_bomb_child(reader, genuine[1], out)
+    assert ("ANSWERED" in text if reader == "python" else "EXIT 0" in text), text[-2000:]
+    assert reader != "cli_report" or out.exists()
+    assert rss is not None and rss < BOMB_RSS
+
+
+def test_released_table_runs_within_the_callers_memory_limit(genuine, tmp_path):
+    """A released table holding one public text cell of 64 MiB (a file of a few KiB) cannot
+    defeat the caller's memory limit: the analyst query runs on the isolated connection under
+    the memory_limit of `con` (here 20MB), so it is refused with an RWNError naming the memory,
+    while the same query under a larger limit answers. Catches an isolated connection that
+    ignores the caller's limit (the unfixed code ran it under DuckDB's default, 80 % of RAM)."""
+    bomb = tmp_path / "cell_bomb.duckdb"
+    shutil.copy(genuine[1], bomb)
+    with duckdb.connect(str(bomb)) as con:
+        con.execute("UPDATE adult_randomized SET race = repeat('x', 64 << 20) WHERE rowid = 0").fetchall()
+        con.execute("CHECKPOINT").fetchall()
+    assert bomb.stat().st_size < 8 << 20
+    query = "SELECT race, COUNT(*) FROM adult GROUP BY race"
+    with duckdb.connect() as con:
+        con.execute("SET memory_limit = '20MB'").fetchall()
+        with pytest.raises(RWNError, match="(?i)memory"):
+            rwn_sql.query(con, query, release=str(bomb))[0].fetchall()
+        con.execute("SET memory_limit = '1GB'").fetchall()
+        rows = rwn_sql.query(con, query, release=str(bomb))[0].fetchall()
+        assert len(rows) == 4
+
+
+@pytest.mark.parametrize("n,names", [(30, "4,096 bytes"), (300, "memory limit of 64")])
+def test_metadata_bomb_in_a_release_folder_is_refused(tmp_path, n, names):
+    """A release folder's metadata Parquet file with 30 / 300 dictionary-encoded domain values
+    of 256 KiB is refused before pyarrow reads it, naming the file and the limit. Catches the
+    folder reader (the Spark engine's releases) materialising the whole row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from rwn_sql.release_db import METADATA_TABLE, _metadata_schema, read_release_folder
+    folder = tmp_path / "release"
+    folder.mkdir()
+    big = [f"{'ab' * (128 << 10)}{i}" for i in range(n)]
+    record = dict(FOLDER_RECORD, domain=list(JOBS) + big)
+    pq.write_table(pa.Table.from_pylist([record], schema=_metadata_schema()), folder / f"{METADATA_TABLE}.parquet")
+    with pytest.raises(RWNError, match=f"{METADATA_TABLE}.parquet.*{names}"):
+        read_release_folder(str(folder), "adult")
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_metadata_bomb_is_refused_by_every_reader(bombs, reader, tmp_path, capsys):
+    """The 30-value metadata bomb (values of 256 KiB) is refused by every reader, in process,
+    with the message naming the metadata table and the 4,096-byte cap on a value: the release
+    attached in the caller's connection and the rwn_query macro check the bytes by SQL before
+    fetching too. Catches a reader that fetches metadata values of unbounded size (the unfixed
+    code answered with m = 33)."""
+    refused, texts, message = outputs_of(reader, bombs["wide"], tmp_path, capsys)
+    assert refused, texts[-1][:500]
+    assert "rwn_release_metadata" in message and "4,096 bytes" in message, message[:500]
+
+
+def test_metadata_total_text_and_trials_rows_are_bounded(genuine, tmp_path):
+    """Values each under the 4,096-byte cap but 2.4 MB of domain text in all (600 values of
+    4 KB), and a trials table of 1,000,001 rows (integers compress to almost nothing), are
+    refused through rwn_sql.query on the file and on the release attached in the caller's
+    connection, naming the total and the row limit. Catches a cap on each value only (the
+    domain is printed into every rewritten query: 16 MB of it took 530 MB under a 50MB limit)
+    and trials fetched whole by the readers."""
+    query = "SELECT COUNT(*) FROM adult WHERE occupation = 'Sales'"
+    made = {}
+    for name, statement in [
+            ("total", "UPDATE rwn_release_metadata SET domain = list_concat(domain, (SELECT "
+                      "list(repeat(md5(i::varchar), 125) || i) FROM range(600) t(i)))"),
+            ("trials", "INSERT INTO rwn_release_trials SELECT 1000 + i, 1 FROM range(1000001) t(i)")]:
+        made[name] = tmp_path / f"{name}.duckdb"
+        shutil.copy(genuine[1], made[name])
+        with duckdb.connect(str(made[name])) as con:
+            con.execute(statement).fetchall()
+            con.execute("CHECKPOINT").fetchall()
+    for name, message in [("total", r"holds 2,4\d\d,\d\d\d bytes of text \(at most 2,097,152"),
+                          ("trials", "rwn_release_trials' has more than 1,000,000 rows")]:
+        with pytest.raises(RWNError, match=message):
+            rwn_sql.query(duckdb.connect(), query, release=str(made[name]))
+        con = duckdb.connect()
+        con.execute(f"ATTACH '{made[name]}' AS rel (READ_ONLY)").fetchall()
+        with pytest.raises(RWNError, match=message):
+            rwn_sql.query(con, query.replace("FROM adult", "FROM rel.adult"))
+
+
+@pytest.mark.parametrize("kind", ["blob", "nested_list", "struct"])
+def test_release_folder_metadata_with_unmeasured_types_is_refused(tmp_path, kind):
+    """A release folder's metadata Parquet file with an extra column of a type whose bytes the
+    size check does not measure (BLOB, a list of lists, a struct of text), holding 4 MB, is
+    refused naming the column before pyarrow reads it. Catches a bomb hidden in a column the
+    text-only measurement skips."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from rwn_sql.release_db import METADATA_TABLE, _metadata_schema, read_release_folder
+    folder = tmp_path / "release"
+    folder.mkdir()
+    big = "ab" * (1 << 20)
+    value, kind_type = {"blob": (big.encode() * 2, pa.binary()),
+                        "nested_list": ([[big], [big]], pa.list_(pa.list_(pa.string()))),
+                        "struct": ({"a": big, "b": big}, pa.struct([("a", pa.string()), ("b", pa.string())]))}[kind]
+    schema = _metadata_schema().append(pa.field("extra", kind_type))
+    pq.write_table(pa.Table.from_pylist([dict(FOLDER_RECORD, extra=value)], schema=schema),
+                   folder / f"{METADATA_TABLE}.parquet")
+    with pytest.raises(RWNError, match=f"{METADATA_TABLE}.parquet has the column extra"):
+        read_release_folder(str(folder), "adult")
