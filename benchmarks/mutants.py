@@ -324,6 +324,19 @@ MUTANTS = [
       'wanted = [(db.lower(), parts[0]), (parts[0], "main")]', "wanted = [(db.lower(), parts[0])]",
       ("tests/test_untrusted_inputs.py", "-k", "any_spelling and nometa and estimates"),
       "estimates over db.view of an attached file with no metadata run the file's view"),
+    M("metadata-value-cap-1000x", "rwn_sql/release_db.py",
+      "MAX_TEXT_BYTES = 4_096 ", "MAX_TEXT_BYTES = 4_096_000 ",
+      ("tests/test_untrusted_release.py", "-k", "metadata_bomb_is_refused_by_every_reader and query_file"),
+      "a release whose metadata holds megabyte domain values is read (a memory bomb)"),
+    M("query-ignores-memory-limit", "rwn_sql/analyst.py",
+      "iso = attached(path, settings)", "iso = attached(path, {})",
+      ("tests/test_untrusted_release.py::test_released_table_runs_within_the_callers_memory_limit",),
+      "the analyst query runs past the caller's memory limit"),
+    M("metadata-probe-unbounded", "rwn_sql/analyst.py",
+      'probe = attached(path, {"memory_limit": METADATA_MEMORY_LIMIT, "threads": "1"})',
+      'probe = attached(path, {"threads": "1"})',
+      ("tests/test_untrusted_release.py", "-k", "metadata_bomb_is_refused_with_bounded_memory and python"),
+      "a release's metadata is read without the 64 MiB limit"),
 ]
 
 
