@@ -272,7 +272,7 @@ MUTANTS = [
       ("tests/test_bounded_inputs.py::test_key_file_must_be_a_small_regular_file",),
       "a key file may be /dev/zero or a FIFO: an endless read"),
     M("release-read-before-lock", "rwn_sql/analyst.py",
-      "            lock(iso)\n            try:", "            pass\n            try:",
+      "        lock(iso)\n        try:\n            iso.execute(f\"ATTACH", "        pass\n        try:\n            iso.execute(f\"ATTACH",
       ("tests/test_untrusted_release.py::test_access_is_off_before_the_file_is_read",),
       "a crafted release file's views read the analyst's local files"),
     M("in-list-limit-off-by-one", "rwn_sql/analyst.py",
