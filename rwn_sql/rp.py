@@ -973,7 +973,7 @@ def _references(text: str, is_query: bool):
         name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
         if isinstance(node.parent, exp.Dot) or name in ("query", "query_table"):
             raise RWNError(f"{text!r} calls {node.sql(dialect='duckdb')!r}: a release query may not call a "
-                           f"qualified function or query() / query_table() while database files are attached")
+                           f"qualified function or the query or query_table function while database files are attached")
     for table in tree.find_all(exp.Table):
         if not isinstance(table.this, exp.Identifier):
             continue                               # a table function (read_csv, range): no catalog object
