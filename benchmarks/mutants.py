@@ -413,15 +413,18 @@ def sanity_check(copy: Path) -> None:
                  "nothing run")
 
 
-def pytest_args(tests) -> list[str]:
-    return [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+def pytest_args(tests, basetemp: Path) -> list[str]:
+    # Each run its own --basetemp: pytest removes old numbered temporary folders, and runs side
+    # by side (--jobs) would otherwise remove each other's, failing a test for no fault of the code.
+    return [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", f"--basetemp={basetemp}", *tests]
 
 
 def run_tests(copy: Path, tests, timeout: float) -> tuple[str, float, str]:
     """('pass' | 'fail' | 'timeout' | 'selection', seconds, last output lines)."""
     started = time.monotonic()
     try:
-        out = subprocess.run(pytest_args(tests), cwd=copy, env=environment(copy), capture_output=True, text=True,
+        out = subprocess.run(pytest_args(tests, copy / ".pytest-tmp"), cwd=copy, env=environment(copy),
+                             capture_output=True, text=True,
                              timeout=timeout)
     except subprocess.TimeoutExpired:
         return "timeout", time.monotonic() - started, ""
