@@ -428,7 +428,9 @@ def run_tests(copy: Path, tests, timeout: float) -> tuple[str, float, str]:
                              timeout=timeout)
     except subprocess.TimeoutExpired:
         return "timeout", time.monotonic() - started, ""
-    tail = "\n".join((out.stdout + out.stderr).strip().splitlines()[-3:])
+    lines = (out.stdout + out.stderr).strip().splitlines()
+    # the failures' own lines (pytest's "E " lines) and its summary: what the baseline shows
+    tail = "\n".join([x for x in lines if x.startswith("E ")][:20] + lines[-3:])
     status = {0: "pass", 4: "selection", 5: "selection"}.get(out.returncode, "fail")
     return status, time.monotonic() - started, tail
 
