@@ -26,12 +26,12 @@ import hashlib
 import os
 import re
 import secrets
+import stat
 import unicodedata
 import weakref
 
 from .dialect import DUCKDB, DuckDBDialect
 from .errors import RWNError
-from .sidefiles import read_bounded
 from .identifiers import quote_literal
 
 TWO_52 = 1 << 52
@@ -164,7 +164,23 @@ def read_key_file(path: str | os.PathLike) -> str:
     FIFO, a device such as /dev/zero or a folder is refused before anything is read, and a
     large file is refused after reading at most the limit."""
     name = str(path)
-    data = read_bounded(path, "key file", MAX_KEY_FILE_BYTES)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise RWNError(f"cannot read key file {name!r}: {exc.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise RWNError(f"key file {name!r} is a directory, not a file")
+        if not stat.S_ISREG(mode):
+            raise RWNError(f"key file {name!r} is not a regular file (a device, FIFO or socket); give a file")
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(MAX_KEY_FILE_BYTES + 1)
+    if len(data) > MAX_KEY_FILE_BYTES:
+        raise RWNError(f"key file {name!r} is larger than {MAX_KEY_FILE_BYTES} bytes, the limit for a key file")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

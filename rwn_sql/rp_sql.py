@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from dataclasses import dataclass
 
 from .dialect import DUCKDB, DuckDBDialect
 from .errors import RWNError
-from .sidefiles import read_bounded
 from .identifiers import float_literal, quote_ident, quote_literal
 from .randomness import TWO_52, bits_sql, hash_sql, order_key_sql
 from .sqlgen import _render
@@ -59,7 +59,24 @@ def read_domain_file(path) -> list[str]:
     line reading NULL (the sensitive attribute has no NULL value to list) are refused, naming
     the line."""
     name = str(path)
-    data = read_bounded(path, "domain file", MAX_DOMAIN_FILE_BYTES, ' (4 MiB)')
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise RWNError(f"cannot read domain file {name!r}: {exc.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise RWNError(f"domain file {name!r} is a directory, not a file")
+        if not stat.S_ISREG(mode):
+            raise RWNError(f"domain file {name!r} is not a regular file (a device, FIFO or socket); give a file")
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(MAX_DOMAIN_FILE_BYTES + 1)
+    if len(data) > MAX_DOMAIN_FILE_BYTES:
+        raise RWNError(f"domain file {name!r} is larger than {MAX_DOMAIN_FILE_BYTES} bytes (4 MiB), the limit "
+                       f"for a domain file")
     if b"\0" in data:
         line = data[:data.index(b"\0")].count(b"\n") + 1
         raise RWNError(f"domain file {name!r} holds a NUL byte on line {line} (a binary file?); give one value "
