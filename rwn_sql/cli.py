@@ -833,6 +833,7 @@ COMMANDS = {"perturb": cmd_perturb, "neighborhoods": cmd_neighborhoods, "randomi
             "tune": cmd_tune, "rank-swap": cmd_baseline, "mdav": cmd_baseline}
 SIGNAL_MESSAGES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 ABORT_WAIT = 1.2      # seconds a cancelled DuckDB statement gets to return before the process leaves
+WRAP_UP_WAIT = 5.0    # seconds a run that has published gets to close up on its own after a signal
 SIGNAL_POLL = 0.05    # seconds between the main thread's looks at the signals received
 
 
@@ -884,7 +885,9 @@ def _silence_stdout() -> None:
 
 def _abort(signum: int, finished: threading.Event, outcome: dict) -> None:
     """Leave within ~1.5 s of a signal: cancel DuckDB, remove this run's temporary files and
-    exit; unless the work ends on its own within that wait, whose exit code then stands. os._exit does not wait for a DuckDB thread that ignores the cancel (it can hang in
+    exit; unless the work ends on its own within that wait, whose exit code then stands. A run
+    that has published its output is not cancelled: it gets WRAP_UP_WAIT to close up and keep
+    its exit code, so that its output is never left behind an exit of 130 or 143. os._exit does not wait for a DuckDB thread that ignores the cancel (it can hang in
     a recursive CTE); the writes it was making were never committed or published. The wait is
     on an event the worker sets, not Thread.join: a join that the signal interrupted marks the
     thread as stopped, and later joins return at once, before an output being published is
@@ -893,12 +896,18 @@ def _abort(signum: int, finished: threading.Event, outcome: dict) -> None:
         signal.signal(s, signal.SIG_IGN)
     engine.cancel()           # done by the handler already; again in case it came before it
     if not finished.is_set():
-        for con in list(_connections):
-            try:
-                con.interrupt()
-            except Exception:     # a closed connection: nothing to cancel
-                pass
-        finished.wait(ABORT_WAIT)
+        if engine.published:
+            # An output is out: what the work has left is closing up (a detach, dropping its
+            # keys, or tune's report, whose publish the cancel refuses). Interrupting that would
+            # end the run with 130 and its output in place; it gets time to end on its own.
+            finished.wait(WRAP_UP_WAIT)
+        else:
+            for con in list(_connections):
+                try:
+                    con.interrupt()
+                except Exception:     # a closed connection: nothing to cancel
+                    pass
+            finished.wait(ABORT_WAIT)
     if finished.is_set() and "code" in outcome:
         # The work ended on its own: nothing is published after engine.cancel(), so every output
         # it lists was complete before the signal, and the run keeps its own exit code. An output

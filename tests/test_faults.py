@@ -378,6 +378,49 @@ def test_a_signal_between_statements_stops_the_publish(tmp_path, target):
         os.remove(err)
 
 
+@pytest.mark.parametrize("target", ["out.csv", "have.duckdb:t"])
+def test_a_signal_after_the_publish_lets_the_run_close_up(tmp_path, target):
+    """A signal that comes once the output is out, while the run closes up (drops its staged
+    tables and keys, detaches a database: DuckDB statements, simulated by one that takes a
+    while), must leave the run to end on its own: exit 0, the output whole, the last line saying
+    it came after the run had finished. The code before interrupted that closing statement and
+    exited 130 with the output in place, breaking the rule that an output exists after a signal
+    only when the run exits 0."""
+    if target.startswith("have"):
+        duckdb.connect(str(tmp_path / "have.duckdb")).execute("CREATE TABLE other AS SELECT 1 AS x").fetchall()
+    code = ("import sys\n"
+            "from rwn_sql import cli, engine\n"
+            "real_write = engine.write_output\n"
+            "def write_output(con, *args, **kwargs):\n"
+            "    rows = real_write(con, *args, **kwargs)\n"
+            "    print('published', file=sys.stderr, flush=True)\n"
+            "    con.execute('SELECT sum(i) FROM range(300000000) t(i)').fetchall()\n"
+            "    return rows\n"
+            "engine.write_output = write_output\n"
+            f"sys.exit(cli.main(['perturb', {str(BODYFAT)!r}, {target!r}, '--columns', 'Age', '--seed', '1']))\n")
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        err = tmp_path / "stderr.txt"
+        with open(err, "w") as fh:
+            proc = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stderr=fh, stdout=subprocess.DEVNULL)
+            end = time.monotonic() + 30
+            while "published" not in err.read_text() and proc.poll() is None and time.monotonic() < end:
+                time.sleep(0.005)
+            proc.send_signal(sig)
+            rc = proc.wait(timeout=15)
+        text = err.read_text()
+        word = "interrupted" if sig == signal.SIGINT else "terminated"
+        assert rc == 0, text
+        assert text.strip().splitlines()[-1] == f"rwn-sql: {word} after the run had finished; written whole: {target}"
+        if target.startswith("have"):
+            assert _table_rows(tmp_path / "have.duckdb") == 241
+            duckdb.connect(str(tmp_path / "have.duckdb")).execute("DROP TABLE t").fetchall()
+        else:
+            assert len((tmp_path / target).read_text().splitlines()) == 242
+            os.remove(tmp_path / target)
+        assert leftovers(tmp_path) == []
+        os.remove(err)
+
+
 def _small_tmpfs(path, options) -> bool:
     """Mount a tmpfs at `path` when permitted (root in a container that allows it)."""
     if os.geteuid() != 0 or not shutil.which("mount"):
