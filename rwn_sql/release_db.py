@@ -324,6 +324,36 @@ def metadata_size_sql(source: str, columns) -> str:
             f"LIMIT {MAX_METADATA_ROWS + 1})")
 
 
+def stored_text_size_sql(table: str) -> str:
+    """SQL giving, for each text column of the DuckDB table `table` (text list columns by their
+    values), its longest value's bytes and its total bytes, from the segment statistics DuckDB
+    keeps in the file: no value is read or decompressed."""
+    return (f"SELECT column_name, max(stats.max_string_length::BIGINT), sum(stats.total_string_length::BIGINT) "
+            f"FROM pragma_storage_info({quote_literal(table)}) WHERE segment_type = 'VARCHAR' "
+            f"GROUP BY column_name ORDER BY column_name")
+
+
+def _refuse_text_bytes(what: str, name: str, longest, total) -> None:
+    if (longest or 0) > MAX_TEXT_BYTES:
+        raise RWNError(f"the release's {what} holds a value of {longest:,} bytes in {name!r} (at most "
+                       f"{MAX_TEXT_BYTES:,} bytes per name or domain value are read): refused")
+    if (total or 0) > MAX_METADATA_BYTES:
+        raise RWNError(f"the release's {what} holds {total:,} bytes of text (at most {MAX_METADATA_BYTES:,} are "
+                       f"read): refused")
+
+
+def check_stored_text_size(con, table: str, what: str) -> None:
+    """check_metadata_size's byte limits on the statistics of a DuckDB table's stored segments,
+    before any scan: a scan decompresses the values, partly outside DuckDB's memory limit (25 MiB
+    of compressed metadata text peaked 83 MiB over the scan's start under a 64 MiB limit), reading
+    the statistics does not. A crafted file's statistics can lie, so the limited scan of
+    check_metadata_size follows as the net."""
+    rows = con.execute(stored_text_size_sql(table)).fetchall()
+    for name, longest, _ in rows:
+        _refuse_text_bytes(what, name, longest, 0)
+    _refuse_text_bytes(what, "", 0, sum(total or 0 for _, _, total in rows))
+
+
 def check_metadata_size(con, source: str, columns, what: str) -> None:
     """Refuse metadata whose text exceeds MAX_TEXT_BYTES per value or MAX_METADATA_BYTES in
     all, or with more than MAX_METADATA_ROWS rows, MAX_DOMAIN_VALUES domain values or
@@ -341,13 +371,8 @@ def check_metadata_size(con, source: str, columns, what: str) -> None:
                        f"refused")
     sizes = row[1:1 + 2 * len(columns)]
     for (name, _), longest in zip(columns, sizes[0::2]):
-        if (longest or 0) > MAX_TEXT_BYTES:
-            raise RWNError(f"the release's {what} holds a value of {longest:,} bytes in {name!r} (at most "
-                           f"{MAX_TEXT_BYTES:,} bytes per name or domain value are read): refused")
-    total = sum(t or 0 for t in sizes[1::2])
-    if total > MAX_METADATA_BYTES:
-        raise RWNError(f"the release's {what} holds {total:,} bytes of text (at most {MAX_METADATA_BYTES:,} are "
-                       f"read): refused")
+        _refuse_text_bytes(what, name, longest, 0)
+    _refuse_text_bytes(what, "", 0, sum(t or 0 for t in sizes[1::2]))
     lengths = dict(zip([n for n, k in columns if k == "VARCHAR[]"], row[1 + 2 * len(columns):]))
     if (lengths.get("domain") or 0) > MAX_DOMAIN_VALUES or \
             max(lengths.get("public") or 0, lengths.get("rwn_columns") or 0) > MAX_PUBLIC_COLUMNS:
@@ -372,6 +397,7 @@ def read_metadata(con: duckdb.DuckDBPyConnection, table: str | None = None, sche
     where = check_catalog(con, schema)
     prefix = f"{quote_ident(schema)}." if schema else ""
     md = f"{prefix}{METADATA_TABLE}"
+    check_stored_text_size(con, md, f"metadata table {METADATA_TABLE!r}")
     check_metadata_size(con, md, metadata_columns(), f"metadata table {METADATA_TABLE!r}")
     if catalog_object(con, where, TRIALS_TABLE) is not None:
         check_trials_size(con, f"{prefix}{TRIALS_TABLE}")

@@ -281,12 +281,14 @@ def test_crafted_release_folder_is_refused(tmp_path, change, names):
 
 # A release file as a memory bomb (issue 22): DuckDB compresses repeated text, so a small file can
 # hold metadata of hundreds of MB. "wide": 30 domain values of 256 KiB (7.5 MiB of text, over the
-# per-value cap); "huge": 300 of them (75 MiB, more than the metadata connection's memory limit).
-BOMB_SIZES = {"wide": 30, "huge": 300}
-# bytes: bounded, not within the 64 MiB limit: the refused read of the huge row peaked at 120-200 MiB
-# in a development venv and at 480-860 MiB in a fresh install (allocations outside DuckDB's buffer
-# manager before the limit refuses it); the unbounded read grew to the address-space cap
-BOMB_RSS = 3 << 29
+# per-value cap); "near": 100 of them (25 MiB, the most the 64 MiB metadata connection scans to the
+# end, its highest peak); "huge": 300 of them (75 MiB, more than that connection's memory limit).
+BOMB_SIZES = {"wide": 30, "near": 100, "huge": 300}
+# Refusing a bomb is read from the segment statistics (release_db.check_stored_text_size), so it
+# takes no more than opening a genuine release (open_peak; measured: 2-13 MiB less), and the
+# margin covers the spread of one process's peak between runs (open_peak varied by 2-3 MiB).
+# Scanning the values instead peaked 15 (wide) and 51 (near) MiB over open_peak.
+BOMB_MARGIN = 16 << 20
 BOMB_AS = 3 << 30             # address-space cap for the child, so the unfixed code fails, not the machine
 
 
@@ -306,13 +308,25 @@ def bombs(genuine):
     return made
 
 
+# The peak is the child's VmHWM, not getrusage's ru_maxrss: Linux carries the parent's resident
+# set into the child's ru_maxrss across fork and exec, so under a large pytest process ru_maxrss
+# gave the parent's 480-860 MiB for a child that peaked at 150.
 BOMB_CHILD = r"""
-import resource, sys
+import sys
 import duckdb, rwn_sql
+from rwn_sql import analyst
 from rwn_sql.cli import main
 reader, path, out = sys.argv[1:4]
 try:
-    if reader == "python":
+    if reader == "open":     # the baseline: parse a query and open a release as the readers do
+        con = duckdb.connect()
+        con.execute("SET memory_limit = '50MB'")
+        rwn_sql.query          # loads what the readers load (the package's names load on first use)
+        analyst.source(analyst.parse("SELECT COUNT(*) FROM adult WHERE occupation = 'Sales'"))
+        iso, meta, _ = analyst.isolated_connection(con, path, "adult", None)
+        iso.close()
+        print("OPENED", meta.m)
+    elif reader == "python":
         con = duckdb.connect()
         con.execute("SET memory_limit = '50MB'")
         rows = rwn_sql.query(con, "SELECT COUNT(*) FROM adult WHERE occupation = 'Sales'", release=path)[0].fetchall()
@@ -327,7 +341,7 @@ except rwn_sql.RWNError as exc:
 except BaseException as exc:
     print("FAILED", type(exc).__name__, str(exc)[:300])
 sys.stdout.flush()
-print("MAXRSS", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+print("PEAK", [int(x.split()[1]) * 1024 for x in open("/proc/self/status") if x.startswith("VmHWM:")][0])
 """
 
 
@@ -343,35 +357,56 @@ def run_bomb_child(reader, path, out):
     done = subprocess.run([sys.executable, "-c", BOMB_CHILD, reader, str(path), str(out)], capture_output=True,
                           text=True, timeout=120, preexec_fn=cap)
     lines = (done.stdout + done.stderr).splitlines()
-    rss = [int(x.split()[1]) for x in lines if x.startswith("MAXRSS")]
+    rss = [int(x.split()[1]) for x in lines if x.startswith("PEAK")]
     return "\n".join(lines), (rss[0] if rss else None), time.monotonic() - start
 
 
+@pytest.fixture(scope="module")
+def open_peak(genuine, tmp_path_factory):
+    """Peak RSS of a process that loads rwn_sql.query and the CLI, parses a query and opens the
+    genuine release as the readers do (the metadata connection, then the isolated one), bytes."""
+    text, rss, _ = run_bomb_child("open", genuine[1], tmp_path_factory.mktemp("open") / "x")
+    assert "OPENED 3" in text and rss is not None, text[-2000:]
+    return rss
+
+
 @pytest.mark.parametrize("reader", ["python", "cli_query", "cli_report"])
-def test_metadata_bomb_is_refused_with_bounded_memory(genuine, bombs, reader, tmp_path):
-    """A release whose metadata domain holds 30 or 300 values of 256 KiB (a file under 4 MiB) is
-    refused quickly by rwn_sql.query(release=), rwn-sql query (--memory-limit 50MB) and rwn-sql
-    report, naming the metadata table and the limit, and the reader's peak RSS stays under
-    BOMB_RSS; the same child answers on the genuine release. Catches the bytes of metadata
-    values being unbounded (only their count was): the unfixed code accepted the 30 bomb values
-    as domain values (m = 33) and on 300 grew by gigabytes until the child's address-space cap."""
-    for size in sorted(BOMB_SIZES):
+def test_metadata_bomb_is_refused_with_bounded_memory(genuine, bombs, open_peak, reader, tmp_path):
+    """A release whose metadata domain holds 30, 100 or 300 values of 256 KiB (a file under 4 MiB)
+    is refused quickly by rwn_sql.query(release=), rwn-sql query (--memory-limit 50MB) and rwn-sql
+    report, naming the metadata table and the per-value cap, and the reader's peak RSS stays
+    within what opening a genuine release takes plus BOMB_MARGIN; the same child answers on the
+    genuine release. Catches the bytes of metadata values being unbounded (the unfixed code
+    accepted the 30 bomb values as domain values, m = 33, and on 300 grew by gigabytes until the
+    child's address-space cap) and metadata values read before their statistics are checked
+    (the near bomb then peaks 51 MiB over open_peak, the wide one 15)."""
+    bound = open_peak + BOMB_MARGIN
+    for size in BOMB_SIZES:
         out = tmp_path / f"{size}.html"
         text, rss, took = run_bomb_child(reader, bombs[size], out)
+        assert rss is not None and rss < bound, (size, rss >> 20, open_peak >> 20, text[-2000:])
         assert "REFUSED" in text or "rwn-sql: error:" in text, (size, text[-2000:])
         assert "EXIT 2" in text or reader == "python", (size, text[-2000:])
-        # the wide bomb fits the 64 MiB metadata connection and meets the per-value cap; the huge
-        # one does not fit it
-        expected = "4,096 bytes" if size == "wide" else "memory limit of 64.0 MiB"
-        assert "rwn_release_metadata" in text and expected in text, (size, text[-2000:])
+        assert "rwn_release_metadata" in text and "4,096 bytes" in text, (size, text[-2000:])
         assert "ANSWERED" not in text and not out.exists()
-        assert rss is not None and rss < BOMB_RSS, (size, rss, text[-2000:])
         assert took < 60
     out = tmp_path / "genuine.html"
     text, rss, _ = run_bomb_child(reader, genuine[1], out)
     assert ("ANSWERED" in text if reader == "python" else "EXIT 0" in text), text[-2000:]
     assert reader != "cli_report" or out.exists()
-    assert rss is not None and rss < BOMB_RSS
+
+
+def test_metadata_scan_is_limited_when_statistics_lie(bombs, monkeypatch):
+    """A crafted file can carry segment statistics that understate its text, so the scan that
+    measures the values is the net: with the statistics check made to pass, the huge bomb (75
+    MiB of text) is still refused by rwn_sql.query(release=), naming the 64 MiB metadata limit.
+    Catches the metadata connection without that limit (the scan then reads the whole row and
+    the refusal comes later, from the values, after the reader has held them)."""
+    from rwn_sql import release_db
+    monkeypatch.setattr(release_db, "check_stored_text_size", lambda con, table, what: None)
+    with pytest.raises(RWNError, match=r"rwn_release_metadata.*memory limit of 64\.0 MiB"):
+        rwn_sql.query(duckdb.connect(), "SELECT COUNT(*) FROM adult WHERE occupation = 'Sales'",
+                      release=str(bombs["huge"]))
 
 
 def test_released_table_runs_within_the_callers_memory_limit(genuine, tmp_path):
