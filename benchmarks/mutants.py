@@ -335,8 +335,16 @@ MUTANTS = [
     M("metadata-probe-unbounded", "rwn_sql/analyst.py",
       'probe = attached(path, {"memory_limit": METADATA_MEMORY_LIMIT, "threads": "1"})',
       'probe = attached(path, {"threads": "1"})',
-      ("tests/test_untrusted_release.py", "-k", "metadata_bomb_is_refused_with_bounded_memory and python"),
+      ("tests/test_untrusted_release.py::test_metadata_scan_is_limited_when_statistics_lie",),
       "a release's metadata is read without the 64 MiB limit"),
+    M("metadata-statistics-unchecked", "rwn_sql/release_db.py",
+      '    check_stored_text_size(con, md, f"metadata table {METADATA_TABLE!r}")\n', "",
+      ("tests/test_untrusted_release.py", "-k", "metadata_bomb_is_refused_with_bounded_memory and python"),
+      "a metadata bomb's values are scanned (decompressed past the 64 MiB limit) before its statistics refuse it"),
+    M("metadata-statistics-skip-list-values", "rwn_sql/release_db.py",
+      "WHERE segment_type = 'VARCHAR' ", "WHERE segment_type = 'VARCHAR[]' ",
+      ("tests/test_untrusted_release.py", "-k", "metadata_bomb_is_refused_with_bounded_memory and python"),
+      "the statistics check misses the domain list's values, so a bomb's values are scanned"),
 ]
 
 
