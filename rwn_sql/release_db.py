@@ -344,9 +344,9 @@ def _refuse_text_bytes(what: str, name: str, longest, total) -> None:
 
 def check_stored_text_size(con, table: str, what: str) -> None:
     """check_metadata_size's byte limits on the statistics of a DuckDB table's stored segments,
-    before any scan: a scan decompresses the values, partly outside DuckDB's memory limit (25 MiB
-    of compressed metadata text peaked 83 MiB over the scan's start under a 64 MiB limit), reading
-    the statistics does not. A crafted file's statistics can lie, so the limited scan of
+    before any scan: a scan decompresses the values and takes up to the memory limit and a little
+    more (30 MiB of compressed metadata text: 66 MiB over the scan's start under a 64 MiB limit),
+    reading the statistics takes a few MiB. A crafted file's statistics can lie, so the limited scan of
     check_metadata_size follows as the net (and alone measures anything but a base table, which
     has no statistics; check_catalog refuses those first)."""
     try:
