@@ -818,7 +818,8 @@ def cmd_baseline(args) -> int:
                                             reps=args.reps)
     else:
         sql = baselines.mdav_statement(con, source, args.columns, args.k, scale=args.scale)
-    rows = engine.write_output(con, sql, args.output, overwrite=args.overwrite)
+    # both baselines write in input order (replicates too, each in input order)
+    rows = engine.write_output(con, sql, args.output, overwrite=args.overwrite, row_order="input")
     log(f"rwn-sql {args.command}: {args.input} -> {args.output}: {rows} rows in {time.perf_counter() - start:.2f} s")
     return 0
 
