@@ -338,9 +338,9 @@ def _pair_by_key(con, src_o: Source, src_r: Source, columns, categorical, the_ke
                        f"{len(rows)} of them with a value in every one of columns (the records on_missing='drop' "
                        f"keeps): it is not a release of the original by perturb on these columns; pair it by an id "
                        f"column (id= / --id)")
-    keep_o = np.fromiter((r[0] for r in rows), np.int64, len(rows)) - 1
-    by_original = np.argsort(keep_o, kind="stable")
-    return keep_o[by_original], by_original
+    keep_o = np.fromiter((r[0] for r in rows), np.int64, len(rows)) - 1      # by released row
+    released_rows = np.argsort(keep_o, kind="stable")                        # by original row
+    return keep_o[released_rows], released_rows
 
 
 def evaluate_replicates(con: duckdb.DuckDBPyConnection, original, released, reps: int, columns,
