@@ -262,8 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
                               "left out and counted")
     pairing.add_argument("--seed", type=int, default=None, help="as --key-file, for a release made with --seed")
     pairing.add_argument("--input-order", action="store_true",
-                         help="RELEASED is in input order (written with --keep-order) but records no order (a "
-                              "CSV file): pair by position")
+                         help="RELEASED was written with --keep-order to a file that records no order (CSV): "
+                              "pair by position (never for a keyed release: that understates the risk)")
     e.add_argument("--json", default=None, metavar="FILE", help="also write every measure to a JSON file")
     e.add_argument("--overwrite", action="store_true", help="replace --json if it exists")
     t = sub.add_parser("tune", help="sweep eps (and baselines) and write a CSV and an HTML report",
