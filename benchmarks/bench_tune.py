@@ -120,7 +120,8 @@ def bench_evaluate(con, old, rng) -> None:
           f"threads, which a busy machine inflates less than the wall time)")
     for name, o, r, columns, categorical, target in evaluate_workloads(con, old, rng):
         cpu = time.process_time()
-        new, t_new = timed(lambda: rwn_sql.evaluate(con, o, r, columns, target=target, categorical=categorical))
+        new, t_new = timed(lambda: rwn_sql.evaluate(con, o, r, columns, target=target, categorical=categorical,
+                                                    order="input"))
         line = f"  {name:9s} new {t_new:6.2f} s (cpu {time.process_time() - cpu:5.2f} s)"
         if old:
             before, t_old = timed(lambda: old.evaluate(con, o, r, columns, target=target, categorical=categorical))

@@ -31,8 +31,9 @@ class Backend(Protocol):
     def engine_sql(self, sql: str) -> str:
         """A builder's SQL as this engine reads it (quoting), for users who ask for the SQL."""
 
-    def write(self, sql: str, target: str, overwrite: bool = False) -> int:
-        """Write the result of `sql` to the output `target` atomically; the number of rows."""
+    def write(self, sql: str, target: str, overwrite: bool = False, row_order: str | None = None) -> int:
+        """Write the result of `sql` to the output `target` atomically; the number of rows.
+        `row_order` ("keyed" or "input", for a release): recorded where the format can hold it."""
 
     session: object    # the engine session the backend talks to (key scopes are kept per session)
 
@@ -60,9 +61,11 @@ class Backend(Protocol):
     def memory_limit(self) -> int | None:
         """Bytes the engine may use for one statement, if it has one such limit."""
 
-    def deliver(self, sql: str, into=None, replace: bool = False, reads_staged: bool = False):
+    def deliver(self, sql: str, into=None, replace: bool = False, reads_staged: bool = False,
+                row_order: str | None = None):
         """The lazy result of `sql` (into=None), or written to `into` at once, atomically.
-        `reads_staged`: `sql` reads relations of stage() that are dropped once this returns."""
+        `reads_staged`: `sql` reads relations of stage() that are dropped once this returns.
+        `row_order`: as for write(), recorded with a table written to `into`."""
 
     def check_into(self, into) -> None:
         """Refuse a deliver() target the engine cannot write, before any work."""

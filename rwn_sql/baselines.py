@@ -463,7 +463,7 @@ def rank_swap(con: duckdb.DuckDBPyConnection, source, columns, p_percent: float,
     require_duckdb(con, "rank_swap")
     _no_sql(sql, "rank_swap")
     text = rank_swap_statement(con, source, columns, p_percent, key=key, seed=seed, reps=reps)
-    return engine.deliver(con, text, into, replace)
+    return engine.deliver(con, text, into, replace, row_order="input")
 
 
 def rank_swap_statement(con: duckdb.DuckDBPyConnection, source, columns, p_percent: float,
@@ -672,7 +672,7 @@ def mdav(con: duckdb.DuckDBPyConnection, source, columns, k: int, scale: str = "
     """
     require_duckdb(con, "mdav")
     _no_sql(sql, "mdav")
-    return engine.deliver(con, mdav_statement(con, source, columns, k, scale=scale), into, replace)
+    return engine.deliver(con, mdav_statement(con, source, columns, k, scale=scale), into, replace, row_order="input")
 
 
 def mdav_statement(con: duckdb.DuckDBPyConnection, source, columns, k: int,

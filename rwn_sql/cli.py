@@ -7,7 +7,7 @@
     rwn-sql release INPUT OUTPUT.duckdb --sensitive s --p 0.7 [--public a,b] [--enforce EPS,DELTA] ...
     rwn-sql query RELEASE.duckdb "SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' GROUP BY sex"
     rwn-sql report RELEASE.duckdb -o report.html
-    rwn-sql evaluate ORIGINAL RELEASED --columns a,b,c [--target a] [--json out.json]
+    rwn-sql evaluate ORIGINAL RELEASED --columns a,b,c [--id C | --key-file F | --seed N | --input-order] [--target a] [--json out.json]
     rwn-sql tune INPUT --columns a,b,c --eps 0.2:1.2:0.05 [--reps 20] [--rank-swap ...] [--mdav ...]
     rwn-sql rank-swap INPUT OUTPUT --columns a,b --p 15 [--key-file F | --seed N] [--reps N]
     rwn-sql mdav INPUT OUTPUT --columns a,b --k 5
@@ -235,10 +235,14 @@ def build_parser() -> argparse.ArgumentParser:
     rr.add_argument("-o", "--output", required=True, metavar="REPORT.html", help="the HTML file to write")
     rr.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
     e = sub.add_parser("evaluate", help="utility and disclosure-risk measures of RELEASED against ORIGINAL",
-                       description="Compare a release with its original row by row (row i of RELEASED is the "
-                                   "release of row i): correlation, PCA, OLS and distribution measures of "
-                                   "utility; distance to closest record, record linkage, SDID interval risk and "
-                                   "survival of unique records.")
+                       description="Compare a release with its original record by record: correlation, PCA, OLS "
+                                   "and distribution measures of utility; distance to closest record, record "
+                                   "linkage, SDID interval risk and survival of unique records. Records are paired "
+                                   "by --id, by the release's key (--key-file or --seed: perturb's default keyed "
+                                   "order recomputed), or by position for a release recorded as written with "
+                                   "--keep-order (Parquet, DuckDB table) or declared so with --input-order (CSV); "
+                                   "any other release is refused, since pairing it by position understates the "
+                                   "risk.")
     e.add_argument("original", metavar="ORIGINAL")
     e.add_argument("released", metavar="RELEASED")
     e.add_argument("--columns", required=True, type=column_list, metavar="A,B,C", help="columns to compare")
@@ -248,8 +252,18 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--sdid-k", type=float, default=1.0,
                    help="SDID interval half-width in original standard deviations (default 1)")
     e.add_argument("--id", default=None, metavar="COLUMN",
-                   help="pair records by this id column (default: by position, valid only for a release "
-                        "written with --keep-order)")
+                   help="pair records by this id column in both (unique in each); original records without "
+                        "a released record are left out and counted")
+    pairing = e.add_mutually_exclusive_group()
+    pairing.add_argument("--key-file", metavar="F",
+                         help="the key file of a release written in keyed order (perturb's default, without "
+                              "--id): its order is recomputed and the records paired exactly; with "
+                              "--on-missing drop, the original records with a missing value in --columns are "
+                              "left out and counted")
+    pairing.add_argument("--seed", type=int, default=None, help="as --key-file, for a release made with --seed")
+    pairing.add_argument("--input-order", action="store_true",
+                         help="RELEASED was written with --keep-order to a file that records no order (CSV): "
+                              "pair by position (never for a keyed release: that understates the risk)")
     e.add_argument("--json", default=None, metavar="FILE", help="also write every measure to a JSON file")
     e.add_argument("--overwrite", action="store_true", help="replace --json if it exists")
     t = sub.add_parser("tune", help="sweep eps (and baselines) and write a CSV and an HTML report",
@@ -740,18 +754,20 @@ def print_table(columns, rows) -> None:
 
 
 def cmd_evaluate(args) -> int:
-    from .evaluate import evaluate
+    from .evaluate import KEYED_ORDER, evaluate
     if args.json:
         _check_not_input(args, args.json)
     if args.json and os.path.exists(args.json) and not args.overwrite:
         raise RWNError(f"output file {args.json!r} already exists (use --overwrite to replace it)")
     con = _connect(args)
     ev = evaluate(con, args.original, args.released, args.columns, target=args.target,
-                  categorical=args.categorical, sdid_k=args.sdid_k, id=args.id)
+                  categorical=args.categorical, sdid_k=args.sdid_k, id=args.id, key=_read_key(args),
+                  seed=args.seed, order="input" if args.input_order else None)
     u, r = ev.utility, ev.risk
     fmt = lambda v: "-" if v is None else f"{v:.4f}"  # noqa: E731
     print(f"rwn-sql evaluate: {args.released} against {args.original}: {ev.rows} rows, columns {', '.join(ev.columns)}")
-    print(f"  paired by {ev.paired_by}" + (f"; {ev.dropped} original records not in the release" if ev.dropped else ""))
+    how = ev.paired_by if ev.paired_by in ("position", KEYED_ORDER) else f"id column {ev.paired_by}"
+    print(f"  paired by {how}" + (f"; {ev.dropped} original records not in the release" if ev.dropped else ""))
     print("utility")
     print(f"  correlation matrix, mean |difference|      {fmt(u.corr_mad)}")
     print(f"  PCA loadings (PC1, PC2), mean |difference|  {fmt(u.pca_loading_mad)}")
@@ -818,7 +834,8 @@ def cmd_baseline(args) -> int:
                                             reps=args.reps)
     else:
         sql = baselines.mdav_statement(con, source, args.columns, args.k, scale=args.scale)
-    rows = engine.write_output(con, sql, args.output, overwrite=args.overwrite)
+    # both baselines write in input order (replicates too, each in input order)
+    rows = engine.write_output(con, sql, args.output, overwrite=args.overwrite, row_order="input")
     log(f"rwn-sql {args.command}: {args.input} -> {args.output}: {rows} rows in {time.perf_counter() - start:.2f} s")
     return 0
 

@@ -538,8 +538,10 @@ def table_exists(con, name: str) -> bool:
     return _table_columns(con, name) is not None
 
 
-def write_table(con: duckdb.DuckDBPyConnection, sql: str, into: str, replace: bool = False) -> int:
-    """CREATE TABLE `into` AS `sql`: one statement, so an error or interrupt leaves no table.
+def write_table(con: duckdb.DuckDBPyConnection, sql: str, into: str, replace: bool = False,
+                row_order: str | None = None) -> int:
+    """CREATE TABLE `into` AS `sql`: one statement, so an error or interrupt leaves no table
+    (with `row_order`, that statement and the table's COMMENT recording it in one transaction).
     Replacing a table the statement reads (directly or through views) is refused."""
     target = table_target(con, into)
     if table_exists(con, into):
@@ -550,7 +552,7 @@ def write_table(con: duckdb.DuckDBPyConnection, sql: str, into: str, replace: bo
                            f"never overwrites its input: write to another table")
     verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
     try:
-        return run(con, f"{verb} {target} AS\n{sql}")[0][0]
+        return _in_one_transaction(con, [f"{verb} {target} AS\n{sql}"] + row_order_comment(target, row_order))
     except duckdb.CatalogException as exc:     # a database or schema that is not there
         raise RWNError(f"into={into!r}: {first_line(str(exc))}") from None
 
@@ -620,13 +622,111 @@ def _tables_in_syntax(sql: str) -> set[str]:
         return set()
 
 
-def deliver(con: duckdb.DuckDBPyConnection, sql: str, into: str | None = None, replace: bool = False):
+def deliver(con: duckdb.DuckDBPyConnection, sql: str, into: str | None = None, replace: bool = False,
+            row_order: str | None = None):
     """The result of a release statement: a lazy relation, or with `into` a table created at
-    once in one statement (see write_table), returning None."""
+    once in one statement (see write_table), returning None. A lazy relation records no row
+    order (evaluate treats it as unknown)."""
     if into is not None:
-        write_table(con, sql, into, replace=replace)
+        write_table(con, sql, into, replace=replace, row_order=row_order)
         return None
     return con.sql(sql)
+
+
+# --- A release's row order, recorded with it ------------------------------------------------
+# A label only ("keyed" or "input"), never the key or anything drawn from it: Parquet carries it
+# as key-value metadata, a DuckDB table in its COMMENT; CSV cannot carry it (unknown).
+ROW_ORDERS = ("keyed", "input")
+ROW_ORDER_METADATA = "rwn_sql.row_order"          # the Parquet key-value metadata key
+ROW_ORDER_COMMENT = {
+    "keyed": "rwn_sql release, row order: keyed (an order drawn by the key, unrelated to the input "
+             "order: pair it with its original by an id column or the key, never by position)",
+    "input": "rwn_sql release, row order: input (row i is the release of input row i)",
+}
+_ROW_ORDER_IN_COMMENT = re.compile(r"rwn_sql release, row order: (keyed|input) ")
+
+
+def row_order_comment(target_sql: str, row_order: str | None) -> list[str]:
+    """The COMMENT ON TABLE statement recording `row_order` on the table `target_sql`, if any."""
+    if row_order is None:
+        return []
+    return [f"COMMENT ON TABLE {target_sql} IS {quote_literal(ROW_ORDER_COMMENT[row_order])}"]
+
+
+def _in_one_transaction(con, statements: list[str]) -> int:
+    """Run `statements` in one transaction (the caller's, when one is open); the first one's
+    row count (a CREATE TABLE AS)."""
+    if len(statements) == 1:
+        return run(con, statements[0])[0][0]
+    try:
+        con.execute("BEGIN TRANSACTION").fetchall()
+    except duckdb.TransactionException:         # inside the caller's transaction
+        rows = run(con, statements[0])[0][0]
+        for statement in statements[1:]:
+            run(con, statement)
+        return rows
+    try:
+        rows = run(con, statements[0])[0][0]
+        for statement in statements[1:]:
+            run(con, statement)
+        con.execute("COMMIT").fetchall()
+        return rows
+    except BaseException:
+        try:
+            con.execute("ROLLBACK").fetchall()
+        except duckdb.Error:
+            pass
+        raise
+
+
+def recorded_row_order(con: duckdb.DuckDBPyConnection, source) -> str | None:
+    """The row order a writer recorded with the release `source` ("keyed" or "input"), or None
+    when none is known: a CSV file, a query, a view, a lazy relation, a table or Parquet file
+    written by anything else. `source` as resolve_source takes it (already resolved there)."""
+    if not isinstance(source, (str, os.PathLike)):
+        return None
+    source = os.fspath(source)
+    db = split_db_target(source)
+    if db is not None:
+        found = attached_database(con, db[0])
+        if found is None:
+            return None
+        rows = con.execute("SELECT comment FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main' "
+                           "AND lower(table_name) = lower(?)", [found[0], db[1]]).fetchall()
+    elif file_format(source) == "parquet" and os.path.isfile(source):
+        try:
+            rows = con.execute("SELECT decode(value) FROM parquet_kv_metadata(?) WHERE decode(key) = ?",
+                               [source, ROW_ORDER_METADATA]).fetchall()
+        except duckdb.Error:        # not UTF-8: not ours
+            return None
+        values = {r[0] for r in rows}
+        return values.pop() if len(values) == 1 and values <= set(ROW_ORDERS) else None
+    elif file_format(source) is None and not QUERY_START.match(source):
+        rows = _table_comments(con, source)
+    else:
+        return None
+    found = {m.group(1) for (comment,) in rows if comment and (m := _ROW_ORDER_IN_COMMENT.match(comment))}
+    return found.pop() if len(rows) == 1 and len(found) == 1 else None
+
+
+def _table_comments(con, name: str) -> list[tuple]:
+    """The comments of the base tables `name` may denote ([database.][schema.]table): every
+    candidate, so that an ambiguous name reads as unknown."""
+    parts = _name_parts(name) if "." in name else [name]
+    if not parts:
+        return []
+    table, qualifiers = parts[-1], [p.lower() for p in parts[:-1]]
+    rows = con.execute("SELECT database_name, schema_name, comment FROM duckdb_tables() "
+                       "WHERE lower(table_name) = lower(?)", [table]).fetchall()
+    if not qualifiers:
+        temp = [r for r in rows if r[0] == "temp"]           # a TEMP table hides the others
+        current = con.execute("SELECT current_database(), current_schema()").fetchall()[0]
+        rows = temp or [r for r in rows if (r[0], r[1]) == current]
+    elif len(qualifiers) == 1:
+        rows = [r for r in rows if qualifiers[0] in (r[0].lower(), r[1].lower())]
+    else:
+        rows = [r for r in rows if [r[0].lower(), r[1].lower()] == qualifiers[-2:]]
+    return [(r[2],) for r in rows]
 
 
 # --- Run-private directories -------------------------------------------------------------
@@ -865,21 +965,25 @@ def output_folder(target: str) -> str:
     return folder
 
 
-def write_output(con: duckdb.DuckDBPyConnection, sql: str, target: str, overwrite: bool = False) -> int:
+def write_output(con: duckdb.DuckDBPyConnection, sql: str, target: str, overwrite: bool = False,
+                 row_order: str | None = None) -> int:
     """Write the result of `sql` to a .csv/.tsv(.gz)/.parquet file or 'file.duckdb:table',
-    atomically. Files are written in the run's private directory and published in one step
+    atomically; a release's `row_order` ("keyed"/"input") is recorded in Parquet key-value
+    metadata or the table's COMMENT (a CSV cannot hold it). Files are written in the run's private directory and published in one step
     (see publish). A table goes into an existing database in one CREATE TABLE statement (an
     interrupt rolls it back; DuckDB's file lock makes a concurrent writer fail clearly); a new
     database is built in the private directory and published like a file."""
     db = split_db_target(target)
     if db is not None:
-        return _write_db_table(con, sql, db[0], db[1], overwrite)
+        return _write_db_table(con, sql, db[0], db[1], overwrite, row_order)
     fmt, compression = output_format(target)
     if os.path.isdir(target):
         raise RWNError(f"output {target!r} is a folder")
     if os.path.lexists(target) and not overwrite:
         raise RWNError(f"output file {target!r} already exists (use --overwrite to replace it)")
     options = ["FORMAT parquet"] if fmt == "parquet" else ["FORMAT csv", "HEADER"]
+    if fmt == "parquet" and row_order is not None:
+        options.append(f"KV_METADATA {{{quote_literal(ROW_ORDER_METADATA)}: {quote_literal(row_order)}}}")
     if fmt == "tsv":
         options.append("DELIMITER '\t'")
     if fmt != "parquet":
@@ -895,7 +999,7 @@ def write_output(con: duckdb.DuckDBPyConnection, sql: str, target: str, overwrit
                 os.unlink(tmp)
 
 
-def _write_db_table(con, sql: str, path: str, table: str, overwrite: bool) -> int:
+def _write_db_table(con, sql: str, path: str, table: str, overwrite: bool, row_order: str | None = None) -> int:
     if not table:
         raise RWNError(f"output {path + ':'!r} names no table")
     folder = output_folder(path)
@@ -906,7 +1010,10 @@ def _write_db_table(con, sql: str, path: str, table: str, overwrite: bool) -> in
             alias = "__rwn_new_" + secrets.token_hex(4)
             con.execute(f"ATTACH {quote_literal(tmp)} AS {quote_ident(alias)}").fetchall()
             try:
-                rows = run(con, f"CREATE TABLE {quote_ident(alias)}.{quote_ident(table)} AS\n{sql}")[0][0]
+                target = f"{quote_ident(alias)}.{quote_ident(table)}"
+                rows = run(con, f"CREATE TABLE {target} AS\n{sql}")[0][0]
+                for statement in row_order_comment(target, row_order):   # a new file: published whole
+                    run(con, statement)
                 con.execute(f"DETACH {quote_ident(alias)}").fetchall()
                 publish(tmp, path, overwrite=False)
                 return rows
@@ -925,24 +1032,31 @@ def _write_db_table(con, sql: str, path: str, table: str, overwrite: bool) -> in
             raise RWNError(f"output {path}:{table} is the input (or a table it reads); rwn-sql never "
                            f"overwrites its input")
         verb = "CREATE OR REPLACE TABLE" if overwrite else "CREATE TABLE"
-        return _create_and_commit(con, f"{verb} {quote_ident(alias)}.{quote_ident(table)} AS\n{sql}",
+        target = f"{quote_ident(alias)}.{quote_ident(table)}"
+        return _create_and_commit(con, [f"{verb} {target} AS\n{sql}"] + row_order_comment(target, row_order),
                                   f"{path}:{table}")
     finally:
         if existing is None:
             _detach_quietly(con, alias)
 
 
-def _create_and_commit(con, statement: str, label: str) -> int:
-    """Run `statement` (a CREATE TABLE in an existing database) in its own transaction and
-    commit it under the publish lock, only while the run is not ending: an autocommitted
-    statement would publish the table the moment it returns, also after a signal. Inside a
-    caller's transaction (Python) the caller's COMMIT publishes it."""
+def _create_and_commit(con, statements: list[str], label: str) -> int:
+    """Run `statements` (a CREATE TABLE in an existing database, then its COMMENT) in their own
+    transaction and commit it under the publish lock, only while the run is not ending: an
+    autocommitted statement would publish the table the moment it returns, also after a signal.
+    Inside a caller's transaction (Python) the caller's COMMIT publishes it. The first
+    statement's row count."""
     try:
         con.execute("BEGIN TRANSACTION").fetchall()
     except duckdb.TransactionException:
-        return run(con, statement)[0][0]
+        rows = run(con, statements[0])[0][0]
+        for statement in statements[1:]:
+            run(con, statement)
+        return rows
     try:
-        rows = run(con, statement)[0][0]
+        rows = run(con, statements[0])[0][0]
+        for statement in statements[1:]:
+            run(con, statement)
         with _guard:
             if _ending:
                 raise RWNError("the run is ending (interrupted); the output was not published")
@@ -1018,8 +1132,8 @@ class DuckDBBackend:
     def engine_sql(self, sql: str) -> str:
         return sql
 
-    def write(self, sql: str, target: str, overwrite: bool = False) -> int:
-        return write_output(self.con, sql, target, overwrite=overwrite)
+    def write(self, sql: str, target: str, overwrite: bool = False, row_order: str | None = None) -> int:
+        return write_output(self.con, sql, target, overwrite=overwrite, row_order=row_order)
 
     @property
     def session(self):
@@ -1078,13 +1192,14 @@ class DuckDBBackend:
             return int(float(m.group(1)) * MEMORY_UNITS[m.group(2).lower()])
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
-    def deliver(self, sql: str, into: str | None = None, replace: bool = False, reads_staged: bool = False):
+    def deliver(self, sql: str, into: str | None = None, replace: bool = False, reads_staged: bool = False,
+                row_order: str | None = None):
         """A relation (into=None) or a table `into` created in one statement (returns None). A
         relation over staged tables, which are dropped when this returns, is computed now
         into a TEMP table of the connection (it lasts as long as the connection)."""
         if into is None and reads_staged:
             return self.con.table(self.stage(sql))
-        return deliver(self.con, sql, into, replace)
+        return deliver(self.con, sql, into, replace, row_order=row_order)
 
     def check_into(self, into) -> None:
         """Refuse a deliver() target before any work (deliver checks it again)."""

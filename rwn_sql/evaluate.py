@@ -100,11 +100,12 @@ import numpy as np
 from scipy import special
 from scipy.spatial import cKDTree
 
-from . import engine
+from . import engine, rwn, sqlgen
 from .dialect import require_duckdb
 from .engine import NUMERIC_TYPES, Source, resolve_source
 from .errors import RWNError
 from .identifiers import quote_ident
+from .randomness import key_scope
 
 __all__ = ["Evaluation", "OLSComparison", "Pair", "Risk", "Utility", "ci_overlap", "evaluate", "evaluate_replicates",
            "t_quantile"]
@@ -227,15 +228,24 @@ def _plain(value):
 # ----------------------------------------------------------------------------- entry point
 
 def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target: str | None = None,
-             categorical=(), sdid_k: float = 1.0, id: str | None = None) -> Evaluation:
+             categorical=(), sdid_k: float = 1.0, id: str | None = None, key: str | None = None,
+             seed: int | None = None, order: str | None = None) -> Evaluation:
     """Compare `released` with `original` (each a table/view name, a SQL query, a CSV/Parquet
     path or 'file.duckdb:table') on `columns`.
 
-    Pairing: with `id`, a column in both whose values identify the records (unique in each),
-    records are paired by it; released ids must all be in the original, and original records
-    without a released record are left out and counted in `dropped`. Without `id`, row i of
-    one corresponds to row i of the other: valid only for releases written in input order
-    (perturb(order='input'), `--keep-order`); the default keyed order shuffles the rows.
+    Pairing (the risk measures compare each original record with its own release, so a wrong
+    pairing understates them while the utility, order-free, looks right):
+    * `id`: a column in both whose values identify the records (unique in each);
+    * `key` (or `seed`): the key of a release perturb wrote in its default keyed order (without
+      id=): the keyed order of the original's records is recomputed and the rows paired exactly;
+    * by position, row i with row i: only for a release recorded as written in input order
+      (perturb(order='input', into=...), `--keep-order`, to Parquet or a DuckDB table), or with
+      order='input' for one that cannot record it (a CSV file, a query, a relation).
+    Any other release is refused (RWNError): one in keyed order, or one not known to be in
+    input order. With `id` or `key`, a release with fewer rows (on_missing='drop') leaves the
+    original records without a release out and counts them in `dropped`; by the key, those
+    are the records with a missing value (NULL, NaN or inf; NULL for categorical) in
+    `columns`, as perturb drops them when `columns` are its columns.
 
     `categorical`: columns among `columns` compared as categories (any type); the others must
     be numeric in both. `target`: a numeric column among `columns` to regress on the other
@@ -250,29 +260,87 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
     src_r = resolve_source(con, released)
     if id is not None and (not isinstance(id, str) or id in columns):
         raise RWNError(f"id must be a column name not among columns, got {id!r}")
+    by_key = key is not None or seed is not None
+    if order is not None and order != "input":
+        raise RWNError(f"order must be 'input' (the release is in input order) or left out, got {order!r}")
+    if (id is not None) + by_key + (order is not None) > 1:
+        raise RWNError("give one way to pair the records: id=, key= (or seed=), or order='input'")
+    the_key = rwn.the_key(key, seed) if by_key else None
     for role, src in (("original", src_o), ("released", src_r)):
         _check_columns(src, role, columns, numeric)
         if id is not None:
             engine.require_columns(src, [id], "id", where=f"the {role} data, {src.label}")
-    xo, co, n = _read(con, src_o, "original", numeric, categorical)
+    if id is None:
+        _check_pairing(src_r, engine.recorded_row_order(con, released), by_key, order)
+    xo, co, n, null_o = _read(con, src_o, "original", numeric, categorical, checked=False)
     xr, cr, n_r = _read(con, src_r, "released", numeric, categorical)
     if n == 0:
         raise RWNError(f"the original data ({src_o.label}) has no rows")
-    dropped = 0
-    if id is not None:
-        keep_o, keep_r = _pair_by_id(con, src_o, src_r, id)
+    dropped, paired_by = 0, "position"
+    if id is not None or by_key:
+        if id is not None:
+            keep_o, keep_r = _pair_by_id(con, src_o, src_r, id)
+            paired_by = id
+        else:
+            keep_o, keep_r = _pair_by_key(con, src_o, src_r, columns, categorical, the_key, n, n_r)
+            paired_by = KEYED_ORDER
         dropped = n - len(keep_o)
         xo, xr = xo[keep_o], xr[keep_r]
         co = [(index[keep_o], values) for index, values in co]
         cr = [(index[keep_r], values) for index, values in cr]
+        _check_values(xo, null_o[keep_o], numeric, "original", rows=keep_o)
         n = n_r = len(keep_o)
+    else:
+        _check_values(xo, null_o, numeric, "original")
     if n_r != n:
         raise RWNError(f"the released data ({src_r.label}) has {n_r} rows but the original "
                        f"({src_o.label}) has {n}: row i of the release must be the release of row i "
                        f"of the original, or pass id= to pair records by an id column")
     original_data = _checked_original(xo, co, n, numeric)
     return _measures(original_data, xr, cr, src_o.label, src_r.label, columns, numeric, categorical, target,
-                     sdid_k, paired_by=id or "position", dropped=dropped)
+                     sdid_k, paired_by=paired_by, dropped=dropped)
+
+
+KEYED_ORDER = "keyed order"        # Evaluation.paired_by of a release paired by its key
+
+
+def _check_pairing(src_r: Source, recorded: str | None, by_key: bool, order: str | None) -> None:
+    """Refuse a pairing that contradicts the row order recorded with the release, and position
+    pairing of a release not known to be in input order."""
+    if by_key and recorded == "input":
+        raise RWNError(f"the released data ({src_r.label}) records that it is in input order: it is paired by "
+                       f"position; leave key= / seed= (--key-file / --seed) out")
+    if order == "input" and recorded == "keyed":
+        raise RWNError(f"the released data ({src_r.label}) records that it is in keyed order, not input order: "
+                       f"pair it by its key (key= / --key-file, seed= / --seed) or by an id column (id= / --id)")
+    if by_key or order == "input" or recorded == "input":
+        return
+    state = ("is in keyed order (perturb's default: an order drawn by the key)" if recorded == "keyed" else
+             "is not known to be in input order (a CSV file, a query, a view or a relation records no row order)")
+    raise RWNError(f"the released data ({src_r.label}) {state}: paired by position, each original record would be "
+                   f"compared with another record's release and the risk understated. Pair the records by an "
+                   f"id column in both (id= / --id), by the release's key (key= or seed= / --key-file or --seed), "
+                   f"or write the release in input order (order='input' / --keep-order); a release so written to "
+                   f"a CSV file (which records no order) is evaluated with order='input' (--input-order)")
+
+
+def _pair_by_key(con, src_o: Source, src_r: Source, columns, categorical, the_key: str, n: int, n_r: int):
+    """Row indices (original, released) of a keyed-order release paired through its key: the
+    original's records in the order perturb (no id=) wrote their releases (sqlgen's keyed order,
+    over the records its drop filter keeps when the release has fewer rows), sorted back into
+    original order as _pair_by_id sorts them."""
+    be = engine.DuckDBBackend(con)
+    spec = rwn.spec(columns, categorical=categorical, on_missing="drop" if n_r < n else "error")
+    with key_scope(be, lasting=False):
+        rows = be.rows(sqlgen.keyed_positions_sql(src_o.sql, spec, be.key_sql(the_key)))
+    if len(rows) != n_r:
+        raise RWNError(f"the released data ({src_r.label}) has {n_r} rows but the original ({src_o.label}) has {n}, "
+                       f"{len(rows)} of them with a value in every one of columns (the records on_missing='drop' "
+                       f"keeps): it is not a release of the original by perturb on these columns; pair it by an id "
+                       f"column (id= / --id)")
+    keep_o = np.fromiter((r[0] for r in rows), np.int64, len(rows)) - 1      # by released row
+    released_rows = np.argsort(keep_o, kind="stable")                        # by original row
+    return keep_o[released_rows], released_rows
 
 
 def evaluate_replicates(con: duckdb.DuckDBPyConnection, original, released, reps: int, columns,
@@ -280,7 +348,9 @@ def evaluate_replicates(con: duckdb.DuckDBPyConnection, original, released, reps
                         replicate: str = "replicate"):
     """Yields evaluate(con, original, <the rows of `released` with `replicate` = r>, ...) for
     r = 0 .. reps - 1, each replicate's rows in the order `released` gives them, paired by
-    position. The original and `released` are each read once, at the first value; the
+    position: for replicates in input order, as tune's are (perturb's and rank swapping's with
+    reps= write every replicate in input order; tests/test_tune.py checks tune's risk figures
+    against keyed releases paired by their keys). The original and `released` are each read once, at the first value; the
     replicates are evaluated in batches of about BATCH_ELEMENTS values, each in one numpy
     pass (tune's sweeps: many small releases, where one call each would mostly pay numpy's
     fixed costs)."""
@@ -448,10 +518,12 @@ def _check_columns(src: Source, role: str, columns, numeric) -> None:
                            f"type; list it in categorical= (--categorical) to compare it as categories")
 
 
-def _read(con, src: Source, role: str, numeric, categorical, replicate: str | None = None):
+def _read(con, src: Source, role: str, numeric, categorical, replicate: str | None = None, checked: bool = True):
     """(numeric columns as an (n, p) float64 array, [(index, values) per categorical column], n),
     and with `replicate` also that column as int64 values. A categorical column is dictionary
-    encoded by Arrow: values[index[i]] is row i's text, index -1 marks NULL."""
+    encoded by Arrow: values[index[i]] is row i's text, index -1 marks NULL. A NULL numeric
+    value is NaN; `checked`: refuse NULL, NaN and infinite values (else _check_values, on the
+    rows that are compared)."""
     exprs = [f"CAST({quote_ident(c)} AS DOUBLE) AS n{j}" for j, c in enumerate(numeric)]
     exprs += [f"CAST({quote_ident(c)} AS VARCHAR) AS c{j}" for j, c in enumerate(categorical)]
     if replicate is not None:
@@ -461,31 +533,42 @@ def _read(con, src: Source, role: str, numeric, categorical, replicate: str | No
     except duckdb.Error as exc:
         raise RWNError(f"cannot read the {role} data, {src.label}: {exc}") from None
     n = data.num_rows
-    cols = []
+    cols, null = [], np.zeros((n, len(numeric)), bool)
     for j, c in enumerate(numeric):
         v = data.column(f"n{j}")
         if v.null_count:
-            bad = np.flatnonzero(v.is_null().to_numpy(zero_copy_only=False))
-            raise RWNError(f"column {c!r} of the {role} data is NULL in {len(bad)} rows (first: row "
-                           f"{bad[0] + 1}); numeric measures need values in every row")
-        v = v.to_numpy().astype(np.float64, copy=False)
-        if not np.isfinite(v).all():
-            bad = np.flatnonzero(~np.isfinite(v))
-            raise RWNError(f"column {c!r} of the {role} data is NaN or infinite in {len(bad)} rows "
-                           f"(first: row {bad[0] + 1})")
-        cols.append(v + 0.0)                       # + 0.0 turns -0.0 into 0.0
+            null[:, j] = v.is_null().to_numpy(zero_copy_only=False)
+        v = v.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+        cols.append(v + 0.0)                       # + 0.0 turns -0.0 into 0.0; NULL is NaN
     x = np.column_stack(cols) if cols else np.zeros((n, 0))
+    if checked:
+        _check_values(x, null, numeric, role)
     cats = []
     for j, _ in enumerate(categorical):
         encoded = data.column(f"c{j}").dictionary_encode().combine_chunks()
         index = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
         cats.append((index, np.array(encoded.dictionary.to_pylist(), dtype=object)))
     if replicate is None:
-        return x, cats, n
+        return (x, cats, n) if checked else (x, cats, n, null)
     rep = data.column("replicate")
     if rep.null_count:
         raise RWNError(f"column {replicate!r} of the {role} data is NULL in {rep.null_count} rows")
     return x, cats, n, rep.to_numpy().astype(np.int64, copy=False)
+
+
+def _check_values(x, null, numeric, role: str, rows=None) -> None:
+    """Refuse a numeric column with a NULL (`null`, a mask like x), NaN or infinite value among
+    the rows x holds; `rows`: their row numbers (0-based) in the data read, for the message."""
+    def first(bad):
+        return f"{len(bad)} rows (first: row {(bad[0] if rows is None else rows[bad[0]]) + 1})"
+    for j, c in enumerate(numeric):
+        bad = np.flatnonzero(null[:, j])
+        if len(bad):
+            raise RWNError(f"column {c!r} of the {role} data is NULL in {first(bad)}; numeric measures need "
+                           f"values in every row")
+        bad = np.flatnonzero(~np.isfinite(x[:, j]))
+        if len(bad):
+            raise RWNError(f"column {c!r} of the {role} data is NaN or infinite in {first(bad)}")
 
 
 def _shared_codes(datasets, n):

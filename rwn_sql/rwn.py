@@ -266,9 +266,12 @@ def grid_axes(be, src: engine.Source, spec: RWNSpec):
 
 @dataclass
 class Prepared:
-    """The statement that gives an RWN result, and the relations the backend staged for it."""
+    """The statement that gives an RWN result, and the relations the backend staged for it.
+    `row_order`: a release's row order, "keyed" or "input" (recorded with what a writer writes,
+    so that evaluate never pairs a keyed release by position); None for other results."""
     sql: str
     staged: list = field(default_factory=list)
+    row_order: str | None = None
 
 
 def prepare(be, src: engine.Source, spec: RWNSpec, what: str, key_sql: str | None = None,
@@ -282,6 +285,13 @@ def prepare(be, src: engine.Source, spec: RWNSpec, what: str, key_sql: str | Non
         raise ValueError(f"what must be one of {WHATS}")
     if order not in sqlgen.ORDERS:
         raise RWNError(f"order must be one of {', '.join(sqlgen.ORDERS)}; got {order!r}")
+    prepared = _prepare(be, src, spec, what, key_sql, order, pairs, reps, trace, in_steps)
+    if what == "perturb":       # replicates (reps) are each in input order
+        prepared.row_order = order if reps is None else "input"
+    return prepared
+
+
+def _prepare(be, src, spec, what, key_sql, order, pairs, reps, trace, in_steps) -> Prepared:
     if what != "neighborhoods" and key_sql is None:
         raise ValueError("perturb and donors need key_sql")
     d = be.dialect
@@ -600,7 +610,7 @@ def deliver(be, prepared: Prepared, into=None, replace: bool = False):
     (a table on DuckDB, a .parquet path on Spark; returns None). The staged steps are
     forgotten once the result's plan holds them."""
     try:
-        return be.deliver(prepared.sql, into, replace, reads_staged=bool(prepared.staged))
+        return be.deliver(prepared.sql, into, replace, reads_staged=bool(prepared.staged), row_order=prepared.row_order)
     finally:
         forget(be, prepared.staged)
 
@@ -608,7 +618,7 @@ def deliver(be, prepared: Prepared, into=None, replace: bool = False):
 def write(be, prepared: Prepared, target: str, overwrite: bool = False) -> int:
     """Write the result to an output (file, db:table) atomically; the number of rows."""
     try:
-        return be.write(prepared.sql, target, overwrite=overwrite)
+        return be.write(prepared.sql, target, overwrite=overwrite, row_order=prepared.row_order)
     finally:
         forget(be, prepared.staged)
 

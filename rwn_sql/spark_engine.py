@@ -137,7 +137,9 @@ class SparkBackend:
     def engine_sql(self, sql: str) -> str:
         return _spark_sql(sql)
 
-    def write(self, sql: str, target: str, overwrite: bool = False) -> int:
+    def write(self, sql: str, target: str, overwrite: bool = False, row_order: str | None = None) -> int:
+        # row_order is not recorded: a Spark release always carries its id column, which
+        # evaluate pairs by
         return write_parquet(self.relation(sql), target, overwrite=overwrite)
 
     def relation(self, sql: str):
@@ -209,7 +211,8 @@ class SparkBackend:
         """A cluster has no single memory limit to check the neighbourhoods against."""
         return None
 
-    def deliver(self, sql: str, into: str | None = None, replace: bool = False, reads_staged: bool = False):
+    def deliver(self, sql: str, into: str | None = None, replace: bool = False, reads_staged: bool = False,
+                row_order: str | None = None):
         """A DataFrame (into=None) or, into a .parquet path, written atomically (returns None).
         A DataFrame over staged relations keeps their checkpointed rows once they are dropped."""
         if into is None:

@@ -179,6 +179,17 @@ def gram_bound(axes) -> float:
     return max(1.0, max(rows)) * (1 + 1e-9)
 
 
+def missing_filter_sql(spec: RWNSpec, dialect: Dialect = DUCKDB) -> str:
+    """The WHERE clause (with its leading newline) that keeps the records on_missing='drop'
+    keeps: a value in every column (numeric ones also finite); '' for on_missing='error'."""
+    if spec.on_missing != "drop":
+        return ""
+    conds = [f"{quote_ident(c)} IS NOT NULL AND {dialect.is_finite(f'CAST({quote_ident(c)} AS DOUBLE)')}"
+             for c in spec.numeric]
+    conds += [f"{quote_ident(c)} IS NOT NULL" for c in spec.categorical]
+    return "\n    WHERE " + "\n      AND ".join(conds)
+
+
 def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None, ball=None) -> dict:
     num, cat, strata = spec.numeric, spec.categorical, spec.strata
     D, C = len(num), len(cat)
@@ -198,11 +209,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
     col = {name: quote_ident(name) for name in spec.columns + strata}
 
     # --- validation, scaling -------------------------------------------------------
-    missing_filter = ""
-    if spec.on_missing == "drop":
-        conds = [f"{col[c]} IS NOT NULL AND {dialect.is_finite(f'CAST({col[c]} AS DOUBLE)')}" for c in num]
-        conds += [f"{col[c]} IS NOT NULL" for c in cat]
-        missing_filter = "\n    WHERE " + "\n      AND ".join(conds)
+    missing_filter = missing_filter_sql(spec, dialect)
     stats = []
     for i, c in enumerate(num, 1):
         v = f"CAST({col[c]} AS DOUBLE)"
@@ -712,8 +719,26 @@ def perturb_final(spec: RWNSpec, key_sql: str, dialect: Dialect = DUCKDB, reps: 
     lead, by = ("p.rep AS replicate, ", "p.rep, ") if reps is not None else ("", "")
     if order == "keyed" and reps is None:
         record = f"s.{quote_ident(spec.id)}" if spec.id else "s.__rwn_rid"
-        by = order_key_sql(key_sql, ORDER_PURPOSE, record, dialect) + ", "
+        by = release_sort_key(key_sql, record, dialect)
     return f"SELECT {lead}{select}\nFROM {joined}\nORDER BY {by}s.__rwn_rid"
+
+
+def release_sort_key(key_sql: str, record_sql: str, dialect: Dialect = DUCKDB) -> str:
+    """The leading ORDER BY term of a keyed-order release (the record number breaks its ties):
+    the one definition of the keyed order, for perturb and for keyed_positions_sql."""
+    return order_key_sql(key_sql, ORDER_PURPOSE, record_sql, dialect) + ", "
+
+
+def keyed_positions_sql(source: str, spec: RWNSpec, key_sql: str, dialect: Dialect = DUCKDB) -> str:
+    """The 1-based input positions of the records of `source` in the order
+    perturb(order='keyed') without id= writes their releases: the records numbered as
+    `staged` numbers them (input position among those missing_filter_sql keeps), sorted as
+    perturb_final sorts them. One column `position`, one row per released record."""
+    return (f"SELECT s.__rwn_position AS position\n"
+            f"FROM (SELECT __rwn_position, row_number() OVER (ORDER BY __rwn_position) AS __rwn_rid\n"
+            f"      FROM (SELECT row_number() OVER () AS __rwn_position, * FROM {source}) AS src"
+            f"{missing_filter_sql(spec, dialect)}) AS s\n"
+            f"ORDER BY {release_sort_key(key_sql, 's.__rwn_rid', dialect)}s.__rwn_rid")
 
 
 def donor_value_sql(spec: RWNSpec, i: int, reps: int | None = None) -> str:

@@ -252,7 +252,8 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
             report(f"mdav k={value:g}: release 1/1")
             engine.run(con, f"CREATE OR REPLACE TABLE {quote_ident(table_b)} AS\n"
                             + baselines.mdav_statement(con, source, columns, int(value), scale=scale))
-            evs = [evaluate(con, src, rows_of(table_b), columns, target=target, categorical=categorical)]
+            evs = [evaluate(con, src, rows_of(table_b), columns, target=target, categorical=categorical,
+                            order="input")]      # mdav_statement writes in input order
             done += 1
             settings.append(Setting("mdav", "k", float(value), 1, _summarise(evs)))
             report(f"mdav k={value:g}: done")

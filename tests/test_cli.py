@@ -161,11 +161,12 @@ def test_evaluate_command(tmp_path):
     rel = tmp_path / "r.csv"
     assert run("perturb", BODYFAT, rel, "--columns", COLS, "--eps", "0.3", "--seed", "4").returncode == 0
     out = tmp_path / "m.json"
-    res = run("evaluate", BODYFAT, rel, "--columns", COLS, "--target", "Weight", "--json", out)
+    res = run("evaluate", BODYFAT, rel, "--columns", COLS, "--target", "Weight", "--json", out, "--seed", "4")
     assert res.returncode == 0, res.stderr
     assert "record linkage rate" in res.stdout and "OLS of Weight" in res.stdout
+    assert "paired by keyed order" in res.stdout
     measures = json.loads(out.read_text())
-    direct = evaluate(duckdb.connect(), str(BODYFAT), str(rel), COLS.split(","), target="Weight").to_dict()
+    direct = evaluate(duckdb.connect(), str(BODYFAT), str(rel), COLS.split(","), target="Weight", seed=4).to_dict()
     assert measures == direct
     res = run("evaluate", BODYFAT, rel, "--columns", COLS, "--json", out)
     assert res.returncode == 2 and "already exists" in res.stderr

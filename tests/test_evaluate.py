@@ -21,7 +21,7 @@ REGRESSORS = [c for c in BODYFAT_COLUMNS if c != "BodyFat"]
 
 @pytest.fixture
 def rwn_release(con, bodyfat):
-    rwn_sql.perturb(con, bodyfat, BODYFAT_COLUMNS, k=5, eps=0.4, seed=1, into="release")
+    rwn_sql.perturb(con, bodyfat, BODYFAT_COLUMNS, k=5, eps=0.4, seed=1, into="release", order="input")
     return "release"
 
 
@@ -136,7 +136,7 @@ def test_rwn_release_matches_independent_computations(con, bodyfat, rwn_release)
 
 
 def test_identity_release(con, bodyfat):
-    ev = evaluate(con, bodyfat, bodyfat, BODYFAT_COLUMNS, target="BodyFat")
+    ev = evaluate(con, bodyfat, bodyfat, BODYFAT_COLUMNS, target="BodyFat", order="input")
     u, r = ev.utility, ev.risk
     assert r.linkage_rate == 1.0 and r.dcr_mean == 0.0 and r.sdid == 1.0 and r.unique_survival == 1.0
     assert u.corr_mad == 0.0 and u.pca_loading_mad == 0.0 and set(u.ks.values()) == {0.0}
@@ -156,7 +156,7 @@ def test_permuted_release_keeps_statistics_but_breaks_linkage(con, bodyfat):
                 "AS pos FROM bodyfat) b ON b.pos = p.src ORDER BY p.slot").fetchall()
     xo, xs = arrays(con, "bodyfat", BODYFAT_COLUMNS), arrays(con, "shuffled", BODYFAT_COLUMNS)
     assert np.array_equal(xs, xo[perm])
-    ev = evaluate(con, "bodyfat", "shuffled", BODYFAT_COLUMNS, target="BodyFat")
+    ev = evaluate(con, "bodyfat", "shuffled", BODYFAT_COLUMNS, target="BodyFat", order="input")
     assert ev.utility.corr_mad < 1e-12 and max(ev.utility.ks.values()) == 0.0
     assert ev.risk.dcr_mean == 0.0 and ev.risk.unique_survival == 1.0
     fixed = np.mean(perm == np.arange(n))
@@ -171,7 +171,7 @@ def test_tiny_hand_example(con):
                           "g": np.array(["a", "a", "b", "b"]), "h": np.array(["u", "v", "u", "v"])})
     load_numpy(con, "r", {"x": np.array([0.0, 2.0, 2.0, 3.0]), "y": np.array([0.0, 1.0, 1.0, 1.0]),
                           "g": np.array(["a", "b", "b", "b"]), "h": np.array(["u", "u", "u", "v"])})
-    ev = evaluate(con, "o", "r", ["x", "y", "g", "h"], categorical=["g", "h"])
+    ev = evaluate(con, "o", "r", ["x", "y", "g", "h"], categorical=["g", "h"], order="input")
     u, r = ev.utility, ev.risk
     # KS: x original {0,1,2,4} vs released {0,2,2,3}: at x=1 F = 2/4 vs 1/4 -> 0.25
     assert u.ks == {"x": 0.25, "y": 0.25}
@@ -203,7 +203,7 @@ def test_ties_count_as_linked_and_duplicates_are_not_unique(con):
     and counts as linked. Unique survival ignores the duplicated pair."""
     load_numpy(con, "o", {"a": np.array([1.0, 1.0, 5.0, 9.0]), "b": np.array([2.0, 2.0, 0.0, 3.0])})
     load_numpy(con, "r", {"a": np.array([1.0, 1.0, 9.0, 5.0]), "b": np.array([2.0, 2.0, 3.0, 0.0])})
-    ev = evaluate(con, "o", "r", ["a", "b"])
+    ev = evaluate(con, "o", "r", ["a", "b"], order="input")
     assert ev.risk.linkage_rate == 0.5 and ev.risk.linkage_rate_expected == 0.25
     assert ev.risk.unique_records == 2 and ev.risk.unique_survival == 1.0
     assert ev.risk.dcr_mean == 0.0
@@ -222,7 +222,7 @@ def test_simple_regression_matches_linregress(con):
     y = 2 + 0.5 * x + rng.normal(size=60)
     load_numpy(con, "o", {"x": x, "y": y})
     load_numpy(con, "r", {"x": x + rng.normal(0, 0.3, 60), "y": y})
-    ev = evaluate(con, "o", "r", ["y", "x"], target="y")
+    ev = evaluate(con, "o", "r", ["y", "x"], target="y", order="input")
     for role, xs in (("original", x), ("released", con.execute("SELECT x FROM r").fetchnumpy()["x"])):
         fit = stats.linregress(xs, y)
         coef, se = getattr(ev.utility.ols.coefficients, role), getattr(ev.utility.ols.std_errors, role)
@@ -348,7 +348,7 @@ def test_risk_measures_match_brute_force_with_categories_ties_and_duplicates(con
         linked = own == nearest
         return np.sqrt(d_or.min(axis=1)).mean(), linked.mean(), np.where(linked, 1 / ties, 0).mean(), ties
 
-    ev = evaluate(con, "o", "r", cols, categorical=["g", "h"])
+    ev = evaluate(con, "o", "r", cols, categorical=["g", "h"], order="input")
     dcr, rate, rate_expected, ties = expected(np.arange(n))
     assert ties.max() > 5                        # the data really is full of ties
     assert ev.risk.dcr_mean == pytest.approx(dcr, rel=1e-12)
@@ -367,7 +367,7 @@ def test_risk_measures_match_brute_force_with_categories_ties_and_duplicates(con
     gi, hi_ = np.array([codes[v] for v in g]), (h == "v").astype(int)
     joint = np.unique(np.column_stack([gi, hi_]), axis=0, return_counts=True)[1]
     mi = stats.entropy(np.bincount(gi)) + stats.entropy(np.bincount(hi_)) - stats.entropy(joint)
-    assert evaluate(con, "o", "o", cols, categorical=["g", "h"]).utility.multi_information.original == \
+    assert evaluate(con, "o", "o", cols, categorical=["g", "h"], order="input").utility.multi_information.original == \
         pytest.approx(mi, abs=1e-12)
 
 
@@ -378,8 +378,8 @@ def test_files_queries_and_json(con, bodyfat, rwn_release, tmp_path):
     con.execute(f"COPY release TO '{out}' (FORMAT parquet)").fetchall()
     cols = ["Age", "Weight", "Height"]
     by_table = evaluate(con, bodyfat, rwn_release, cols, target="Weight")
-    by_files = evaluate(con, str(BODYFAT), out, cols, target="Weight")
-    by_query = evaluate(con, "SELECT * FROM bodyfat", "SELECT * FROM release", cols, target="Weight")
+    by_files = evaluate(con, str(BODYFAT), out, cols, target="Weight", order="input")
+    by_query = evaluate(con, "SELECT * FROM bodyfat", "SELECT * FROM release", cols, target="Weight", order="input")
     assert by_table.utility == by_files.utility == by_query.utility
     assert by_table.risk == by_files.risk == by_query.risk
     path = tmp_path / "ev.json"
@@ -396,7 +396,7 @@ def test_nan_becomes_null_in_json(con):
     """A column that the release made constant: its correlations are undefined (NaN -> null)."""
     load_numpy(con, "o", {"a": np.arange(10.0), "b": np.arange(10.0) ** 2})
     load_numpy(con, "r", {"a": np.full(10, 3.0), "b": np.arange(10.0) ** 2})
-    ev = evaluate(con, "o", "r", ["a", "b"])
+    ev = evaluate(con, "o", "r", ["a", "b"], order="input")
     assert math.isnan(ev.utility.corr_mad)
     assert ev.to_dict()["utility"]["corr_mad"] is None
     json.loads(ev.to_json())                     # strict JSON, no NaN token
@@ -405,7 +405,7 @@ def test_nan_becomes_null_in_json(con):
 def test_categorical_only_and_null_category(con):
     load_numpy(con, "o", {"s": np.array(["x", "y", "x", "z"])})
     con.execute("CREATE TABLE r AS SELECT * FROM (VALUES ('x'), (NULL), ('x'), ('')) v(s)").fetchall()
-    ev = evaluate(con, "o", "r", ["s"], categorical=["s"])
+    ev = evaluate(con, "o", "r", ["s"], categorical=["s"], order="input")
     # NULL and '' are two categories, both absent from the original: TV = 0.5 * (1/4 + 1/4 + 1/4 + 1/4)
     assert ev.utility.tv == {"s": 0.5}
     assert ev.utility.corr_mad is None and ev.utility.ks == {} and ev.risk.sdid is None
@@ -453,22 +453,23 @@ def small(con):
 ])
 def test_bad_input(con, small, released, kwargs, message):
     kwargs.setdefault("columns", ["age", "income"])
+    kwargs.setdefault("order", "input")
     with pytest.raises(RWNError, match=message):
         evaluate(con, "o", released, **kwargs)
 
 
 def test_bad_original(con, small):
     with pytest.raises(RWNError, match="original data .* has no rows"):
-        evaluate(con, "SELECT * FROM o WHERE false", "SELECT * FROM r WHERE false", ["age"])
+        evaluate(con, "SELECT * FROM o WHERE false", "SELECT * FROM r WHERE false", ["age"], order="input")
     with pytest.raises(RWNError, match="single row"):
-        evaluate(con, "SELECT * FROM o LIMIT 1", "SELECT * FROM r LIMIT 1", ["age"])
+        evaluate(con, "SELECT * FROM o LIMIT 1", "SELECT * FROM r LIMIT 1", ["age"], order="input")
     with pytest.raises(RWNError, match="column 'c' is constant in the original"):
-        evaluate(con, "SELECT *, 1 AS c FROM o", "SELECT *, 1 AS c FROM r", ["age", "c"])
+        evaluate(con, "SELECT *, 1 AS c FROM o", "SELECT *, 1 AS c FROM r", ["age", "c"], order="input")
     with pytest.raises(RWNError, match="too few"):
-        evaluate(con, "SELECT * FROM o LIMIT 2", "SELECT * FROM r LIMIT 2", ["age", "income"], target="age")
+        evaluate(con, "SELECT * FROM o LIMIT 2", "SELECT * FROM r LIMIT 2", ["age", "income"], target="age", order="input")
     with pytest.raises(RWNError, match="OLS on the released data: .* collinear"):
         evaluate(con, "SELECT *, income * 2 + age AS z FROM o", "SELECT *, income * 2 AS z FROM r",
-                 ["age", "income", "z"], target="age")
+                 ["age", "income", "z"], target="age", order="input")
 
 
 def test_pairing_by_id_with_a_shuffled_release_and_dropped_rows(con, bodyfat):
@@ -534,7 +535,7 @@ def test_replicates_evaluate_as_single_releases(con, monkeypatch, small_search):
     assert len(batch) == reps
     for r, ev in enumerate(batch):
         alone = evaluate(con, "orig", f"SELECT * EXCLUDE (replicate) FROM rels WHERE replicate = {r} ORDER BY rowid",
-                         cols, target="y", categorical=cats).to_dict()
+                         cols, target="y", categorical=cats, order="input").to_dict()
         got = ev.to_dict()
         assert got.pop("released").endswith(f"replicate {r}")
         alone.pop("released")
@@ -640,4 +641,4 @@ def test_sdid_uses_the_sample_standard_deviation(con):
     load_numpy(con, "o", {"x": np.array([0.0, 1.0, 2.0, 4.0]), "y": np.array([0.0, 1.0, 0.0, 1.0])})
     load_numpy(con, "r", {"x": np.array([1.6, 1.0, 2.0, 4.0]), "y": np.array([0.0, 1.0, 0.0, 1.0])})
     assert math.sqrt(35 / 16) < 1.6 < math.sqrt(35 / 12)
-    assert evaluate(con, "o", "r", ["x", "y"]).risk.sdid == 1.0
+    assert evaluate(con, "o", "r", ["x", "y"], order="input").risk.sdid == 1.0

@@ -38,7 +38,7 @@ def calls(con, tmp_path):
         "release": lambda: release()[0],
         "query": lambda: rwn_sql.query(con, "SELECT sex, COUNT(*) FROM people WHERE job = 'a' GROUP BY sex",
                                        release=str(path))[0].fetchall(),
-        "evaluate": lambda: rwn_sql.evaluate(con, "people", "people", ["age", "income"]),
+        "evaluate": lambda: rwn_sql.evaluate(con, "people", "people", ["age", "income"], order="input"),
         "Evaluation": lambda: rwn_sql.Evaluation,
         "rank_swap": lambda: rwn_sql.rank_swap(con, "people", ["age"], 10, seed=1).fetchall(),
         "mdav": lambda: rwn_sql.mdav(con, "people", ["age", "income"], 3).fetchall(),

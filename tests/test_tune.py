@@ -44,6 +44,23 @@ def test_sweep_equals_the_evaluation_api(con, bodyfat):
         assert setting.sizes["size_max"] == max(sizes) and setting.sizes["share_at_k"] == np.mean(np.array(sizes) == 5)
 
 
+def test_sweep_risk_is_that_of_default_releases_paired_by_their_keys(con, bodyfat):
+    """tune evaluates its own releases by position, which is right because each replicate is in
+    input order: its risk means equal those of the DEFAULT (keyed-order) perturb releases with
+    the key key#r, paired through that key. Fails if tune's releases were in keyed order, or
+    (before key pairing) for want of evaluate(key=)."""
+    key, reps = "sweep-key-0123456789", 2
+    result = tune.sweep(con, bodyfat, COLS, [0.4], reps=reps, key=key)
+    linkage, sdid = [], []
+    for r in range(reps):
+        rwn_sql.perturb(con, bodyfat, COLS, k=5, eps=0.4, key=f"{key}#{r}", into="one", replace=True)
+        ev = rwn_sql.evaluate(con, bodyfat, "one", COLS, key=f"{key}#{r}")
+        linkage.append(ev.risk.linkage_rate)
+        sdid.append(ev.risk.sdid)
+    assert result.settings[0].measures["linkage_rate"][0] == pytest.approx(np.mean(linkage), rel=1e-12)
+    assert result.settings[0].measures["sdid"][0] == pytest.approx(np.mean(sdid), rel=1e-12)
+
+
 def _batched_against_perturb(con, source, columns, eps_values, k, q, reps, categorical=()):
     """Every release of rwn_releases (all eps from one neighbourhood search) equals perturb's
     with the same eps and key#r, row for row; the sizes and closest distances equal the

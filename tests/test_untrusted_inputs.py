@@ -104,7 +104,8 @@ def test_estimates_still_read_genuine_tables_and_own_views(files, source):
 def _cli(command, files, tmp_path, release):
     inp = f"{files / release}:people_randomized"
     out = tmp_path / "out.csv"
-    return {"evaluate": ["evaluate", str(files / "people.csv"), inp, "--columns", "Age,job", "--categorical", "job"],
+    return {"evaluate": ["evaluate", str(files / "people.csv"), inp, "--columns", "Age,job", "--categorical", "job",
+                         "--input-order"],
             "audit": ["audit", inp, "--sensitive", "job", "--p", "0.6", "--public", "Age", "--epsilon", "0.5",
                       "--delta", "0.1"],
             "perturb": ["perturb", inp, str(out), "--columns", "Age,income", "--k", "3", "--seed", "1"],
