@@ -846,6 +846,8 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float 
     if isinstance(release, str) and engine.QUERY_START.match(release):   # SQL text: one statement only
         from .statements import single_statement
         single_statement(release, "the release query")
+    if domain is not None:
+        domain = _published_domain(domain)
     be = backend_for(con)
     recorded, trials_sql, label = None, None, release if isinstance(release, str) else "the release"
     if be.name == "duckdb" and isinstance(release, str):
@@ -1078,11 +1080,12 @@ def _release_name(con, release: str) -> tuple[str | None, str] | None:
     if db is not None:
         return engine.attach_read_only(con, db[0]), db[1]
     from .release_db import ROWS_SCHEMA
-    name = re.fullmatch(r"(?:([A-Za-z_]\w*)\.)?([A-Za-z_]\w*)", release.strip())
-    if name is None:         # db.randomized_rows_not_counts.table: a release's table in its own schema
-        name = re.fullmatch(r"([A-Za-z_]\w*)\.(\w+)\.([A-Za-z_]\w*)", release.strip())
-        return (name.group(1), name.group(3)) if name and name.group(2).lower() == ROWS_SCHEMA else None
-    return name.groups()
+    if engine.QUERY_START.match(release) or engine.file_format(release) or "\x00" in release:
+        return None
+    parts = engine._name_parts(release)
+    if not parts or len(parts) > 3 or (len(parts) == 3 and parts[1].lower() != ROWS_SCHEMA):
+        return None        # db.randomized_rows_not_counts.table: a release's table in its own schema
+    return (parts[0] if len(parts) > 1 else None), parts[-1]
 
 
 def _attached_files(con) -> set[str]:
