@@ -715,7 +715,7 @@ def _rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None, dialect: Dial
     check_nodes(select, QUERY_NODES)          # the net under the checks above: nothing unlisted
 
     if release_sql is None:
-        release_sql = ((quote_ident(table.text("db")) + ".") if table.text("db") else "") \
+        release_sql = meta.rows_sql or ((quote_ident(table.text("db")) + ".") if table.text("db") else "") \
             + quote_ident(meta.table_name)
     exact = not by_value and values is None
     text = (exact_sql(release_sql, groups, where_sql, measure) if exact
@@ -786,14 +786,13 @@ def isolated_connection(con: duckdb.DuckDBPyConnection, path: str | None, table:
                 probe.close()
             iso = attached(path, settings)
             meta = read_metadata(iso, table, ISOLATED_RELEASE)
-            release_sql = f"{ISOLATED_RELEASE}.{quote_ident(meta.table_name)}"
+            release_sql = meta.rows_sql
         else:
             iso = duckdb.connect(config={**ISOLATED_CONFIG, **settings})
             meta = read_metadata(con, table, schema)
             prefix = f"{quote_ident(schema)}." if schema else ""
             columns = ", ".join(quote_ident(c) for c in meta.public + (meta.sensitive,))
-            iso.register(meta.table_name, con.sql(f"SELECT {columns} FROM {prefix}"
-                                                  f"{quote_ident(meta.table_name)}").to_arrow_table())
+            iso.register(meta.table_name, con.sql(f"SELECT {columns} FROM {meta.rows_sql}").to_arrow_table())
             if meta.enforced:
                 iso.register(TRIALS_TABLE, con.sql(f"SELECT size, t FROM {prefix}{TRIALS_TABLE}").to_arrow_table())
                 meta = dataclasses.replace(meta, trials_sql=f"{TRIALS_TABLE} AS __rwn_tr")

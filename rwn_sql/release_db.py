@@ -1,18 +1,20 @@
 """Standalone release databases for analysts and BI tools.
 
 A release database is a DuckDB file holding only:
-  * the released microdata `<name>_randomized` (its name says it is not the original: counts
-    of it are biased);
+  * in the schema `randomized_rows_not_counts` (ROWS_SCHEMA), the released microdata
+    `<name>_randomized`: a BI tool lists it under a schema whose name says its rows are not
+    counts, so a dashboard author picks it deliberately (its counts are biased);
   * `rwn_release_metadata`: one row per released table with the published parameters
     (method, p, the domain, eps, delta, test, RWN parameters) and never the key or raw data;
   * for an enforced release, `rwn_release_trials(size, t)`: the number of blocks of a personal
     group of each size (public: it follows from the group sizes and the parameters);
-  * `<name>_cells`, the fact view for BI tools: one row per personal group and sensitive
-    value with the unbiased `estimate` and its `variance`; the estimator is linear, so
-    SUM(estimate) over any slice of public columns is that slice's estimate;
+  * in the default schema `main`, what a BI tool lists first: `<name>_cells`, the fact view,
+    one row per personal group and sensitive value with the unbiased `estimate`, its
+    `variance` and `nonnegative_estimate`; the estimator is linear, so SUM(estimate) over any
+    slice of public columns is that slice's estimate;
   * ready-made reconstruction views `<name>_estimates` (per sensitive value) and
     `<name>_estimates_by_<column>` (per public column with at most ONE_WAY_MAX distinct
-    values, and sensitive value);
+    values, and sensitive value), the sensitive column under its own name in every view;
   * a COMMENT on every table, view and column saying what it is and how to aggregate it.
 All plain SQL that a DuckDB without rwn_sql can run.
 """
@@ -52,6 +54,10 @@ QUERY_LIMITS = (f"limits: at most {MAX_QUERY_CHARS:,} characters, {MAX_IN_LIST:,
                 f"{MAX_NESTING} levels of nesting (parentheses and NOT)")
 METADATA_TABLE = "rwn_release_metadata"
 TRIALS_TABLE = "rwn_release_trials"       # enforced releases: blocks per personal-group size (public)
+# The randomized microdata's own schema: BI tools list `main` (the estimate views) first, and
+# this name tells a dashboard author that its rows are not counts. A release without it (written
+# before this layout) keeps the table beside its metadata and is read there.
+ROWS_SCHEMA = "randomized_rows_not_counts"
 ONE_WAY_MAX = 100                         # one-way views only for public columns with this many values at most
 TYPE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_ ]*(\(\d+(,\s*\d+)?\))?|ENUM\('(''|[^'])*'(, '(''|[^'])*')*\)")
 METADATA_COLUMNS = """
@@ -80,16 +86,23 @@ METADATA_COMMENTS = {
     "suppressed_records": "records of personal groups left out because no enforcement design passes (suppress_small)",
     "release_name": "the release's name: the prefix of its tables and views",
 }
+NONNEGATIVE_NOTE = ("BIASED but never negative: the group's unbiased estimates projected (Euclidean distance) onto "
+                    "the non-negative counts that sum to group_size, so it equals estimate when none of the group's "
+                    "estimates is negative; rare values come out too high and common ones too low, it has no "
+                    "standard error, and a SUM of it over many groups inflates rare values: for display and "
+                    "shares; SUM estimate for totals")
 ESTIMATE_COMMENTS = {
-    "value": "sensitive value",
     "released_count": "released records with this value: BIASED by the randomization, never report it as a count",
     "group_size": "released records in the group (exact)",
     "estimate": "unbiased estimate of the number of records holding the value",
     "std_error": "standard error of estimate (block-aware for enforced releases)",
     "ci_low": "estimate - 1.96 std_error (95% interval)",
     "ci_high": "estimate + 1.96 std_error (95% interval)",
-    "estimate_clipped": "estimate clipped to [0, group_size] (biased; for display only)",
+    "nonnegative_estimate": "non-negative estimate consistent with group_size: " + NONNEGATIVE_NOTE,
 }
+# The columns every estimates view gives after the sensitive column (and the by-column)
+VIEW_OUTPUT = tuple(ESTIMATE_COMMENTS)
+CELLS_OUTPUT = ("group_size", "released_count", "estimate", "nonnegative_estimate", "variance")
 
 
 @dataclass(frozen=True)
@@ -110,6 +123,7 @@ class ReleaseMeta:
     trials_sql: str | None = None     # enforced releases: relation "<table> AS __rwn_tr" of (size, t)
     suppressed_records: int = 0       # records of groups without a design left out (suppress_small)
     release_name: str | None = None   # prefix of the release's views; table_name is "<it>_randomized"
+    rows_sql: str | None = None       # SQL naming the released table where it was read (read_metadata)
 
     @property
     def name(self) -> str:
@@ -140,20 +154,33 @@ def cells_view_name(name: str) -> str:
     return re.sub(r"\W", "_", f"{name}_cells")
 
 
+def _rows_in_release(meta: ReleaseMeta) -> str:
+    """The released table as the release's own views name it (bound in the release database)."""
+    return f"{quote_ident(ROWS_SCHEMA)}.{quote_ident(meta.table_name)}"
+
+
 def estimates_view_sql(meta: ReleaseMeta, by: str | None) -> str:
-    """A view over the released table that reads p and the domain from the metadata table."""
-    return rp_sql.estimates_sql(quote_ident(meta.table_name), meta.sensitive, *_published(meta),
-                                (by,) if by else (), design=_design(meta))
+    """A view over the released table that reads p and the domain from the metadata table: per
+    sensitive value (under its own name) and `by` value, the estimates and the non-negative
+    estimate of each group (rp_sql.nonnegative_sql)."""
+    groups = (by,) if by else ()
+    inner = rp_sql.nonnegative_sql(rp_sql.estimates_sql(_rows_in_release(meta), meta.sensitive, *_published(meta),
+                                                        groups, design=_design(meta)), groups)
+    keys = "".join(f"{quote_ident(c)}, " for c in groups)
+    return (f"SELECT {keys}value AS {quote_ident(meta.sensitive)}, {', '.join(VIEW_OUTPUT)}\n"
+            f"FROM (\n{inner}\n) ORDER BY {keys}{quote_ident(meta.sensitive)}")
 
 
 def cells_view_sql(meta: ReleaseMeta) -> str:
     """The fact view: estimates per personal group (every public column) and domain value,
-    the sensitive value under its own name, and variance = std_error^2."""
-    inner = rp_sql.estimates_sql(quote_ident(meta.table_name), meta.sensitive, *_published(meta),
-                                 meta.public, design=_design(meta))
+    the sensitive value under its own name, variance = std_error^2, and the group's
+    non-negative estimate."""
+    inner = rp_sql.nonnegative_sql(rp_sql.estimates_sql(_rows_in_release(meta), meta.sensitive, *_published(meta),
+                                                        meta.public, design=_design(meta)), meta.public)
     public = "".join(f"{quote_ident(c)}, " for c in meta.public)
     return (f"SELECT {public}value AS {quote_ident(meta.sensitive)}, group_size, released_count, estimate,\n"
-            f"    std_error * std_error AS variance\nFROM (\n{inner}\n)")
+            f"    nonnegative_estimate, std_error * std_error AS variance\nFROM (\n{inner}\n)\n"
+            f"ORDER BY {public}{quote_ident(meta.sensitive)}")
 
 
 def _published(meta: ReleaseMeta) -> tuple[str, str]:
@@ -287,10 +314,19 @@ def _text(value, what: str) -> str:
     return value
 
 
+def rows_location(con, where: tuple[str, str]) -> tuple[str, str]:
+    """(database, schema) of the released table of the release whose metadata are in `where`:
+    ROWS_SCHEMA of its database, or (a release written before that layout, without the
+    schema) beside the metadata."""
+    found = con.execute("SELECT count(*) FROM duckdb_schemas() WHERE database_name = ? AND schema_name = ?",
+                        [where[0], ROWS_SCHEMA]).fetchall()[0][0]
+    return (where[0], ROWS_SCHEMA) if found else where
+
+
 def check_released_table(con, where: tuple[str, str], meta: "ReleaseMeta") -> None:
     """The released table is a base table holding exactly the public columns and the
-    sensitive one (of the published type), as the metadata says."""
-    got = _base_table(con, where, meta.table_name, what="released table")
+    sensitive one (of the published type), as the metadata says, in rows_location."""
+    got = _base_table(con, rows_location(con, where), meta.table_name, what="released table")
     names = [c for c, _ in got]
     expected = set(meta.public) | {meta.sensitive}
     if len(names) != len(set(names)) or set(names) != expected:
@@ -418,7 +454,9 @@ def read_metadata(con: duckdb.DuckDBPyConnection, table: str | None = None, sche
         raise RWNError(f"the release holds several tables ({', '.join(map(str, (r[0] for r in rows)))}); name one")
     meta = metadata_values(rows[0], prefix)
     check_released_table(con, where, meta)
-    return meta
+    located = rows_location(con, where)
+    return replace(meta, rows_sql=(prefix if located == where else f"{prefix}{quote_ident(ROWS_SCHEMA)}.")
+                   + quote_ident(meta.table_name))
 
 
 def metadata_values(r, prefix: str = "") -> ReleaseMeta:
@@ -463,6 +501,10 @@ def write_release(con: duckdb.DuckDBPyConnection, release_sql: str, path: str, m
                        f"overwrites its input (write a new release file)")
     if {meta.table_name.lower(), meta.name.lower()} & {METADATA_TABLE, TRIALS_TABLE}:
         raise RWNError(f"table name {meta.name!r} is reserved for the release's metadata; choose another")
+    taken = [c for c in (*meta.public, meta.sensitive) if c.lower() in set(VIEW_OUTPUT) | set(CELLS_OUTPUT)]
+    if taken:
+        raise RWNError(f"column {taken[0]!r} has the name of a column of the release's estimate views; rename it "
+                       f"in the input")
     if os.path.exists(path) and not overwrite:
         raise RWNError(f"release database {path!r} already exists (use --overwrite to replace it)")
     with engine.scratch_dir(engine.output_folder(path)) as scratch:
@@ -474,7 +516,8 @@ def _write_release(con, release_sql, path, meta, overwrite, trials, tmp) -> int:
     alias = "__rwn_release_" + secrets.token_hex(4)
     con.execute(f"ATTACH {quote_literal(tmp)} AS {quote_ident(alias)}").fetchall()
     try:
-        target = f"{quote_ident(alias)}.{quote_ident(meta.table_name)}"
+        con.execute(f"CREATE SCHEMA {quote_ident(alias)}.{quote_ident(ROWS_SCHEMA)}").fetchall()
+        target = f"{quote_ident(alias)}.{_rows_in_release(meta)}"
         rows = engine.run(con, f"CREATE TABLE {target} AS\n{release_sql}")[0][0]
         con.execute(f"CREATE TABLE {quote_ident(alias)}.{METADATA_TABLE} ({METADATA_COLUMNS})").fetchall()
         rwn = meta.rwn or {}
@@ -527,19 +570,20 @@ def comment_statements(meta: ReleaseMeta, one_way, rwn: dict) -> list[str]:
     out = []
 
     def comment(kind, obj, text, column=None):
-        target = quote_ident(obj) + (f".{quote_ident(column)}" if column else "")
+        target = (obj if obj == rows else quote_ident(obj)) + (f".{quote_ident(column)}" if column else "")
         out.append(f"COMMENT ON {'COLUMN' if column else kind} {target} IS {quote_literal(text)}")
 
-    comment("TABLE", meta.table_name,
-            f"Randomized microdata: {meta.sensitive} was kept with probability p = {meta.p}, else replaced by a "
-            f"uniform draw from its {meta.m} published values.{enforced} Counts of this table by {meta.sensitive} "
+    rows = _rows_in_release(meta)
+    comment("TABLE", rows,
+            f"Randomized rows, NOT counts: {meta.sensitive} was kept with probability p = {meta.p}, else replaced by "
+            f"a uniform draw from its {meta.m} published values.{enforced} Counts of this table by {meta.sensitive} "
             f"are BIASED: use {cells}.estimate (SUM it over any slice of public columns) or the "
-            f"{name}_estimates views. Rows are in a random order.")
+            f"{name}_estimates views in the main schema. Rows are in a random order.")
     for c in meta.public:
-        comment("TABLE", meta.table_name, "public column: released " + (
+        comment("TABLE", rows, "public column: released " + (
             "after RWN perturbation (values swapped within neighbourhoods)" if c in perturbed else "unchanged")
             + "; it defines the personal groups", c)
-    comment("TABLE", meta.table_name, f"randomized sensitive column: each value kept with probability {meta.p}, "
+    comment("TABLE", rows, f"randomized sensitive column: each value kept with probability {meta.p}, "
             f"else a uniform draw from the domain. Do not count it directly: use {cells}.estimate", meta.sensitive)
     comment("TABLE", METADATA_TABLE, "Published parameters of each released table (never the key or raw data): "
             "everything needed to re-derive every estimate")
@@ -557,7 +601,8 @@ def comment_statements(meta: ReleaseMeta, one_way, rwn: dict) -> list[str]:
             f"SUM(estimate) over any slice of public columns is the unbiased estimate of that slice's count; "
             f"SUM(variance) is its variance (groups are independent) when the slice holds one {meta.sensitive} "
             f"value, and conservative (too large) when it sums several values, whose estimates are negatively "
-            f"correlated. Never COUNT(*) this view or the randomized table.")
+            f"correlated. nonnegative_estimate: never negative, sums to group_size, biased (see its comment). "
+            f"Never COUNT(*) this view or the randomized table ({ROWS_SCHEMA}.{meta.table_name}).")
     for c in meta.public:
         comment("VIEW", cells, "public column (a personal group is one combination of them)", c)
     comment("VIEW", cells, f"{meta.sensitive} value (every published value appears in every group)", meta.sensitive)
@@ -566,6 +611,8 @@ def comment_statements(meta: ReleaseMeta, one_way, rwn: dict) -> list[str]:
     comment("VIEW", cells, ESTIMATE_COMMENTS["released_count"], "released_count")
     comment("VIEW", cells, "unbiased estimate of the group's records holding this value: SUM it over any slice "
             "(it can be negative or exceed group_size; sums over large slices are accurate)", "estimate")
+    comment("VIEW", cells, "the group's non-negative estimate consistent with group_size: " + NONNEGATIVE_NOTE,
+            "nonnegative_estimate")
     comment("VIEW", cells, "variance of estimate" + (" (block-aware)" if meta.enforced else "")
             + ": SUM it over a slice of one value for the slice's variance (conservative across several values)",
             "variance")
@@ -576,6 +623,8 @@ def comment_statements(meta: ReleaseMeta, one_way, rwn: dict) -> list[str]:
                 f"domain and test as published in {METADATA_TABLE})")
         if by:
             comment("VIEW", view, "public column", by)
+        comment("VIEW", view, f"{meta.sensitive} value (every published value appears" + (f" for every {by}" if by else "")
+                + ")", meta.sensitive)
         for column, text in ESTIMATE_COMMENTS.items():
             comment("VIEW", view, text, column)
     return out

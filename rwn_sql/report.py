@@ -21,6 +21,7 @@ __all__ = ["report", "render"]
 
 ESTIMATE_FIELDS = ("group_size", "estimate", "std_error", "ci_low", "ci_high")
 VIEW_COLUMNS = ("value", "released_count") + ESTIMATE_FIELDS      # after the by-column, as release_db makes them
+                                                                  # (the first: the sensitive attribute's name)
 LABEL_CHARS = 16           # longer labels are shortened in plots (the tooltip and the table keep them whole)
 CSS = """
 body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222;max-width:1400px}
@@ -72,13 +73,13 @@ def render(release_path: str) -> str:
                  _estimates_intro(meta)]
         views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE database_name = ?",
                                            [ISOLATED_RELEASE]).fetchall()}
-        overall = _rows(con, view_name(meta.name), by=False)
+        overall = _rows(con, view_name(meta.name), meta, by=False)
         parts.append(_section(meta, None, overall, view_name(meta.name), 0))
         figure = 1
         for column in meta.public:
             name = view_name(meta.name, column)
             if name in views:
-                parts.append(_section(meta, column, _rows(con, name, by=True), name, figure))
+                parts.append(_section(meta, column, _rows(con, name, meta, by=True), name, figure))
                 figure += 1
             else:
                 parts.append(f"<h3>By {_e(column)}</h3><p class='note'>More than 100 distinct values: no one-way "
@@ -111,7 +112,7 @@ def _header(release_path: str, meta: ReleaseMeta) -> str:
             f"<p class='note'>Release database <code>{_e(os.path.basename(release_path))}</code>, read on "
             f"{_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC. Everything here comes from the release "
             f"itself (its published parameters and randomized table), never from the original data. "
-            f"Counts of <code>{_e(meta.table_name)}</code> by {_e(meta.sensitive)} are biased by the "
+            f"Counts of <code>{_e(meta.rows_sql.split('.', 1)[-1] if meta.rows_sql else meta.table_name)}</code> by {_e(meta.sensitive)} are biased by the "
             f"randomization: use the estimates below, the views <code>{_e(view_name(meta.name))}*</code> or "
             f"<code>SUM(estimate)</code> of <code>{_e(cells_view_name(meta.name))}</code>.</p>")
 
@@ -190,11 +191,13 @@ def _estimates_intro(meta: ReleaseMeta) -> str:
             f"bound, or the estimate itself, may fall below 0 or above the group size.{lumpy}</p>")
 
 
-def _rows(con, name: str, by: bool) -> list[tuple]:
-    """(by value or None, sensitive value, group_size, estimate, std_error, ci_low, ci_high) of a view."""
+def _rows(con, name: str, meta: ReleaseMeta, by: bool) -> list[tuple]:
+    """(by value or None, sensitive value, group_size, estimate, std_error, ci_low, ci_high) of a
+    view; its sensitive column is named after the attribute (or `value`, in a release written
+    before the views used the attribute's name)."""
     cursor = con.execute(f"SELECT * FROM {ISOLATED_RELEASE}.{quote_ident(name)} ORDER BY ALL")
     columns = tuple(d[0] for d in cursor.description)[1 if by else 0:]
-    if columns[:len(VIEW_COLUMNS)] != VIEW_COLUMNS:
+    if columns[:1] not in ((meta.sensitive,), ("value",)) or columns[1:len(VIEW_COLUMNS)] != VIEW_COLUMNS[1:]:
         raise RWNError(f"view {name!r} of the release has columns {columns}, not those of a release's "
                        f"estimates view")
     offset = 1 if by else 0

@@ -328,7 +328,35 @@ def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, 
         _warn_suppressed(plan)
         if sql:
             return be.engine_sql(plan.sql)
-        return engine.deliver(con, plan.sql, into, replace) if be.name == "duckdb" else be.relation(plan.sql)
+        if be.name != "duckdb":
+            return be.relation(plan.sql)
+        out = engine.deliver(con, plan.sql, into, replace)
+        if into is not None:
+            record_design(con, engine.table_target(con, into), plan, p, test)
+        return out
+
+
+def plan_design(plan, p, test):
+    """The design_record.Design of a randomize plan (what its estimates need; never the key)."""
+    from .design_record import Design
+    eps, delta = plan.enforce or (None, None)
+    return Design(sensitive=plan.spec.sensitive, sensitive_type=plan.src.type_of(plan.spec.sensitive),
+                  public=plan.spec.public, p=float(p), domain=tuple(plan.values), enforced=plan.enforce is not None,
+                  epsilon=None if eps is None else float(eps), delta=None if delta is None else float(delta),
+                  test=test if plan.enforce is not None else None,
+                  blocks=tuple(sorted(plan.blocks.items())) if plan.enforce is not None else None)
+
+
+def record_design(con, target: str, plan, p, test) -> None:
+    """COMMENT ON the table `target` (SQL name) just written: its design (design_record). A
+    table left without it would be refused by estimates, so a failure drops the table."""
+    from .design_record import comment_text
+    try:
+        con.execute(f"COMMENT ON TABLE {target} IS {quote_literal(comment_text(plan_design(plan, p, test)))}"
+                    ).fetchall()
+    except BaseException:
+        con.execute(f"DROP TABLE IF EXISTS {target}").fetchall()
+        raise
 
 
 def _warn_suppressed(plan) -> None:
@@ -783,41 +811,66 @@ def _judged(groups_sql: str, keys, worst: dict, pp: privacy.PrivacyParams) -> st
             f"FROM ({groups_sql}) AS g LEFT JOIN {designs} ON g.group_size = d.n AND g.trials = d.t")
 
 
-def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float, domain, group_by=(),
-              where: str | None = None, values=None, public=None, enforce=None, test: str = "exact",
-              sql: bool = False):
-    """Reconstructed counts from a release, needing only the release, p and the domain.
+RECORDED = "recorded"      # estimates(enforce=): take the design recorded with the release
+
+
+def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float | None = None, domain=None,
+              group_by=(), where: str | None = None, values=None, public=None, enforce=RECORDED,
+              test: str | None = None, sql: bool = False):
+    """Reconstructed counts from a release, needing only the release and its design.
 
     Per group of `group_by` (public columns) and per domain value (or, with `values`, for
     that set of values together): released_count, group_size, the unbiased `estimate`, its
     `std_error`, a 95% interval [ci_low, ci_high] and `estimate_clipped` to [0, group size].
     `where` is a predicate over public columns (comparisons, IN, BETWEEN, IS NULL, AND / OR /
-    NOT with literals; checked and re-rendered, never pasted). For a release made with
-    enforce=(eps, delta) and `test`, pass the same here (and `public`, default every column
-    but the sensitive one): the standard errors then account for the blocks, whose records
-    move together (the estimates themselves are the same). The randomized table of an enforced
-    release database (`adult_randomized`, `rel.adult_randomized`) needs neither: its published
-    blocks table is used (published_design). Refused: a domain with a value
-    twice (after the cast to the column's type), released values outside the domain, and
-    a `where` naming the sensitive column.
+    NOT with literals; checked and re-rendered, never pasted).
+
+    The design (p, the domain, the public columns, the enforcement and its blocks) is read
+    from where it was recorded: the metadata of a release database (its table named as
+    `rel.adult`, `rel.adult_randomized`, 'release.duckdb:adult', ...), the COMMENT of a table
+    written by randomize(into=), the metadata of a Parquet file written by rwn-sql randomize
+    (design_record). Arguments given as well must agree with the record (else RWNError).
+    Without a record they are required: p, domain, and enforce=(eps, delta) with `test` (and
+    `public`, default every column but the sensitive one) for a release made with enforcement,
+    whose standard errors then account for the blocks, or enforce=None for one made without;
+    leaving enforce out is refused, since independent-trial errors of an enforced release are
+    several times too small. Refused: a domain with a value twice (after the cast to the
+    column's type), released values outside the domain, and a `where` naming the sensitive
+    column.
     """
-    try:
-        privacy.check_p(p)
-    except ValueError as exc:
-        raise _fail(exc) from None
+    if p is not None:
+        try:
+            privacy.check_p(p)
+        except ValueError as exc:
+            raise _fail(exc) from None
     if isinstance(release, str) and engine.QUERY_START.match(release):   # SQL text: one statement only
         from .statements import single_statement
         single_statement(release, "the release query")
+    if domain is not None:
+        domain = _published_domain(domain)
     be = backend_for(con)
+    recorded, trials_sql, label = None, None, release if isinstance(release, str) else "the release"
     if be.name == "duckdb" and isinstance(release, str):
-        check_release_source(be.con, release)
+        meta = check_release_source(be.con, release)
+        if meta is not None:          # a release database's table: its published metadata
+            from .design_record import Design
+            release = meta.rows_sql
+            recorded = Design(sensitive=meta.sensitive, sensitive_type=meta.sensitive_type, public=meta.public,
+                              p=meta.p, domain=meta.domain, enforced=meta.enforced, epsilon=meta.epsilon,
+                              delta=meta.delta, test=meta.test)
+            trials_sql = meta.trials_sql
+        elif not engine.QUERY_START.match(release):
+            recorded = _recorded_elsewhere(be.con, release)
     src = be.source(release)
+    p, domain, public, enforce, test = _reconcile(recorded, label, sensitive, p, domain, public, enforce, test)
     group_by = (group_by,) if isinstance(group_by, str) else tuple(group_by)
     _check_names(src, sensitive, group_by)
     if sensitive in group_by:
         raise RWNError(f"group_by: {sensitive!r} is the sensitive attribute; its values are the rows already")
     pub = _public(src, sensitive, public)
     _check_names(src, sensitive, pub)
+    if recorded is not None and trials_sql is None:
+        _check_recorded_columns(src, sensitive, pub, recorded, label)
     outside = [c for c in group_by if c not in pub]
     if outside:
         raise RWNError(f"group_by: column {outside[0]!r} is not a public column ({', '.join(pub)})")
@@ -848,23 +901,100 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float,
         raise RWNError(f"the release holds values of {sensitive!r} outside the domain: {shown}; give the "
                        f"published domain of this release")
     design = None
-    if enforce is not None:
+    if trials_sql is not None:
+        design = (trials_sql, pub)
+    elif enforce is not None:
         try:
             eps, delta = enforce
         except (TypeError, ValueError):
             raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
         spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub)
         trials = _blocks(be, src, spec, _privacy(p, len(domain), eps, delta, test))
+        if recorded is not None and recorded.blocks is not None:
+            kept = dict(recorded.blocks)
+            wrong = sorted(n for n, t in trials.items() if kept.get(n) != t)
+            if wrong:
+                raise RWNError(f"{label} records {kept.get(wrong[0])} blocks for its personal groups of "
+                               f"{wrong[0]} records, where its design gives {trials[wrong[0]]}: the table or its "
+                               f"record was altered (refused)")
         design = (rp_sql.trials_values(trials), pub)
-    elif be.name == "duckdb" and isinstance(release, str):
-        design = published_design(be.con, release, sensitive, p)
     text = rp_sql.estimates_sql(src.sql, sensitive, float_literal(p), literal, group_by, where_sql, vals, design,
                                 dialect=be.dialect)
     return be.engine_sql(text) if sql else be.relation(text)
 
 
+def _recorded_elsewhere(con, release: str):
+    """The design recorded with a table (its COMMENT) or a Parquet file (its metadata)."""
+    from .design_record import parquet_record, table_record
+    if engine.file_format(release) == "parquet" and os.path.isfile(release):
+        return parquet_record(con, release)
+    if engine.split_db_target(release) is not None or engine.file_format(release):
+        return None
+    return table_record(con, release)
+
+
+def _reconcile(recorded, label: str, sensitive: str, p, domain, public, enforce, test):
+    """(p, domain, public, enforce, test) for the estimates: the recorded design, checked
+    against the arguments given, or (no record) the arguments, which must then name the
+    enforcement (a pair, or None for none)."""
+    if recorded is None:
+        if p is None or domain is None:
+            raise RWNError(f"{label} records no design: give p and the published domain")
+        if isinstance(enforce, str) and enforce == RECORDED:
+            raise RWNError(f"{label} records no design (a release database's table, or a table written by "
+                           f"randomize(into=), records it): give enforce=(eps, delta) and test= as the release was "
+                           f"made, or enforce=None for a release made without enforcement (rwn_estimates: epsilon "
+                           f"and delta, or enforced := false); independent-trial errors of an enforced release "
+                           f"are several times too small")
+        return p, domain, public, enforce, test or "exact"
+    what = f"{label} records the design of"
+    if sensitive != recorded.sensitive:
+        raise RWNError(f"{what} sensitive column {recorded.sensitive!r}, not {sensitive!r}")
+    if p is not None and abs(float(p) - recorded.p) > 1e-12:
+        raise RWNError(f"{label} is a release published with p = {recorded.p}, not {p}: give the published p "
+                       f"(or leave it out: it is recorded)")
+    if domain is not None and sorted(domain_values(domain)) != sorted(recorded.domain):
+        raise RWNError(f"{what} the domain {list(recorded.domain)}, not the domain given: leave it out (it is "
+                       f"recorded) or give the published one")
+    if public is not None:
+        given = (public,) if isinstance(public, str) else tuple(public)
+        if sorted(given) != sorted(recorded.public):
+            raise RWNError(f"{what} the public columns {list(recorded.public)}, not {list(given)}")
+    if not (isinstance(enforce, str) and enforce == RECORDED):
+        if enforce is None and recorded.enforced:
+            raise RWNError(f"{what} a release enforced with (eps, delta) = ({recorded.epsilon}, {recorded.delta}) "
+                           f"({recorded.test} test), not enforce=None: its errors account for the blocks; leave "
+                           f"enforce out")
+        if enforce is not None:
+            try:
+                eps, delta = enforce
+            except (TypeError, ValueError):
+                raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
+            if not recorded.enforced or abs(float(eps) - recorded.epsilon) > 1e-12 or \
+                    abs(float(delta) - recorded.delta) > 1e-12:
+                now = (f"enforced with ({recorded.epsilon}, {recorded.delta})" if recorded.enforced
+                       else "made without enforcement")
+                raise RWNError(f"{what} a release {now}, not enforce={tuple(enforce)}: leave enforce out")
+    if test is not None and recorded.enforced and test != recorded.test:
+        raise RWNError(f"{what} a release certified with the {recorded.test} test, not {test!r}")
+    return recorded.p, list(recorded.domain), recorded.public, recorded.enforce, recorded.test
+
+
+def _check_recorded_columns(src, sensitive: str, pub, recorded, label: str) -> None:
+    """A table's recorded design describes it: its columns are the recorded public ones and the
+    sensitive one, of the recorded type."""
+    if sorted(src.names) != sorted((*recorded.public, sensitive)):
+        raise RWNError(f"{label} has the columns {', '.join(src.names)}, not those of its recorded design "
+                       f"({', '.join((*recorded.public, sensitive))}): the table was altered or derived; give the "
+                       f"design of the release it holds in a table of its own")
+    kind = src.type_of(sensitive)
+    if " ".join(kind.split()).upper() != " ".join(recorded.sensitive_type.split()).upper():
+        raise RWNError(f"{label} has {sensitive!r} of type {kind}, not the recorded {recorded.sensitive_type}: "
+                       f"refused")
+
+
 def unseen_estimates(release: str, sensitive: str, p: float, domain, group_by=(), where: str | None = None,
-                     values=None, public=None, enforce=None, test: str = "exact", dialect=None) -> str:
+                     values=None, public=None, enforce=RECORDED, test: str | None = None, dialect=None) -> str:
     """estimates(..., sql=True) for a release table or view the planner cannot see (a TEMP one of
     the SQL macros' caller): planned from the parameters alone, the checks that read the release
     made by the statement (engine.unseen_source): the columns exist (binding), the domain is
@@ -873,6 +1003,11 @@ def unseen_estimates(release: str, sensitive: str, p: float, domain, group_by=()
     privacy.trials_for_sizes at execution (rp_sql.designed_trials). The same rows as estimates()."""
     from .dialect import DUCKDB
     d = dialect or DUCKDB
+    if p is None or domain is None or (isinstance(enforce, str) and enforce == RECORDED):
+        raise RWNError(f"{release!r} is a TEMP table or view, whose recorded design the macro cannot read: give p, "
+                       f"the domain and epsilon and delta (with test) as the release was made, or enforced := false "
+                       f"for a release made without enforcement")
+    test = test or "exact"
     try:
         privacy.check_p(p)
     except ValueError as exc:
@@ -944,8 +1079,13 @@ def _release_name(con, release: str) -> tuple[str | None, str] | None:
     db = engine.split_db_target(release)
     if db is not None:
         return engine.attach_read_only(con, db[0]), db[1]
-    name = re.fullmatch(r"(?:([A-Za-z_]\w*)\.)?([A-Za-z_]\w*)", release.strip())
-    return None if name is None else name.groups()
+    from .release_db import ROWS_SCHEMA
+    if engine.QUERY_START.match(release) or engine.file_format(release) or "\x00" in release:
+        return None
+    parts = engine._name_parts(release)
+    if not parts or len(parts) > 3 or (len(parts) == 3 and parts[1].lower() != ROWS_SCHEMA):
+        return None        # db.randomized_rows_not_counts.table: a release's table in its own schema
+    return (parts[0] if len(parts) > 1 else None), parts[-1]
 
 
 def _attached_files(con) -> set[str]:
@@ -1026,52 +1166,31 @@ def refuse_attached_views(con, release: str) -> None:
                     pending.append((vsql, True, vdb, vschema))
 
 
-def check_release_source(con, release: str) -> None:
+def check_release_source(con, release: str):
     """Before estimates read `release`: when it names an object of a release database, that
     database passes release_db's checks and the object is a base table, since the caller's
-    connection would run a view's SQL (a release file is untrusted input)."""
+    connection would run a view's SQL (a release file is untrusted input). Returns the
+    release's metadata (ReleaseMeta, rows_sql naming its released table) when `release`
+    names its released table or the release itself, else None."""
     from .release_db import NotARelease, catalog_object, check_catalog, read_metadata
     if engine.split_db_target(release) is None and not (engine.file_format(release) and os.path.isfile(release)):
         refuse_attached_views(con, release)
     found = _release_name(con, release)
     if found is None:
-        return
+        return None
     schema, table = found
     try:
         where = check_catalog(con, schema)
     except NotARelease:
-        return
+        return None
     kind = catalog_object(con, where, table)
     if kind is not None and kind[0] == "view":
         raise RWNError(f"{release!r} is a view of a release database; estimates read its released table (a "
                        f"view of a release file runs the file's own SQL)")
     try:
-        read_metadata(con, table, schema)
+        return read_metadata(con, table, schema)
     except NotARelease:
-        pass
-
-
-def published_design(con, release: str, sensitive: str, p) -> tuple[str, tuple[str, ...]] | None:
-    """For the randomized table of an enforced release database named `release` ([schema.]table),
-    the published blocks design (its rwn_release_trials relation, the public columns), so its
-    standard errors are block-aware without enforce=; None for any other table. A p other than
-    the published one is refused (every estimate would be wrong)."""
-    from .release_db import TRIALS_TABLE, NotARelease, read_metadata
-    name = _release_name(con, release)
-    if name is None:
         return None
-    schema, table = name
-    try:
-        meta = read_metadata(con, table, schema)
-    except NotARelease:                # not a release database, or not one of its tables; an
-        return None                    # altered release is refused (read_metadata's RWNError)
-    if meta.table_name.lower() != table.lower() or meta.sensitive != sensitive:
-        return None
-    if abs(float(p) - meta.p) > 1e-12:
-        raise RWNError(f"{release!r} is a release published with p = {meta.p}, not {p}: give the published p")
-    if not meta.enforced:
-        return None
-    return f"{quote_ident(schema) + '.' if schema else ''}{TRIALS_TABLE} AS __rwn_tr", meta.public
 
 
 def query(con: duckdb.DuckDBPyConnection, sql: str, release: str | None = None):

@@ -428,6 +428,31 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
     )
 
 
+def nonnegative_sql(estimates: str, group_by=()) -> str:
+    """`estimates` (per group of `group_by` and domain value: estimate, group_size, ...) plus
+    nonnegative_estimate: per group, the Euclidean projection of the unbiased estimates onto
+    {x >= 0, sum x = group_size} (the scaled simplex), in closed form: with the estimates sorted
+    in decreasing order and their running sums cs_j, rho = the largest j with
+    e_(j) - (cs_j - n)/j > 0, tau = (cs_rho - n)/rho and x = max(e - tau, 0) (Held, Wolfe and
+    Crowder 1974; Duchi et al. 2008). The unbiased estimates of a group sum to n exactly, so
+    tau = 0 and x = e when none is negative. Biased (towards the interior), never negative,
+    the group's total kept. DuckDB SQL (the release database's views)."""
+    part = f"PARTITION BY {', '.join(quote_ident(c) for c in group_by)}" if group_by else ""
+    return (
+        "SELECT * EXCLUDE (__rwn_j, __rwn_cs, __rwn_rho, __rwn_tau),\n"
+        "    greatest(estimate - __rwn_tau, 0.0) AS nonnegative_estimate\n"
+        "FROM (SELECT *, max(CASE WHEN __rwn_j = __rwn_rho THEN (__rwn_cs - group_size) / __rwn_j END)\n"
+        f"                     OVER ({part}) AS __rwn_tau\n"
+        "      FROM (SELECT *, max(CASE WHEN estimate - (__rwn_cs - group_size) / __rwn_j > 0 THEN __rwn_j END)\n"
+        f"                           OVER ({part}) AS __rwn_rho\n"
+        f"            FROM (SELECT *, row_number() OVER __rwn_w AS __rwn_j, sum(estimate) OVER __rwn_w AS __rwn_cs\n"
+        f"                  FROM (\n{estimates}\n) AS __rwn_e\n"
+        f"                  WINDOW __rwn_w AS ({part} ORDER BY estimate DESC, value\n"
+        "                                    ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) AS __rwn_s\n"
+        "           ) AS __rwn_k\n"
+        "     ) AS __rwn_t")
+
+
 MEASURES = ("sum", "avg")
 MEASURE_COLUMNS = {"sum": ("released_sum", "group_size", "estimate", "std_error", "ci_low", "ci_high"),
                    "avg": ("released_avg", "group_size", "count_estimate", "estimate", "std_error", "ci_low",

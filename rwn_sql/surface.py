@@ -62,7 +62,7 @@ def _query_sql(con, sql, database) -> str:
         raise RWNError(f"rwn_query: database {where!r} holds no release (no rwn_release_metadata table); ATTACH "
                        f"the release file and name it in FROM (FROM rel.{table.name}), or open the release "
                        f"file itself") from None
-    release = f"{quote_ident(where)}.{quote_ident(meta.table_name)}"
+    release = meta.rows_sql
     return rewrite(sql, meta, release, column_types=release_column_types(con.cursor(), release)).sql
 
 
@@ -116,10 +116,15 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         return rp.unseen_audit(source, sensitive, p, epsilon, delta, public=public, domain=domain, test=test,
                                enforce=bool(enforce), nulls=nulls)
 
-    def estimates_sql(release, sensitive, p, domain, group_by, where, values, public, epsilon, delta, test):
+    def estimates_sql(release, sensitive, p, domain, group_by, where, values, public, epsilon, delta, test,
+                      enforced):
         if (epsilon is None) != (delta is None):
             raise RWNError("rwn_estimates: give both epsilon and delta (the release's enforcement) or neither")
-        enforce = None if epsilon is None else (epsilon, delta)
+        if enforced is False and epsilon is not None:
+            raise RWNError("rwn_estimates: enforced := false contradicts epsilon and delta")
+        enforce = (epsilon, delta) if epsilon is not None else None if enforced is False else rp.RECORDED
+        if enforced is True and epsilon is None:
+            raise RWNError("rwn_estimates: enforced := true needs the release's epsilon and delta")
         try:
             return rp.estimates(con.cursor(), release, sensitive, p, domain, group_by=group_by or (),
                                 where=where, values=values, public=public, enforce=enforce, test=test, sql=True)
@@ -135,7 +140,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         "rwn_audit_sql": (audit_sql, [VARCHAR, VARCHAR, DOUBLE, DOUBLE, DOUBLE, VARCHAR_LIST, VARCHAR_LIST,
                                       VARCHAR, BOOLEAN, VARCHAR]),
         "rwn_estimates_sql": (estimates_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,
-                                              VARCHAR_LIST, VARCHAR_LIST, DOUBLE, DOUBLE, VARCHAR]),
+                                              VARCHAR_LIST, VARCHAR_LIST, DOUBLE, DOUBLE, VARCHAR, BOOLEAN]),
         "rwn_query_sql": (lambda sql, database: _query_sql(con, sql, database), [VARCHAR, VARCHAR]),
         "rwn_perturb_sql": (perturb_sql, [VARCHAR, VARCHAR_LIST, BIGINT, DOUBLE, DOUBLE, VARCHAR,
                                           VARCHAR_LIST, VARCHAR_LIST, DOUBLE, VARCHAR, VARCHAR_LIST,

@@ -121,9 +121,9 @@ def releases(con, n=900, seed=2):
 
 
 ESTIMATE_CALLS = [
-    "rwn_estimates('{src}', 'grade', 0.6, ?)",
-    "rwn_estimates('{src}', 'grade', 0.6, ?, group_by := ['sex'], \"where\" := 'region IN (1, 2) OR sex = ''f''')",
-    "rwn_estimates('{src}', 'grade', 0.6, ?, group_by := ['region'], \"values\" := ['2', '4'])",
+    "rwn_estimates('{src}', 'grade', 0.6, ?, enforced := false)",
+    "rwn_estimates('{src}', 'grade', 0.6, ?, enforced := false, group_by := ['sex'], \"where\" := 'region IN (1, 2) OR sex = ''f''')",
+    "rwn_estimates('{src}', 'grade', 0.6, ?, enforced := false, group_by := ['region'], \"values\" := ['2', '4'])",
     "rwn_estimates('{src}', 'grade', 0.6, ?, group_by := ['sex'], epsilon := 0.5, delta := 0.05)",
     "rwn_estimates('{src}', 'grade', 0.6, ?, group_by := ['sex'], public := ['sex'], epsilon := 0.5, delta := 0.05)",
 ]
@@ -144,18 +144,18 @@ def test_estimates_over_temp_use_the_blocks_of_an_enforced_release(mcon):
     design is computed where the statement runs, from the TEMP release's group sizes."""
     domain = releases(mcon)
     with_temp_copies(mcon, "rel")
-    plain = rows(mcon, ESTIMATE_CALLS[0].replace("?)", "?, group_by := ['sex'])"), "rel_tt", [domain])
+    plain = rows(mcon, ESTIMATE_CALLS[0].replace("?, enforced := false)", "?, enforced := false, group_by := ['sex'])"), "rel_tt", [domain])
     enforced = rows(mcon, ESTIMATE_CALLS[3], "rel_tt", [domain])
     assert [r[:4] for r in plain] == [r[:4] for r in enforced]
     assert all(e[5] >= p[5] for p, e in zip(plain, enforced)) and sum(e[5] for e in enforced) > sum(p[5] for p in plain)
 
 
 @pytest.mark.parametrize("call, domain, message", [
-    ("rwn_estimates('{src}', 'grad', 0.6, ?)", None, '"grad" not found|column \'grad\' is not in'),
-    ("rwn_estimates('{src}', 'grade', 0.6, ?, group_by := ['sx'])", None, '"sx" not found|column \'sx\' is not in'),
-    ("rwn_estimates('{src}', 'grade', 0.6, ?)", ["1", "2", "3", "4"], "holds values of 'grade' outside the domain: '5'"),
-    ("rwn_estimates('{src}', 'grade', 0.6, ?)", ["1", "2", "3", "4", "5", "5.0"], "the same value as INTEGER"),
-    ("rwn_estimates('{src}', 'grade', 0.6, ?, \"where\" := 'grade = 1')", None, "names the sensitive attribute"),
+    ("rwn_estimates('{src}', 'grad', 0.6, ?, enforced := false)", None, '"grad" not found|column \'grad\' is not in'),
+    ("rwn_estimates('{src}', 'grade', 0.6, ?, enforced := false, group_by := ['sx'])", None, '"sx" not found|column \'sx\' is not in'),
+    ("rwn_estimates('{src}', 'grade', 0.6, ?, enforced := false)", ["1", "2", "3", "4"], "holds values of 'grade' outside the domain: '5'"),
+    ("rwn_estimates('{src}', 'grade', 0.6, ?, enforced := false)", ["1", "2", "3", "4", "5", "5.0"], "the same value as INTEGER"),
+    ("rwn_estimates('{src}', 'grade', 0.6, ?, enforced := false, \"where\" := 'grade = 1')", None, "names the sensitive attribute"),
     ("rwn_estimates('{src}', 'grade', 0.6, ?, group_by := ['sex'], epsilon := 0.5, delta := 0.4)", None,
      "personal groups? of [0-9, .]+ records"),
 ])
@@ -172,7 +172,7 @@ def test_estimates_over_temp_refuse_null_sensitive_values(mcon):
     mcon.execute("CREATE TEMP TABLE nulls AS SELECT i % 3 AS g, CASE WHEN i = 4 THEN NULL ELSE i % 2 END AS s "
                  "FROM range(40) t(i)").fetchall()
     with pytest.raises(duckdb.Error, match="holds values of 's' outside the domain: NULL"):
-        rows(mcon, "rwn_estimates('{src}', 's', 0.6, ['0', '1'])", "nulls")
+        rows(mcon, "rwn_estimates('{src}', 's', 0.6, ['0', '1'], enforced := false)", "nulls")
 
 
 def survey(con, n=800, seed=3):

@@ -33,7 +33,7 @@ def calls(con, tmp_path):
         "donors": lambda: rwn_sql.donors(con, "people", ["age", "income"], k=3, seed=1).fetchall(),
         "randomize": lambda: rwn_sql.randomize(con, "people", "job", 0.5, public=["sex"], seed=1).fetchall(),
         "audit": lambda: rwn_sql.audit(con, "people", "job", 0.5, 0.5, 0.1, public=["sex"]).summary(),
-        "estimates": lambda: rwn_sql.estimates(con, "people", "job", 0.5, ["a", "b", "c"], public=["sex"],
+        "estimates": lambda: rwn_sql.estimates(con, "people", "job", 0.5, ["a", "b", "c"], public=["sex"], enforce=None,
                                                group_by=["sex"]).fetchall(),
         "release": lambda: release()[0],
         "query": lambda: rwn_sql.query(con, "SELECT sex, COUNT(*) FROM people WHERE job = 'a' GROUP BY sex",

@@ -1,5 +1,6 @@
 """Analysts' count queries over a release: the rewrite (golden SQL), its numbers (equal to
 rp.estimates, the release's views and plain counts) and the refusals."""
+import dataclasses
 import os
 from pathlib import Path
 
@@ -101,7 +102,7 @@ def test_micro_flag_per_row(rcon):
              "('Divorced', 'Widowed') AND occupation = 'Sales' GROUP BY sex, race, relationship, education")
     got = {r[:4]: r[-1] for r in run_query(rcon, query)[0].fetchall()}
     want = {r[:4]: r[4] == 1 for r in rcon.sql(
-        f"SELECT sex, race, relationship, education, count(*) FROM (SELECT DISTINCT {pub} FROM adult_randomized "
+        f"SELECT sex, race, relationship, education, count(*) FROM (SELECT DISTINCT {pub} FROM randomized_rows_not_counts.adult_randomized "
         "WHERE marital_status IN ('Divorced', 'Widowed')) GROUP BY ALL").fetchall()}
     assert got == want and any(want.values()) and not all(want.values())
 
@@ -223,7 +224,9 @@ def strip_flag(result):
 
 
 def test_meta_matches_release(rcon):
-    assert read_metadata(rcon) == META
+    meta = read_metadata(rcon)
+    assert dataclasses.replace(meta, rows_sql=None) == META
+    assert meta.rows_sql == '"randomized_rows_not_counts"."adult_randomized"'     # its own schema
 
 
 def test_issue_example_equals_rp_estimates(rcon):
@@ -232,24 +235,25 @@ def test_issue_example_equals_rp_estimates(rcon):
                         where="race IN ('Black', 'Other')", values=["Sales"]).fetchall()
     assert strip_flag(got) == want and len(want) == 2
     assert all(r[-1] is False for r in got)
-    plain = rcon.sql("SELECT sex, count(*) FROM adult_randomized WHERE occupation = 'Sales' AND race IN ('Black', 'Other') "
+    plain = rcon.sql("SELECT sex, count(*) FROM randomized_rows_not_counts.adult_randomized WHERE occupation = 'Sales' AND race IN ('Black', 'Other') "
                      "GROUP BY sex ORDER BY sex").fetchall()
     assert [(r[0], r[1]) for r in got] == plain     # released_count: the plain count on the release
 
 
 def test_by_sensitive_equals_views(rcon):
     got = rows("SELECT occupation, sex, COUNT(*) FROM adult GROUP BY sex, occupation", rcon)
-    assert strip_flag(got) == rcon.sql("SELECT * FROM adult_estimates_by_sex").fetchall()
+    # the views end with nonnegative_estimate where the query has estimate_clipped
+    assert [r[:-2] for r in got] == [r[:-1] for r in rcon.sql("SELECT * FROM adult_estimates_by_sex").fetchall()]
     got = rows("SELECT occupation, COUNT(*) FROM adult GROUP BY occupation", rcon)
-    assert strip_flag(got) == rcon.sql("SELECT * FROM adult_estimates").fetchall()
+    assert [r[:-2] for r in got] == [r[:-1] for r in rcon.sql("SELECT * FROM adult_estimates").fetchall()]
     assert len(got) == len(DOMAIN)
 
 
 def test_by_sensitive_with_values_keeps_those_rows(rcon):
     got = rows("SELECT race, occupation, COUNT(*) FROM adult WHERE occupation IN ('Tech-support', 'Sales') "
                "GROUP BY race, occupation", rcon)
-    want = rcon.sql("SELECT * FROM adult_estimates_by_race WHERE value IN ('Sales', 'Tech-support')").fetchall()
-    assert strip_flag(got) == want and len(want) == 10
+    want = rcon.sql("SELECT * FROM adult_estimates_by_race WHERE occupation IN ('Sales', 'Tech-support')").fetchall()
+    assert [r[:-2] for r in got] == [r[:-1] for r in want] and len(want) == 10
 
 
 def test_micro_equals_rp_estimates(rcon):
@@ -260,7 +264,7 @@ def test_micro_equals_rp_estimates(rcon):
     want = rp.estimates(rcon, "adult_randomized", "occupation", 0.5, list(DOMAIN), where=pins,
                         values=["Sales", "Tech-support"]).fetchall()
     assert r.micro and strip_flag(got) == want and got[0][-1] is True
-    assert got[0][0] == rcon.sql(f"SELECT count(*) FROM adult_randomized WHERE {pins} "
+    assert got[0][0] == rcon.sql(f"SELECT count(*) FROM randomized_rows_not_counts.adult_randomized WHERE {pins} "
                                  "AND occupation IN ('Sales', 'Tech-support')").fetchall()[0][0]
 
 
@@ -276,7 +280,7 @@ def test_public_predicate_equals_rp_estimates(rcon):
 
 def test_exact_count_equals_plain_count(rcon):
     got = rows("SELECT race, COUNT(*) FROM adult WHERE sex = 'Female' GROUP BY race", rcon)
-    plain = rcon.sql("SELECT race, count(*) FROM adult_randomized WHERE sex = 'Female' GROUP BY race ORDER BY race").fetchall()
+    plain = rcon.sql("SELECT race, count(*) FROM randomized_rows_not_counts.adult_randomized WHERE sex = 'Female' GROUP BY race ORDER BY race").fetchall()
     assert [(r[0], r[1]) for r in got] == plain
     assert all(r[1] == r[2] == r[3] == r[5] == r[6] == r[7] and r[4] == 0.0 and r[8] is False for r in got)
     assert rows("SELECT COUNT(*) FROM adult", rcon)[0][:2] == (32561, 32561)
@@ -292,7 +296,9 @@ def test_one_shape_for_exact_and_reconstructed(rcon):
 @pytest.mark.parametrize("name", golden_cases())
 def test_golden_sql_runs_on_the_release(rcon, name):
     query = (GOLDEN / f"{name}.in.sql").read_text(encoding="utf-8")
-    assert rcon.sql((GOLDEN / f"{name}.out.sql").read_text(encoding="utf-8")).fetchall() == rows(query, rcon)
+    golden = rcon.cursor()       # the golden rewrite names the table unqualified (META has no rows_sql)
+    golden.execute("SET search_path = 'main,randomized_rows_not_counts'").fetchall()
+    assert golden.sql((GOLDEN / f"{name}.out.sql").read_text(encoding="utf-8")).fetchall() == rows(query, rcon)
 
 
 def test_attached_release(release_path, rcon):
@@ -343,10 +349,10 @@ def ints(con):
 ])
 def test_estimates_refuse_inconsistent_input(ints, kwargs, message):
     with pytest.raises(RWNError, match=message):
-        rp.estimates(ints, "rel", "s", 0.5, **kwargs)
+        rp.estimates(ints, "rel", "s", 0.5, enforce=None, **kwargs)
     sql_kwargs = {"where": kwargs.get("where")}
     with pytest.raises((RWNError, duckdb.Error), match=message):      # the macro says the same
-        ints.execute('SELECT * FROM rwn_estimates(\'rel\', \'s\', 0.5, ?, "where" := ?)',
+        ints.execute('SELECT * FROM rwn_estimates(\'rel\', \'s\', 0.5, ?, "where" := ?, enforced := false)',
                      [kwargs["domain"], sql_kwargs["where"]]).fetchall()
     assert ints.execute("SELECT count(*) FROM rel").fetchall() == [(40,)]
 
@@ -354,7 +360,7 @@ def test_estimates_refuse_inconsistent_input(ints, kwargs, message):
 def test_released_null_is_outside_the_domain(ints):
     ints.execute("INSERT INTO rel VALUES ('x', NULL)").fetchall()
     with pytest.raises(RWNError, match="outside the domain: NULL"):
-        rp.estimates(ints, "rel", "s", 0.5, ["1", "2", "3", "4"])
+        rp.estimates(ints, "rel", "s", 0.5, ["1", "2", "3", "4"], enforce=None)
 
 
 def test_domain_equal_after_cast_counted_once_in_m(ints):
@@ -364,14 +370,16 @@ def test_domain_equal_after_cast_counted_once_in_m(ints):
 
 
 def test_where_is_rendered_not_pasted(ints):
-    text = rp.estimates(ints, "rel", "s", 0.5, ["1", "2", "3", "4"],
+    text = rp.estimates(ints, "rel", "s", 0.5, ["1", "2", "3", "4"], enforce=None,
                         where="g = 'x' /* sneaky */ AND NOT (g <> 'x')", sql=True)
     assert "sneaky" not in text and "WHERE \"g\" = 'x' AND (NOT \"g\" <> 'x')" in text
 
 
 def test_macro_enforced_std_errors_equal_python(tmp_path):
     """rwn_estimates with epsilon/delta/test gives the Python API's numbers for an enforced
-    release; without them its errors are those of independent records (smaller)."""
+    release; without them it reads the design randomize(into=) recorded in the table's comment
+    and gives the same numbers (issue 23: it gave independent-trial errors, several times
+    smaller); enforced := false conflicts with the record and is refused."""
     con = duckdb.connect()
     rwn_sql.install(con)
     con.execute(f"CREATE TABLE adult AS SELECT * FROM read_csv('{ADULT}')").fetchall()
@@ -385,8 +393,10 @@ def test_macro_enforced_std_errors_equal_python(tmp_path):
     plain = con.execute("SELECT * FROM rwn_estimates('released', 'occupation', 0.5, ?, group_by := ['sex'])",
                         [list(DOMAIN)]).fetchall()
     assert macro == py and len(py) == 2 * len(DOMAIN)
-    assert [r[:5] for r in plain] == [r[:5] for r in py]           # the same estimates
-    assert sum(r[5] for r in plain) < sum(r[5] for r in py)        # blocks move together: larger errors
+    assert plain == py                                             # the recorded design: block-aware errors
+    with pytest.raises(duckdb.Error, match="enforced with .*not enforce=None"):
+        con.execute("SELECT * FROM rwn_estimates('released', 'occupation', 0.5, ?, enforced := false)",
+                    [list(DOMAIN)]).fetchall()
     con.close()
 
 

@@ -123,7 +123,7 @@ def test_hostile_queries_refused_or_answered(world):
     queries = [q.replace("{d}", str(d)) for q in hostile_queries(240, seed=8)] + [R1]
     outcomes = {"refused": 0, "answered": 0}
     with duckdb.connect(str(release), read_only=True) as rcon:
-        released = rcon.execute("SELECT sex, race, occupation FROM adult_randomized").fetchall()
+        released = rcon.execute("SELECT sex, race, occupation FROM randomized_rows_not_counts.adult_randomized").fetchall()
     seen = []
     for q in queries:
         try:

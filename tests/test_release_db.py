@@ -30,11 +30,12 @@ def release(tmp_path_factory):
 def test_cells_have_every_group_and_value(release):
     path, truth, _ = release
     with duckdb.connect(str(path), read_only=True) as con:
-        groups = con.execute("SELECT count(*) FROM (SELECT DISTINCT sex, race, age FROM adult_randomized)").fetchall()[0][0]
+        groups = con.execute("SELECT count(*) FROM (SELECT DISTINCT sex, race, age FROM randomized_rows_not_counts.adult_randomized)").fetchall()[0][0]
         cells = con.execute("SELECT count(*), count(DISTINCT occupation), sum(estimate) FROM adult_cells").fetchall()[0]
         columns = [r[0] for r in con.execute("DESCRIBE adult_cells").fetchall()]
     assert cells[0] == groups * len(truth) and cells[1] == len(truth)
-    assert columns == PUBLIC + ["occupation", "group_size", "released_count", "estimate", "variance"]
+    assert columns == PUBLIC + ["occupation", "group_size", "released_count", "estimate", "nonnegative_estimate",
+                                "variance"]
     assert cells[2] == pytest.approx(32561, rel=1e-12)       # the estimates of a group sum to its size
 
 
@@ -45,7 +46,7 @@ def test_sum_of_cells_equals_the_query_and_the_views(release):
         summed = con.execute("SELECT sum(estimate) FROM adult_cells WHERE sex = 'Female' AND age BETWEEN 30 AND 39 "
                              "AND occupation = 'Sales'").fetchall()[0][0]
         per_value = dict(con.execute("SELECT occupation, sum(estimate) FROM adult_cells GROUP BY ALL").fetchall())
-        view = dict(con.execute("SELECT value, estimate FROM adult_estimates").fetchall())
+        view = dict(con.execute("SELECT occupation, estimate FROM adult_estimates").fetchall())
     with duckdb.connect() as con:
         answer = rwn_sql.query(con, "SELECT COUNT(*) FROM adult WHERE sex = 'Female' AND age BETWEEN 30 AND 39 "
                                "AND occupation = 'Sales'", release=str(path))[0].fetchall()
@@ -110,7 +111,7 @@ def test_like_patterns_against_a_direct_computation(release, predicate, keep):
     the released rows, with the pattern matched in Python."""
     path, _, _ = release
     with duckdb.connect(str(path), read_only=True) as con:
-        rows = con.execute("SELECT race, occupation FROM adult_randomized").fetchall()
+        rows = con.execute("SELECT race, occupation FROM randomized_rows_not_counts.adult_randomized").fetchall()
         m = con.execute("SELECT m FROM rwn_release_metadata").fetchall()[0][0]
         answer = rwn_sql.query(con, f"SELECT COUNT(*) FROM adult WHERE {predicate} AND occupation = 'Sales'",
                                release=str(path))[0].fetchall()[0]
@@ -130,19 +131,20 @@ def test_a_sqlalchemy_bi_client_sees_the_release(release):
     engine = sqlalchemy.create_engine(f"duckdb:///{path}", connect_args={"read_only": True})
     try:
         inspector = sqlalchemy.inspect(engine)
-        assert set(inspector.get_table_names()) == {"adult_randomized", "rwn_release_metadata"}
+        assert set(inspector.get_table_names(schema="main")) == {"rwn_release_metadata"}
+        assert set(inspector.get_table_names(schema="randomized_rows_not_counts")) == {"adult_randomized"}
         assert {"adult_cells", "adult_estimates", "adult_estimates_by_sex"} <= set(inspector.get_view_names())
-        assert "BIASED" in inspector.get_table_comment("adult_randomized")["text"]
+        assert "BIASED" in inspector.get_table_comment("adult_randomized", schema="randomized_rows_not_counts")["text"]
         if int(duckdb.__version__.split(".")[0]) >= 2:
             # duckdb_engine's column reflection reads pg_catalog.pg_collation, which DuckDB 1.x lacks
-            columns = {c["name"]: c for c in inspector.get_columns("adult_randomized")}
+            columns = {c["name"]: c for c in inspector.get_columns("adult_randomized", schema="randomized_rows_not_counts")}
             assert set(columns) == {"sex", "race", "age", "occupation"}
             assert "adult_cells" in columns["occupation"]["comment"]
         with engine.connect() as conn:
             comments = dict(conn.execute(sqlalchemy.text(
                 "SELECT column_name, comment FROM duckdb_columns() WHERE table_name = 'adult_cells'")).fetchall())
             assert set(comments) == {"sex", "race", "age", "occupation", "group_size", "released_count",
-                                     "estimate", "variance"} and all(comments.values())
+                                     "estimate", "nonnegative_estimate", "variance"} and all(comments.values())
             dashboard = conn.execute(sqlalchemy.text(
                 "SELECT sex, sum(estimate) AS estimate, sqrt(sum(variance)) AS std_error FROM adult_cells "
                 "WHERE occupation = 'Sales' AND age BETWEEN 30 AND 39 GROUP BY sex ORDER BY sex")).fetchall()

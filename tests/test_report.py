@@ -111,7 +111,7 @@ def test_tables_hold_the_release_estimates(release, page):
         domain = con.execute("SELECT domain FROM rwn_release_metadata").fetchall()[0][0]
         distinct = {c: n for c, n in zip(("sex", KIND, "age"), con.execute(
             f"SELECT count(DISTINCT sex), count(DISTINCT {q(KIND)}) + 1, count(DISTINCT age) "   # + 1: NULL
-            "FROM adult_randomized").fetchall()[0])}
+            "FROM randomized_rows_not_counts.adult_randomized").fetchall()[0])}
     for table, group in (("table-0", None), ("table-1", "sex"), ("table-2", KIND), ("table-3", "age")):
         expected = query_rows(release, group)
         rows = tables[table]

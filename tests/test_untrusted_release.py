@@ -58,11 +58,11 @@ def variants(secret_path: str):
         # F1 verbatim: the domain list gets the file's content appended
         "metadata_view_f1": meta_view("domain", f"list_append(domain, {s})"),
         "metadata_view_method": meta_view("method", s),
-        "released_view": ["ALTER TABLE adult_randomized RENAME TO r0",
-                          f"CREATE VIEW adult_randomized AS SELECT occupation, {s} AS race, sex FROM r0"],
-        "released_view_erring": ["ALTER TABLE adult_randomized RENAME TO r0",
-                                 f"CREATE VIEW adult_randomized AS SELECT CAST(CAST({s} AS INTEGER) AS VARCHAR) "
-                                 f"AS occupation, race, sex FROM r0"],
+        "released_view": ["ALTER TABLE randomized_rows_not_counts.adult_randomized RENAME TO r0",
+                          f"CREATE VIEW randomized_rows_not_counts.adult_randomized AS SELECT occupation, {s} AS race, sex FROM randomized_rows_not_counts.r0"],
+        "released_view_erring": ["ALTER TABLE randomized_rows_not_counts.adult_randomized RENAME TO r0",
+                                 f"CREATE VIEW randomized_rows_not_counts.adult_randomized AS SELECT CAST(CAST({s} AS INTEGER) AS VARCHAR) "
+                                 f"AS occupation, race, sex FROM randomized_rows_not_counts.r0"],
         "trials_view": ["ALTER TABLE rwn_release_trials RENAME TO t0",
                         f"CREATE VIEW rwn_release_trials AS SELECT size, t + 0 * CAST({s} AS INTEGER) AS t FROM t0"],
         "macro_sqrt": [f"CREATE MACRO sqrt(x) AS CAST({s} AS DOUBLE)"],
@@ -72,16 +72,20 @@ def variants(secret_path: str):
         "metadata_missing_column": ["ALTER TABLE rwn_release_metadata DROP COLUMN rwn_scale"],
         "metadata_retyped_column": ["ALTER TABLE rwn_release_metadata ALTER p SET DATA TYPE VARCHAR"],
         "metadata_default_column": ["ALTER TABLE rwn_release_metadata ALTER test SET DEFAULT 'exact'"],
-        "released_extra_column": ["ALTER TABLE adult_randomized ADD COLUMN ssn VARCHAR"],
-        "released_retyped_sensitive": ["ALTER TABLE adult_randomized ALTER occupation SET DATA TYPE BLOB"],
+        "released_extra_column": ["ALTER TABLE randomized_rows_not_counts.adult_randomized ADD COLUMN ssn VARCHAR"],
+        "released_retyped_sensitive": ["ALTER TABLE randomized_rows_not_counts.adult_randomized ALTER occupation SET DATA TYPE BLOB"],
         "released_generated_column": [  # a computed column runs SQL of the file when read
-            "ALTER TABLE adult_randomized RENAME TO r0",
-            "CREATE TABLE adult_randomized (occupation VARCHAR, sex VARCHAR, race VARCHAR AS (upper(sex)))",
-            "INSERT INTO adult_randomized (occupation, sex) SELECT occupation, sex FROM r0", "DROP TABLE r0"],
+            "ALTER TABLE randomized_rows_not_counts.adult_randomized RENAME TO r0",
+            "CREATE TABLE randomized_rows_not_counts.adult_randomized (occupation VARCHAR, sex VARCHAR, race VARCHAR AS (upper(sex)))",
+            "INSERT INTO randomized_rows_not_counts.adult_randomized (occupation, sex) SELECT occupation, sex FROM randomized_rows_not_counts.r0", "DROP TABLE randomized_rows_not_counts.r0"],
         "trials_extra_column": ["ALTER TABLE rwn_release_trials ADD COLUMN x INTEGER"],
         "sequence": ["CREATE SEQUENCE s1"],
         "type": ["CREATE TYPE mood AS ENUM ('a', 'b')"],
-        "index": ["CREATE INDEX ix ON adult_randomized (sex)"],
+        "index": ["CREATE INDEX ix ON randomized_rows_not_counts.adult_randomized (sex)"],
+        # the layout before the rows' own schema (read for old files), with a view as the table
+        "released_view_old_place": ["CREATE TABLE r0 AS FROM randomized_rows_not_counts.adult_randomized",
+                                    "DROP SCHEMA randomized_rows_not_counts CASCADE",
+                                    f"CREATE VIEW adult_randomized AS SELECT occupation, {s} AS race, sex FROM r0"],
         "huge_metadata": ["INSERT INTO rwn_release_metadata SELECT m.* REPLACE ('x' || i AS table_name, 'x' || i AS "
                           "release_name) FROM rwn_release_metadata m, range(200) r(i)"],
         "domain_null": ["UPDATE rwn_release_metadata SET domain = list_append(domain, NULL)"],
@@ -102,7 +106,7 @@ NAMES = {"metadata_view_f1": "rwn_release_metadata' is a view", "metadata_view_m
          "metadata_retyped_column": "retyped p VARCHAR", "metadata_default_column": "default column 'test'",
          "released_extra_column": "extra ssn", "released_retyped_sensitive": "of type BLOB",
          "released_generated_column": "computed or default column 'race'", "trials_extra_column": "trials table",
-         "sequence": "sequence 's1'", "type": "type 'mood'", "index": "index 'ix'",
+         "released_view_old_place": "adult_randomized' is a view", "sequence": "sequence 's1'", "type": "type 'mood'", "index": "index 'ix'",
          "huge_metadata": "more than 100 rows", "domain_null": "domain with NULL",
          "domain_repeat": "repeats", "domain_nul_character": "NUL", "p_out_of_range": "p = 7",
          "not_duckdb": "is not a DuckDB database file"}
@@ -418,7 +422,7 @@ def test_released_table_runs_within_the_callers_memory_limit(genuine, tmp_path):
     bomb = tmp_path / "cell_bomb.duckdb"
     shutil.copy(genuine[1], bomb)
     with duckdb.connect(str(bomb)) as con:
-        con.execute("UPDATE adult_randomized SET race = repeat('x', 64 << 20) WHERE rowid = 0").fetchall()
+        con.execute("UPDATE randomized_rows_not_counts.adult_randomized SET race = repeat('x', 64 << 20) WHERE rowid = 0").fetchall()
         con.execute("CHECKPOINT").fetchall()
     assert bomb.stat().st_size < 8 << 20
     query = "SELECT race, COUNT(*) FROM adult GROUP BY race"
