@@ -335,6 +335,63 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
     return "WITH\n" + body + "\n" + select + (f"\nORDER BY {pub_out}value" if ordered else "")
 
 
+# Attribute disclosure: what (eps, delta)-reconstruction-privacy does not bound. A personal
+# group whose records hold one sensitive value gives it away to a majority vote of the released
+# values, however unsure the reconstruction of its frequency stays; so does a public column
+# (or pair) whose values determine the sensitive attribute.
+DEFAULT_L_DIVERSITY = 2        # distinct values a personal group of >= 2 records must hold
+MAX_INFERRED_DOMAIN = 256      # distinct values of a domain read from the data; beyond: RWN or a domain file
+PROXY_SHARE = (19, 20)         # a class of a public column is determined when one value holds >= 19/20 of it
+PROXY_PAIR_VALUES = 100        # pairs are checked only among public columns with at most this many values
+PROXY_MAX_PAIRS = 45           # and at most this many pairs (those with the fewest value combinations)
+
+
+def l_violation(l_diversity: int, size: str = "group_size", distinct: str = "l_distinct") -> str:
+    """SQL: a personal group violates distinct l-diversity (at least 2 records, fewer than L
+    distinct sensitive values; a single record is the (eps, delta) audit's alone)."""
+    return f"({size} >= 2 AND {distinct} < {int(l_diversity)})"
+
+
+def diversity_columns(value_count: str = "value_count") -> str:
+    """The per-group aggregates over one row per (group, value present): distinct
+    l-diversity (values present), entropy l-diversity exp(H), H the entropy (nats) of the
+    group's sensitive values, and the share of its most frequent value."""
+    c = f"CAST({value_count} AS DOUBLE)"
+    return (f"count(*) AS l_distinct, "
+            f"exp(ln(sum({c})) - sum({c} * ln({c})) / sum({c})) AS l_entropy, "
+            f"max({c}) / sum({c}) AS top_share")
+
+
+def l_summary_sql(counts: str, keys, l_diversity: int, leave_out=()) -> str:
+    """(groups, records) violating l_violation over `counts` (keys..., value, value_count),
+    personal groups formed by `keys`; groups of the sizes `leave_out` (suppressed) not counted."""
+    by = f" GROUP BY {', '.join(keys)}" if keys else ""
+    skip = f" AND group_size NOT IN ({', '.join(str(int(n)) for n in leave_out)})" if leave_out else ""
+    return (f"SELECT count(*), coalesce(sum(group_size), 0) FROM (SELECT sum(value_count) AS group_size, "
+            f"{diversity_columns()} FROM {counts}{by})"
+            f" AS __rwn_div WHERE {l_violation(l_diversity)}{skip}")
+
+
+def proxy_sql(counts: str, column_sets) -> str:
+    """Per set of public columns (quoted names; row set_index), over `counts` (public...,
+    value, value_count): `records`, those in classes (values of the set) of at least 2 records;
+    `exposed`, in such classes whose most frequent sensitive value holds at least PROXY_SHARE
+    of the class, the records holding that value (what a majority vote within the class gives
+    away); `cond_entropy`, H(SA | set) in bits over every record. Grid-free: group-bys only."""
+    share, whole = PROXY_SHARE
+    parts = []
+    for i, cols in enumerate(column_sets):
+        keys = ", ".join(cols)
+        parts.append(
+            f"SELECT {i} AS set_index, coalesce(sum(n) FILTER (WHERE n >= 2), 0) AS records,\n"
+            f"    coalesce(sum(top) FILTER (WHERE n >= 2 AND {whole} * top >= {share} * n), 0) AS exposed,\n"
+            f"    sum(n * ln(n) - slc) / sum(n) / ln(2) AS cond_entropy\n"
+            f"FROM (SELECT {keys}, sum(c) AS n, max(c) AS top, sum(c * ln(c)) AS slc\n"
+            f"      FROM (SELECT {keys}, value, CAST(sum(value_count) AS DOUBLE) AS c FROM {counts}\n"
+            f"            GROUP BY {keys}, value) AS __rwn_cv GROUP BY {keys}) AS __rwn_cls")
+    return "\nUNION ALL\n".join(parts)
+
+
 def verdict_sql(delta: float) -> dict[str, str]:
     """Per test, the SQL of "both tails are at least delta" over the audit's `bounds`."""
     d = float_literal(delta)
