@@ -845,10 +845,10 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
     keys = [quote_ident(c) for c in spec.public]
     pub = "".join(k + ", " for k in keys)
     groups_sql = f"""SELECT {pub}any_value(group_size) AS group_size, any_value(trials) AS trials,
-            any_value(enforced) AS enforced, count(*) AS values_present, {rp_sql.diversity_columns()},
+            any_value(enforced) AS enforced, count(*) AS values_present,
             least(min(chernoff_upper), min(chernoff_lower)) AS worst_chernoff,
             least(min(exact_upper), min(exact_lower)) AS worst_exact,
-            bool_and(passes_{test}) AS passes
+            bool_and(passes_{test}) AS passes, {rp_sql.diversity_columns()}
         FROM {rows_table}{' GROUP BY ' + ', '.join(keys) if keys else ''}"""
     if enforce:
         groups_sql = _judged(groups_sql, keys, worst, pp)
@@ -974,9 +974,8 @@ def _judged(groups_sql: str, keys, worst: dict, pp: privacy.PrivacyParams) -> st
     designs = (f"(VALUES {', '.join(f'({n}, {t}, {float_literal(w)})' for (n, t), w in sorted(worst.items()))})"
                f" AS d(n, t, w)") if worst else "(SELECT 0 AS n, 0 AS t, 0.0 AS w) AS d"
     cols = "".join(f"g.{k}, " for k in keys)
-    return (f"SELECT {cols}g.group_size, g.trials, g.enforced, g.values_present, g.l_distinct, g.l_entropy, "
-            f"g.top_share, g.worst_chernoff, g.worst_exact, "
-            f"{passes} AS passes, d.w AS worst_design_tail\n"
+    return (f"SELECT {cols}g.group_size, g.trials, g.enforced, g.values_present, g.worst_chernoff, g.worst_exact, "
+            f"{passes} AS passes, g.l_distinct, g.l_entropy, g.top_share, d.w AS worst_design_tail\n"
             f"FROM ({groups_sql}) AS g LEFT JOIN {designs} ON g.group_size = d.n AND g.trials = d.t")
 
 

@@ -20,7 +20,8 @@ NULLS = ("error", "drop")
 AUDIT_COLUMNS = ("group_size", "trials", "enforced", "value", "value_count", "frequency", "mu", "theta",
                  "chernoff_upper", "chernoff_lower", "exact_upper", "exact_lower", "passes_chernoff",
                  "passes_exact", "group_passes", "counts", "cells", "stats", "tails", "tails_key", "f_eval",
-                 "values_present", "worst_chernoff", "worst_exact", "worst_design_tail", "passes")
+                 "values_present", "worst_chernoff", "worst_exact", "worst_design_tail", "passes",
+                 "l_distinct", "l_entropy", "top_share")
 ESTIMATE_COLUMNS = ("value", "released_count", "group_size", "estimate", "std_error", "ci_low", "ci_high",
                     "estimate_clipped", "set_size", "micro_reconstruction")
 
