@@ -101,7 +101,7 @@ def test_near_proxy_and_pair_proxy_are_flagged():
     con.execute("CREATE TABLE gss90 AS SELECT i % 40 AS code, chr(65 + CAST((i % 40 + CASE WHEN i // 40 % 10 = 0 "
                 "THEN 1 ELSE 0 END) % 10 AS INTEGER)) AS occ FROM range(8000) t(i)").fetchall()
     result = rp.audit(con, "gss90", "occ", 0.5, 0.5, 0.05, public=["code"])
-    assert result.disclosure.proxies == () and result.ok
+    assert result.disclosure.proxies == () and result.disclosure.ok
     assert {r[0] for r in result.groups_detail.select("top_share").fetchall()} == {0.9}
     rng = np.random.default_rng(7)
     a, b, c = rng.integers(0, 10, 5000), rng.integers(0, 10, 5000), rng.integers(0, 3, 5000)
