@@ -56,11 +56,7 @@ def resolve_domain(be, src, sensitive: str, domain, nulls: str) -> list[str]:
     if domain is None:
         values = sorted(v for v, _ in counts if v is not None)
         if len(values) > rp_sql.MAX_INFERRED_DOMAIN:
-            raise RWNError(f"the sensitive column {sensitive!r} holds {len(values)} distinct values, more than "
-                           f"{rp_sql.MAX_INFERRED_DOMAIN} (the most a domain read from the data may have): a "
-                           f"numeric attribute belongs to RWN (rwn_sql.perturb, rwn-sql perturb); a genuinely "
-                           f"categorical one with this many values needs its published domain given explicitly "
-                           f"(domain= / --domain-file)")
+            raise RWNError(f"the sensitive column {sensitive!r} holds {len(values)}" + LARGE_DOMAIN_WHY)
     else:
         values = domain_values(domain)
         seen: set[str] = set()
@@ -148,11 +144,18 @@ def check_sensitive_type(src, sensitive: str) -> None:
         raise RWNError(FLOAT_SENSITIVE.format(sensitive=sensitive, type_sql=type_sql))
 
 
+LARGE_DOMAIN_WHY = (f" distinct values, more than {rp_sql.MAX_INFERRED_DOMAIN} (the most a domain read from the data "
+                    f"may have): a numeric attribute belongs to RWN (rwn_sql.perturb, rwn-sql perturb); a genuinely "
+                    f"categorical one with this many values needs its published domain given explicitly (domain= / "
+                    f"--domain-file)")
+
+
 # Uniform perturbation replaces a value by one of m listed values: for a measurement that is no
 # protection worth the name (and its domain is whatever values happen to occur).
-FLOAT_SENSITIVE = ("the sensitive column {sensitive!r} is floating point ({type_sql}): uniform perturbation "
-                   "draws replacements from a list of categories, not for a numeric measurement; perturb numeric "
-                   "columns with RWN (rwn_sql.perturb, rwn-sql perturb), or bin the column into categories first")
+FLOAT_SENSITIVE_WHY = ("): uniform perturbation draws replacements from a list of categories, not for a numeric "
+                       "measurement; perturb numeric columns with RWN (rwn_sql.perturb, rwn-sql perturb), or bin the "
+                       "column into categories first")
+FLOAT_SENSITIVE = "the sensitive column {sensitive!r} is floating point ({type_sql}" + FLOAT_SENSITIVE_WHY
 
 
 def check_released_values(be, src, spec) -> None:
@@ -578,14 +581,55 @@ def _published_domain(domain) -> list[str]:
     return domain
 
 
+def _unseen_domain_size(d, sensitive: str, n_sql: str, value_sql: str) -> str:
+    """`value_sql`, failing the statement when the `n_sql` values present are more than
+    MAX_INFERRED_DOMAIN (as resolve_domain refuses them)."""
+    return engine.raise_unless(
+        d, f"{n_sql} <= {rp_sql.MAX_INFERRED_DOMAIN}", quote_literal(f"the sensitive column {sensitive!r} holds ")
+        + f" || {n_sql} || " + quote_literal(LARGE_DOMAIN_WHY), value_sql)
+
+
+def _unseen_disclosure(d, source: str, spec, public, exclude, l_diversity: int, value_sql: str,
+                       m_sql: str | None) -> str:
+    """`value_sql` (the domain), failing the statement as _refuse_attribute_disclosure refuses:
+    l larger than the domain's `m_sql` values (None: a given domain, checked by the planner),
+    groups that violate l, single public columns that are proxies."""
+    if l_diversity <= 1:
+        return value_sql
+    checks = rp_sql.unseen_disclosure_sql(source, spec.sensitive, public, exclude, l_diversity, spec.nulls)
+    off = "; or l_diversity := 1 to release anyway (rwn_sql.release records it in the release metadata)"
+    value_sql = engine.raise_unless(
+        d, f"{checks['proxies']} IS NULL",
+        quote_literal("attribute disclosure: public column(s) ") + f" || {checks['proxies']} || " + quote_literal(
+            f" determine {spec.sensitive!r} (in classes of at least 2 records, one value holds at least 95 % of at "
+            f"least half of their records): drop or coarsen them{off}"), value_sql)
+    value_sql = engine.raise_unless(
+        d, f"{checks['l_records']} = 0",
+        quote_literal("attribute disclosure: ") + f" || {checks['l_records']} || " + quote_literal(" records sit in ")
+        + f" || {checks['l_groups']} || " + quote_literal(
+            f" personal groups of at least 2 records holding fewer than {l_diversity} distinct values of "
+            f"{spec.sensitive!r} (distinct l-diversity): a majority vote of the released values within such a group "
+            f"recovers the value. What would work: drop or coarsen a public column; suppression: leave those records "
+            f"out of the input (rwn_audit / rwn_sql.audit groups_detail: l_distinct < {l_diversity}){off}"), value_sql)
+    if m_sql is None:
+        return value_sql
+    return engine.raise_unless(
+        d, f"{l_diversity} <= {m_sql}", quote_literal(f"l_diversity = {l_diversity} exceeds the domain's ")
+        + f" || {m_sql} || " + quote_literal(" values: no personal group can hold that many distinct values"), value_sql)
+
+
 def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key_sql: str, enforce, test: str,
-                     nulls: str, id_column: str | None = None, dialect=None) -> str:
+                     nulls: str, id_column: str | None = None, dialect=None, l_diversity: int | None = None) -> str:
     """randomize's SQL for a table or view the planner cannot see (a TEMP one of the SQL macros'
     caller), planned from the parameters alone; what _plan reads from the source is computed by
     the statement: the output columns (`public`, default every other column but the id, in
     the source's order), the domain (given: cast to the column's type there; None: the values
     present, sorted as text), the id (its type, no NULL, no duplicate), and with enforce=(eps, delta) the blocks per personal-group size
-    (rp_sql.designed_trials). The same rows as randomize() for the same key."""
+    (rp_sql.designed_trials), and the rules of _plan: a floating-point sensitive column or (no
+    domain given) more than MAX_INFERRED_DOMAIN values refused; with enforce (default L = 2) or a
+    given l_diversity > 1, the groups that violate l and the public columns that determine the
+    sensitive attribute refused (rp_sql.unseen_disclosure_sql: single columns, no pairs). The
+    same rows as randomize() for the same key."""
     from .dialect import DUCKDB
     d = dialect or DUCKDB
     try:
@@ -604,9 +648,9 @@ def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key
                      f"the sensitive column {sensitive!r} has type ") + f" || {d.type_name(s)} || " + quote_literal(
                      ", a nested or binary type; uniform perturbation needs single values (text, numbers, dates, "
                      "UUIDs): cast or extract one")),
-                 engine.raise_unless(d, f"NOT ({d.type_matches(s, 'DOUBLE|FLOAT')} AND {d.as_text(s)} = 'nan')",
-                                     quote_literal(f"the sensitive column {sensitive!r} has NaN values; NaN is no "
-                                                   "domain value: make them NULL or clean them"))]
+                 engine.raise_unless(d, f"NOT {d.type_matches(s, 'DOUBLE|FLOAT')}", quote_literal(
+                     f"the sensitive column {sensitive!r} is floating point (") + f" || {d.type_name(s)} || "
+                     + quote_literal(FLOAT_SENSITIVE_WHY))]
     src = engine.unseen_source(name, d, typed, conditions=values_ok, named=[sensitive], keep=keep)
     present = f"SELECT * FROM {src.sql} WHERE {s} IS NOT NULL"
     if domain is None:       # the values present, sorted as their text (as resolve_domain sorts them)
@@ -614,9 +658,19 @@ def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key
         domain_sql = engine.raise_unless(
             d, f"coalesce({d.list_length(values)}, 0) >= 2",
             quote_literal(f"the domain of {sensitive!r} has ") + f" || coalesce({d.list_length(values)}, 0) || "
-            + quote_literal(" value(s); uniform perturbation needs at least 2"), values)
+            + quote_literal(" value(s); uniform perturbation needs at least 2"),
+            _unseen_domain_size(d, sensitive, f"coalesce({d.list_length(values)}, 0)", values))
+        m_present = f"coalesce({d.list_length(values)}, 0)"
     else:
         domain_sql = _unseen_domain(d, name, sensitive, domain)
+        m_present = None
+    if l_diversity is None and enforce is not None:
+        l_diversity = rp_sql.DEFAULT_L_DIVERSITY
+    if l_diversity is not None:
+        domain_sql = _unseen_disclosure(d, src.sql, spec, None if public is None else spec.public,
+                                        [s] + ([quote_ident(id_column)] if id_column else []),
+                                        check_l_diversity(l_diversity, len(domain_values(domain)) if domain is not None
+                                                          else None), domain_sql, m_present)
     if id_column:        # as check_record_ids: no NULL, no duplicate (its type: unseen_source)
         i = quote_ident(id_column)
         ids = f"(SELECT count(*) - count({i}) AS nulls, count({i}) - count(DISTINCT {i}) AS shared FROM ({present if nulls == 'drop' else 'SELECT * FROM ' + src.sql}) AS __rwn_all)"
@@ -891,7 +945,9 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
         if clash:
             raise RWNError(f"public: column {clash[0]!r} has the name of a column of the audit; rename it")
     s = quote_ident(sensitive)
-    conditions = []
+    conditions = [engine.raise_unless(d, f"NOT {d.type_matches(s, 'DOUBLE|FLOAT')}", quote_literal(
+        f"the sensitive column {sensitive!r} is floating point (") + f" || {d.type_name(s)} || "
+        + quote_literal(FLOAT_SENSITIVE_WHY))]
     if nulls == "error":
         conditions.append(engine.raise_unless(d, f"{s} IS NOT NULL", quote_literal(
             f"the sensitive column {sensitive!r} has NULL values; clean them or use nulls='drop' (those records "
@@ -906,7 +962,8 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
     src = engine.unseen_source(name, d, conditions=conditions, named=[sensitive, *(pub or ())])
     if domain is None:       # the values present; the parameters are checked once it is known
         _privacy(p, 2, epsilon, delta, test)
-        m = (f"rwn_privacy_m({float_literal(p)}, (SELECT count(DISTINCT {s}) FROM {src.sql}), "
+        present = f"(SELECT count(DISTINCT {s}) FROM {src.sql})"
+        m = (f"rwn_privacy_m({float_literal(p)}, {_unseen_domain_size(d, sensitive, present, present)}, "
              f"{float_literal(epsilon)}, {float_literal(delta)}, {quote_literal(test)})")
     if pub is None:
         src = engine.Source(f"(SELECT *, {d.row_of_all_but([s])} AS {group_key} FROM {src.sql}) AS __rwn_keyed",

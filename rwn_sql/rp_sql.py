@@ -393,6 +393,44 @@ def proxy_sql(counts: str, column_sets) -> str:
     return "\nUNION ALL\n".join(parts)
 
 
+def unseen_disclosure_sql(source: str, sensitive: str, public, exclude, l_diversity: int, nulls: str) -> dict:
+    """The attribute-disclosure checks of a source the planner cannot see (the SQL macros over a
+    TEMP table or view), as scalar SQL the statement computes (DuckDB): `l_groups`, `l_records`
+    (as l_summary_sql; `public` None: every column but `exclude` (quoted) forms the group) and
+    `proxies`, the public columns that determine the sensitive attribute (as proxy_sql per
+    single column, with attribute_disclosure's concentration rule), quoted and comma-joined,
+    NULL when none. Pairs of columns are not checked here (the planner alone picks them)."""
+    s = quote_ident(sensitive)
+    present = f"SELECT * FROM {source}" + (f" WHERE {s} IS NOT NULL" if nulls == "drop" else "")
+    if public is None:
+        group = f"struct_pack(*COLUMNS(* EXCLUDE ({', '.join(exclude)})))"
+        text = f"COLUMNS(* EXCLUDE ({', '.join(exclude)}))::VARCHAR"
+    else:
+        keys = [quote_ident(c) for c in public]
+        group = f"struct_pack({', '.join(keys)})" if keys else "true"
+        text = ", ".join(f"CAST({k} AS VARCHAR) AS {k}" for k in keys)
+    share, whole = PROXY_SHARE
+    l_rows = (f"(SELECT count(*) AS l_groups, coalesce(sum(group_size), 0) AS l_records FROM (SELECT count(*) AS "
+              f"group_size, count(DISTINCT __rwn_sa) AS l_distinct FROM (SELECT {group} AS __rwn_g, {s} AS __rwn_sa "
+              f"FROM ({present}) AS __rwn_p) AS __rwn_k GROUP BY __rwn_g) AS __rwn_div WHERE {l_violation(l_diversity)})")
+    out = {"l_groups": f"(SELECT l_groups FROM {l_rows} AS __rwn_l)",
+           "l_records": f"(SELECT l_records FROM {l_rows} AS __rwn_l)", "proxies": "NULL"}
+    if public is None or public:
+        long = (f"(SELECT * FROM (SELECT {text}, {s} AS __rwn_sa FROM ({present}) AS __rwn_p) UNPIVOT INCLUDE NULLS "
+                f"(__rwn_v FOR __rwn_col IN (COLUMNS(* EXCLUDE (__rwn_sa))))) AS __rwn_long")
+        classes = (f"SELECT __rwn_col, sum(c) AS n, max(c) AS top FROM (SELECT __rwn_col, __rwn_v, __rwn_sa, "
+                   f"CAST(count(*) AS DOUBLE) AS c FROM {long} GROUP BY __rwn_col, __rwn_v, __rwn_sa) AS __rwn_cv "
+                   f"GROUP BY __rwn_col, __rwn_v")
+        per = (f"SELECT __rwn_col, coalesce(sum(n) FILTER (WHERE n >= 2), 0) AS records, coalesce(sum(top) FILTER "
+               f"(WHERE n >= 2 AND {whole} * top >= {share} * n), 0) AS exposed FROM ({classes}) AS __rwn_cls "
+               f"GROUP BY __rwn_col")
+        spread = (f"(SELECT {whole} * max(c) < {share} * sum(c) FROM (SELECT count(*) AS c FROM ({present}) AS __rwn_p "
+                  f"GROUP BY {s}) AS __rwn_v)")
+        out["proxies"] = (f"(SELECT string_agg(chr(39) || __rwn_col || chr(39), ', ' ORDER BY __rwn_col) FROM ({per}) AS "
+                          f"__rwn_per WHERE records > 0 AND 2 * exposed >= records AND {spread})")
+    return out
+
+
 def verdict_sql(delta: float) -> dict[str, str]:
     """Per test, the SQL of "both tails are at least delta" over the audit's `bounds`."""
     d = float_literal(delta)
