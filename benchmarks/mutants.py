@@ -392,6 +392,32 @@ MUTANTS = [
       "MAX_INFERRED_DOMAIN = 256 ", "MAX_INFERRED_DOMAIN = 1024 ",
       ("tests/test_attribute_disclosure.py::test_float_or_large_domain_sensitive_is_refused",),
       "a sensitive column of 601 values gets a domain read from the data"),
+    # --- the same rules computed by the statement over a TEMP source (rp.unseen_randomize) --------
+    M("temp-l-check-skipped", "rwn_sql/rp.py",
+      "    if l_diversity is not None:\n        domain_sql = _unseen_disclosure(",
+      "    if False:\n        domain_sql = _unseen_disclosure(",
+      ("tests/test_macros_temp.py", "-k", "attribute_disclosure_rules"),
+      "rwn_randomize over a TEMP table releases groups violating l and proxies"),
+    M("temp-l-not-default-when-enforced", "rwn_sql/rp.py",
+      "    if l_diversity is None and enforce is not None:\n        l_diversity = rp_sql.DEFAULT_L_DIVERSITY\n"
+      "    if l_diversity is not None:\n        domain_sql",
+      "    if l_diversity is None and enforce is None:\n        l_diversity = rp_sql.DEFAULT_L_DIVERSITY\n"
+      "    if l_diversity is not None:\n        domain_sql",
+      ("tests/test_macros_temp.py", "-k", "attribute_disclosure_rules"),
+      "an enforced rwn_randomize over a TEMP table does not apply L = 2 by default"),
+    M("temp-proxy-ignores-half", "rwn_sql/rp_sql.py",
+      "WHERE records > 0 AND 2 * exposed >= records AND", "WHERE records > 0 AND exposed >= records AND",
+      ("tests/test_macros_temp.py", "-k", "attribute_disclosure_rules"),
+      "over a TEMP table a proxy must expose every record of its classes: a 97.5 % proxy is missed"),
+    M("temp-float-sensitive-allowed", "rwn_sql/rp.py",
+      "    conditions = [engine.raise_unless(d, f\"NOT {d.type_matches(s, 'DOUBLE|FLOAT')}\"",
+      "    conditions = [engine.raise_unless(d, f\"NOT {d.type_matches(s, 'NO_SUCH_TYPE')}\"",
+      ("tests/test_macros_temp.py", "-k", "attribute_disclosure_rules"),
+      "rwn_audit over a TEMP table audits a floating-point sensitive column"),
+    M("temp-wide-domain-allowed", "rwn_sql/rp.py",
+      'd, f"{n_sql} <= {rp_sql.MAX_INFERRED_DOMAIN}"', 'd, f"{n_sql} <= 100000"',
+      ("tests/test_macros_temp.py", "-k", "attribute_disclosure_rules"),
+      "rwn_randomize / rwn_audit over a TEMP table read a 600-value domain from the data"),
 ]
 
 

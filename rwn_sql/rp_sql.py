@@ -368,8 +368,12 @@ def l_summary_sql(counts: str, keys, l_diversity: int, leave_out=()) -> str:
     personal groups formed by `keys`; groups of the sizes `leave_out` (suppressed) not counted."""
     by = f" GROUP BY {', '.join(keys)}" if keys else ""
     skip = f" AND group_size NOT IN ({', '.join(str(int(n)) for n in leave_out)})" if leave_out else ""
+    # one row per (group, value) of these keys: `counts` may be finer (a subset of its columns)
+    pub = "".join(k + ", " for k in keys)
+    per_value = (f"(SELECT {pub}value, sum(value_count) AS value_count FROM {counts} GROUP BY {pub}value) "
+                 f"AS __rwn_gv")
     return (f"SELECT count(*), coalesce(sum(group_size), 0) FROM (SELECT sum(value_count) AS group_size, "
-            f"{diversity_columns()} FROM {counts}{by})"
+            f"{diversity_columns()} FROM {per_value}{by})"
             f" AS __rwn_div WHERE {l_violation(l_diversity)}{skip}")
 
 

@@ -261,3 +261,24 @@ def test_float_or_large_domain_sensitive_is_refused(tmp_path):
     assert result.groups == 7
     out = cli("randomize", "dummy.csv", "o.parquet", "--sensitive", "x", "--p", "0.5", "--help")
     assert "--l-diversity" in out.stdout
+
+
+def test_refusal_counts_what_dropping_a_column_leaves():
+    """The refusal's "dropping public column X leaves N records in groups that violate l" is the
+    count of a brute-force l check over the other column. It regroups the per-(group, value)
+    counts by fewer columns: counting those rows as distinct values (one value in three finer
+    groups counted three times) said 0 where every record with a = 1 (or b = 1) still holds
+    one value."""
+    import re
+    rng = np.random.default_rng(5)
+    n = 400
+    a, b = rng.integers(0, 3, n).tolist(), rng.integers(0, 3, n).tolist()
+    s = ["A" if x == 1 or y == 1 else CATEGORIES[int(rng.integers(0, 4))] for x, y in zip(a, b)]
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT * FROM (SELECT unnest(?) a, unnest(?) b, unnest(?) s)", [a, b, s])
+    with pytest.raises(RWNError) as refused:
+        rp.randomize(con, "t", "s", 0.5, public=["a", "b"], seed=1, l_diversity=2)
+    named, left = re.search(r"dropping public column '(\w)' leaves (\d+) records in groups", str(refused.value)).groups()
+    other = "b" if named == "a" else "a"
+    _, _, truth = brute_force(con.execute(f"SELECT {other}, s FROM t").fetchall(), 2)
+    assert truth > 0 and int(left) == truth
