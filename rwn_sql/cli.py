@@ -86,7 +86,8 @@ MEMORY_HELP += "; from 1MiB to the physical memory, also as a share such as 50%%
 THREADS_HELP = "DuckDB worker threads (default: all cores; at most 4 per core or 64, whichever is more)"
 EXIT_CODES = """exit codes:
   0    success
-  1    audit: some personal group fails the privacy test
+  1    audit: some personal group fails the privacy test or violates l-diversity, or a public
+       column determines the sensitive attribute (unless --l-diversity 1)
   2    bad input or environment: unknown column, bad parameter, unreadable or malformed file,
        output exists (no --overwrite) or is an input, disk full, read-only folder, out of memory
   3    internal error (a bug: please report it)
@@ -172,8 +173,12 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("audit", help="(eps, delta)-reconstruction-privacy audit of every personal group",
                        description="Audit the ORIGINAL data: for every personal group (records sharing all public "
                                    "values) and every sensitive value in it, the Chernoff bounds and exact tail "
-                                   "probabilities of micro reconstruction, and the verdict; then a summary.",
-                       epilog="exit codes: 0 every group passes, 1 some group fails, 2 bad input\n"
+                                   "probabilities of micro reconstruction, and the verdict; per group its distinct "
+                                   "and entropy l-diversity and the share of its most frequent value; then a "
+                                   "summary: the groups that fail, those that violate l-diversity, and the public "
+                                   "columns (and pairs) that determine the sensitive attribute (proxies).",
+                       epilog="exit codes: 0 every group passes, 1 some group fails the test or violates\n"
+                              "l-diversity, or a public column is a proxy (unless --l-diversity 1), 2 bad input\n"
                               "(see rwn-sql --help for all exit codes).")
     a.add_argument("input", metavar="INPUT")
     _add_rp_options(a, audit=True)
@@ -353,6 +358,12 @@ def _add_rp_options(p: argparse.ArgumentParser, audit: bool = False) -> None:
                         "or chernoff (the paper's screening bound; proves violations only, certifies nothing)")
     p.add_argument("--nulls", choices=("error", "drop"), default="error",
                    help="NULL sensitive values: error (default) or drop those records from the release")
+    p.add_argument("--l-diversity", type=int, default=None, metavar="L",
+                   help="attribute disclosure: personal groups of at least 2 records must hold at least L distinct "
+                        "sensitive values, and no public column (or pair) may determine the sensitive attribute; "
+                        "default 2 (" + ("the audit fails otherwise" if audit else "refused otherwise; with "
+                        "randomize only under --enforce unless given") + "); 1 turns it off"
+                        + ("" if audit else " (a release's metadata records it)"))
     if audit:
         p.add_argument("--epsilon", type=float, required=True, help="relative reconstruction error eps")
         p.add_argument("--delta", type=float, required=True, help="minimum tail probability delta, in (0, 1)")
@@ -584,7 +595,8 @@ def cmd_neighborhoods(args) -> int:
 
 def _rp_opts(args) -> dict:
     # the domain file is read (bounded, checked) by rp_sql.read_domain_file
-    return dict(public=args.public, domain=args.domain_file, test=args.test, nulls=args.nulls)
+    return dict(public=args.public, domain=args.domain_file, test=args.test, nulls=args.nulls,
+                l_diversity=args.l_diversity)
 
 
 def cmd_randomize(args) -> int:
@@ -663,7 +675,7 @@ def cmd_audit(args) -> int:
         if args.groups_output:
             result.write_groups(args.groups_output, overwrite=args.overwrite)
             print(f"wrote the per-group verdicts to {args.groups_output}")
-        failing = result.failing_groups
+        failing = not result.ok
         result.close()
     return 1 if failing else 0
 

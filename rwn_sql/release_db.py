@@ -64,7 +64,8 @@ METADATA_COLUMNS = """
     table_name VARCHAR, method VARCHAR, sensitive VARCHAR, sensitive_type VARCHAR, public VARCHAR[],
     p DOUBLE, domain VARCHAR[], m INTEGER, enforced BOOLEAN, epsilon DOUBLE, delta DOUBLE, test VARCHAR,
     rwn_columns VARCHAR[], rwn_k INTEGER, rwn_eps DOUBLE, rwn_q DOUBLE, rwn_scale VARCHAR,
-    rows BIGINT, created_at TIMESTAMP, rwn_sql_version VARCHAR, suppressed_records BIGINT, release_name VARCHAR"""
+    rows BIGINT, created_at TIMESTAMP, rwn_sql_version VARCHAR, suppressed_records BIGINT, release_name VARCHAR,
+    l_diversity INTEGER"""
 METADATA_COMMENTS = {
     "table_name": "the randomized microdata table this row describes",
     "method": "uniform_perturbation, or rwn+uniform_perturbation when numeric public columns were first perturbed by RWN",
@@ -85,6 +86,8 @@ METADATA_COMMENTS = {
     "rwn_sql_version": "version of rwn_sql that wrote it",
     "suppressed_records": "records of personal groups left out because no enforcement design passes (suppress_small)",
     "release_name": "the release's name: the prefix of its tables and views",
+    "l_diversity": "distinct l-diversity required of personal groups of at least 2 records, with no public proxy of "
+                   "the sensitive attribute; 1: the steward turned the check off",
 }
 NONNEGATIVE_NOTE = ("BIASED but never negative: the group's unbiased estimates projected (Euclidean distance) onto "
                     "the non-negative counts that sum to group_size, so it equals estimate when none of the group's "
@@ -124,6 +127,7 @@ class ReleaseMeta:
     suppressed_records: int = 0       # records of groups without a design left out (suppress_small)
     release_name: str | None = None   # prefix of the release's views; table_name is "<it>_randomized"
     rows_sql: str | None = None       # SQL naming the released table where it was read (read_metadata)
+    l_diversity: int | None = None    # the attribute-disclosure rule the release passed (1: turned off)
 
     @property
     def name(self) -> str:
@@ -522,12 +526,12 @@ def _write_release(con, release_sql, path, meta, overwrite, trials, tmp) -> int:
         con.execute(f"CREATE TABLE {quote_ident(alias)}.{METADATA_TABLE} ({METADATA_COLUMNS})").fetchall()
         rwn = meta.rwn or {}
         con.execute(f"INSERT INTO {quote_ident(alias)}.{METADATA_TABLE} VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [meta.table_name, meta.method, meta.sensitive, meta.sensitive_type, list(meta.public),
                      meta.p, list(meta.domain), meta.m, meta.enforced, meta.epsilon, meta.delta, meta.test,
                      rwn.get("columns"), rwn.get("k"), rwn.get("eps"), rwn.get("q"), rwn.get("scale"),
                      rows, _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None), __version__,
-                     meta.suppressed_records, meta.name]).fetchall()
+                     meta.suppressed_records, meta.name, meta.l_diversity]).fetchall()
         if meta.enforced:
             con.execute(f"CREATE TABLE {quote_ident(alias)}.{TRIALS_TABLE} AS SELECT * FROM "
                         f"{rp_sql.trials_values(trials or {})}").fetchall()
@@ -644,7 +648,8 @@ def _metadata_schema():
                       ("enforced", pa.bool_()), ("epsilon", real), ("delta", real), ("test", text),
                       ("rwn_columns", pa.list_(text)), ("rwn_k", whole), ("rwn_eps", real), ("rwn_q", real),
                       ("rwn_scale", text), ("rows", whole), ("created_at", pa.timestamp("us")),
-                      ("rwn_sql_version", text), ("suppressed_records", whole), ("release_name", text)])
+                      ("rwn_sql_version", text), ("suppressed_records", whole), ("release_name", text),
+                      ("l_diversity", whole)])
 
 
 def write_release_folder(be, release_sql: str, path: str, meta: ReleaseMeta, overwrite: bool = False,
@@ -670,7 +675,7 @@ def write_release_folder(be, release_sql: str, path: str, meta: ReleaseMeta, ove
                       rwn_eps=rwn.get("eps"), rwn_q=rwn.get("q"), rwn_scale=rwn.get("scale"), rows=rows,
                       created_at=_dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None),
                       rwn_sql_version=__version__, suppressed_records=meta.suppressed_records,
-                      release_name=meta.name)
+                      release_name=meta.name, l_diversity=meta.l_diversity)
         pq.write_table(pa.Table.from_pylist([record], schema=_metadata_schema()),
                        os.path.join(tmp, f"{METADATA_TABLE}.parquet"))
         if meta.enforced:

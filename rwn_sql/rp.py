@@ -55,6 +55,8 @@ def resolve_domain(be, src, sensitive: str, domain, nulls: str) -> list[str]:
         raise RWNError(f"{src.label} has no records" + (" with a sensitive value" if records else ""))
     if domain is None:
         values = sorted(v for v, _ in counts if v is not None)
+        if len(values) > rp_sql.MAX_INFERRED_DOMAIN:
+            raise RWNError(f"the sensitive column {sensitive!r} holds {len(values)}" + LARGE_DOMAIN_WHY)
     else:
         values = domain_values(domain)
         seen: set[str] = set()
@@ -138,6 +140,22 @@ def check_sensitive_type(src, sensitive: str) -> None:
         raise RWNError(f"the sensitive column {sensitive!r} has type {type_sql}, a nested or binary type; "
                        f"uniform perturbation needs single values (text, numbers, dates, UUIDs): cast or "
                        f"extract one")
+    if FLOAT_TYPES.match(type_sql.strip()):
+        raise RWNError(FLOAT_SENSITIVE.format(sensitive=sensitive, type_sql=type_sql))
+
+
+LARGE_DOMAIN_WHY = (f" distinct values, more than {rp_sql.MAX_INFERRED_DOMAIN} (the most a domain read from the data "
+                    f"may have): a numeric attribute belongs to RWN (rwn_sql.perturb, rwn-sql perturb); a genuinely "
+                    f"categorical one with this many values needs its published domain given explicitly (domain= / "
+                    f"--domain-file)")
+
+
+# Uniform perturbation replaces a value by one of m listed values: for a measurement that is no
+# protection worth the name (and its domain is whatever values happen to occur).
+FLOAT_SENSITIVE_WHY = ("): uniform perturbation draws replacements from a list of categories, not for a numeric "
+                       "measurement; perturb numeric columns with RWN (rwn_sql.perturb, rwn-sql perturb), or bin the "
+                       "column into categories first")
+FLOAT_SENSITIVE = "the sensitive column {sensitive!r} is floating point ({type_sql}" + FLOAT_SENSITIVE_WHY
 
 
 def check_released_values(be, src, spec) -> None:
@@ -289,6 +307,139 @@ def _design(be, src, spec, pp: privacy.PrivacyParams, suppress_small: bool = Fal
     return trials, groups, records
 
 
+@dataclass(frozen=True)
+class Proxy:
+    """Public columns whose values determine the sensitive attribute almost surely: `exposed`
+    of the `records` in their classes of at least 2 records hold the most frequent value of a
+    class where it has at least 95 % of the records (rp_sql.proxy_sql); H(SA | columns) in bits."""
+    columns: tuple[str, ...]
+    records: int
+    exposed: int
+    cond_entropy: float
+
+    def describe(self, sensitive: str) -> str:
+        named = " and ".join(repr(c) for c in self.columns)
+        return (f"public column{'s' if len(self.columns) > 1 else ''} {named} determine{'' if len(self.columns) > 1 else 's'} "
+                f"{sensitive!r} for {self.exposed} of {self.records} records (H({sensitive} | "
+                f"{', '.join(self.columns)}) = {self.cond_entropy:.3f} bits): drop or coarsen "
+                f"{'them' if len(self.columns) > 1 else 'it'}")
+
+
+@dataclass(frozen=True)
+class AttributeDisclosure:
+    """The attribute-disclosure checks of one set of personal groups: `l_failing_groups` /
+    `l_failing_records`, groups of at least 2 records holding fewer than `l_diversity`
+    distinct sensitive values; `proxies`, the public columns (and pairs) that determine the
+    sensitive attribute; `pairs_checked` of `pairs_possible` pairs (the budget: pairs among
+    columns of at most rp_sql.PROXY_PAIR_VALUES values, at most rp_sql.PROXY_MAX_PAIRS)."""
+    l_diversity: int
+    l_failing_groups: int
+    l_failing_records: int
+    proxies: tuple[Proxy, ...]
+    pairs_checked: int
+    pairs_possible: int
+
+    @property
+    def ok(self) -> bool:
+        """No group violates l and no public column is a proxy; always true at l_diversity = 1."""
+        return self.l_diversity <= 1 or (self.l_failing_records == 0 and not self.proxies)
+
+
+def check_l_diversity(l_diversity, m: int | None = None) -> int:
+    """L of the distinct l-diversity rule: an integer >= 1 (1 turns the attribute-disclosure
+    refusal off) and at most the domain's m values."""
+    if isinstance(l_diversity, bool) or not isinstance(l_diversity, int) or l_diversity < 1:
+        raise RWNError(f"l_diversity must be an integer >= 1 (1 turns the check off), got {l_diversity!r}")
+    if m is not None and l_diversity > m:
+        raise RWNError(f"l_diversity = {l_diversity} exceeds the domain's {m} values: no personal group can "
+                       f"hold that many distinct values")
+    return l_diversity
+
+
+def attribute_disclosure(be, counts: str, public, l_diversity: int, leave_out=()) -> AttributeDisclosure:
+    """The attribute-disclosure checks over `counts` (a relation of the public columns, value,
+    value_count: one row per personal group and sensitive value present). A set of public
+    columns is a proxy when records > 0, its determined classes expose at least half of the
+    records in its classes of at least 2 records, and the sensitive attribute is not that
+    concentrated overall (its most frequent value holds less than 95 % of all records: then
+    no column is to blame, and l-diversity says so). Singles: every public column; pairs:
+    among the columns of at most PROXY_PAIR_VALUES distinct values (NULL one of them), neither
+    a proxy alone, those with the fewest combinations first, at most PROXY_MAX_PAIRS."""
+    keys = [quote_ident(c) for c in public]
+    l_groups, l_records = be.rows(rp_sql.l_summary_sql(counts, keys, l_diversity, leave_out))[0]
+    if not keys:
+        return AttributeDisclosure(l_diversity, int(l_groups), int(l_records), (), 0, 0)
+    share, whole = rp_sql.PROXY_SHARE
+    distinct = ", ".join(f"count(DISTINCT {k}) + max(CASE WHEN {k} IS NULL THEN 1 ELSE 0 END)" for k in keys)
+    row = be.rows(f"SELECT (SELECT {whole} * max(s) >= {share} * sum(s) FROM (SELECT sum(value_count) AS s "
+                  f"FROM {counts} GROUP BY value) AS __rwn_v), {distinct} FROM {counts}")[0]
+    concentrated, sizes = bool(row[0]), dict(zip(public, row[1:]))
+
+    def flagged(sets):
+        if not sets or concentrated:
+            return []
+        found = be.rows(rp_sql.proxy_sql(counts, [[quote_ident(c) for c in cs] for cs in sets]))
+        return sorted((Proxy(tuple(sets[i]), int(n), int(e), float(h or 0.0)) for i, n, e, h in found
+                       if n and 2 * e >= n), key=lambda x: (-x.exposed, x.columns))
+    singles = flagged([(c,) for c in public])
+    named = {x.columns[0] for x in singles}
+    small = [c for c in public if sizes[c] <= rp_sql.PROXY_PAIR_VALUES and c not in named]
+    pairs = sorted(((a, b) for i, a in enumerate(small) for b in small[i + 1:]),
+                   key=lambda ab: (sizes[ab[0]] * sizes[ab[1]], public.index(ab[0]), public.index(ab[1])))
+    checked = pairs[:rp_sql.PROXY_MAX_PAIRS]
+    return AttributeDisclosure(l_diversity, int(l_groups), int(l_records), tuple(singles + flagged(checked)),
+                               len(checked), len(pairs))
+
+
+def _counts_sql(src, spec) -> str:
+    """One row per personal group and sensitive value present: the public columns, value, value_count."""
+    pub = "".join(quote_ident(c) + ", " for c in spec.public)
+    where = f" WHERE {quote_ident(spec.sensitive)} IS NOT NULL" if spec.nulls == "drop" else ""
+    return (f"SELECT {pub}{quote_ident(spec.sensitive)} AS value, count(*) AS value_count FROM {src.sql}{where} "
+            f"GROUP BY {pub}{quote_ident(spec.sensitive)}")
+
+
+def _refuse_attribute_disclosure(be, src, spec, l_diversity: int, leave_out=()) -> None:
+    """randomize (enforced) and release: refuse personal groups that violate l and public
+    proxies, saying what would work (the fallback of l_diversity=1 is recorded in metadata)."""
+    if l_diversity <= 1:
+        return
+    counts = be.stage(_counts_sql(src, spec))
+    try:
+        found = attribute_disclosure(be, counts, spec.public, l_diversity, leave_out)
+        if found.ok:
+            return
+        problems, ways = [], []
+        if found.l_failing_records:
+            problems.append(f"{found.l_failing_records} records sit in {found.l_failing_groups} personal groups of "
+                            f"at least 2 records holding fewer than {l_diversity} distinct values of "
+                            f"{spec.sensitive!r} (distinct l-diversity): a majority vote of the released values "
+                            f"within such a group recovers the value")
+        problems += [x.describe(spec.sensitive) for x in found.proxies]
+        best = None
+        if found.l_failing_records and spec.public:     # the public column whose removal helps most
+            left = []
+            for column in spec.public:
+                rest = [quote_ident(c) for c in spec.public if c != column]
+                left.append((int(be.rows(rp_sql.l_summary_sql(counts, rest, l_diversity, leave_out))[0][1]), column))
+            best = min(left)
+        for x in found.proxies:
+            gain = (f" (dropping it leaves {best[0]} records in groups that violate l)"
+                    if best and x.columns == (best[1],) else "")
+            ways.append(f"drop or coarsen public column{'s' if len(x.columns) > 1 else ''} "
+                        f"{' and '.join(repr(c) for c in x.columns)}{gain}")
+        if best and not any(x.columns == (best[1],) for x in found.proxies):
+            ways.append(f"coarsening: dropping public column {best[1]!r} leaves {best[0]} records in groups that "
+                        f"violate l")
+        if found.l_failing_records:
+            ways.append("suppression: leave those records out of the input (rwn-sql audit --groups-output lists "
+                        f"the groups: l_distinct < {l_diversity})")
+        ways.append("l_diversity=1 (--l-diversity 1) to release anyway, which the release metadata records")
+        raise RWNError("attribute disclosure: " + "; ".join(problems) + ". What would work: " + "; or ".join(ways))
+    finally:
+        be.drop(counts)
+
+
 def _blocks(be, src, spec, pp: privacy.PrivacyParams) -> dict[int, int]:
     """Trial counts for the personal-group sizes present (refusing sizes without a design)."""
     return _design(be, src, spec, pp)[0]
@@ -297,7 +448,7 @@ def _blocks(be, src, spec, pp: privacy.PrivacyParams) -> dict[int, int]:
 def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, public=None, domain=None,
               key: str | None = None, seed: int | None = None, enforce=None, test: str = "exact",
               nulls: str = "error", into: str | None = None, replace: bool = False, sql: bool = False,
-              suppress_small: bool = False, id: str | None = None):
+              suppress_small: bool = False, id: str | None = None, l_diversity: int | None = None):
     """Uniform perturbation of `sensitive` with retention probability p.
 
     The release holds the `public` columns (default: every other column) exactly and the
@@ -316,6 +467,11 @@ def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, 
     no NULL, no duplicate); the release is then the same whatever the input order. Without
     it the record identity is the input position. The id column is never released (it
     would make every personal group a single record), so it may not be public.
+    l_diversity: with enforce (default 2), or when given, refuse personal groups of at least 2
+    records holding fewer than l distinct sensitive values and public columns that determine
+    the sensitive attribute (audit's attribute-disclosure checks); 1 turns that off.
+    A floating-point sensitive column, or one with more than 256 distinct values and no
+    given domain, is refused (RWN, or an explicit domain).
     Returns a DuckDB relation, or None with `into` (a table created in one statement).
     """
     be = backend_for(con)
@@ -324,7 +480,8 @@ def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, 
                        f"(the CLI writes Parquet)")
     with key_scope(be, lasting=into is None):     # with into=, the key is gone once the table is written
         plan = _plan(be, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
-                     test=test, nulls=nulls, show=sql, suppress_small=suppress_small, id_column=id)
+                     test=test, nulls=nulls, show=sql, suppress_small=suppress_small, id_column=id,
+                     l_diversity=l_diversity)
         _warn_suppressed(plan)
         if sql:
             return be.engine_sql(plan.sql)
@@ -377,13 +534,15 @@ class _Plan:
     sql: str
     suppressed_groups: int = 0      # personal groups left out (suppress_small), and their records
     suppressed_records: int = 0
+    l_diversity: int | None = None  # the attribute-disclosure rule applied (1: turned off; None: not checked)
 
 
 def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls, show=False,
-          key_ref=None, suppress_small=False, id_column=None) -> _Plan:
+          key_ref=None, suppress_small=False, id_column=None, l_diversity=None, always_check=False) -> _Plan:
     """The one orchestration of a randomization, for every engine, the Python API, the CLI and
-    the SQL macros: checks, domain, design (enforcement) and the SQL in the engine's dialect.
-    key_ref(con, key): SQL reading the key (default: the backend's)."""
+    the SQL macros: checks, domain, design (enforcement), the attribute-disclosure rule (with
+    enforce or always_check, default L = 2; or whenever l_diversity is given) and the SQL in
+    the engine's dialect. key_ref(con, key): SQL reading the key (default: the backend's)."""
     be = backend_for(con)
     if id_column is None and be.name != "duckdb":
         raise RWNError(f"on {be.name}, id= is required: the engine has no input order to number records by, "
@@ -397,6 +556,12 @@ def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test
             raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
         enforce = (eps, delta)
         blocks, *left_out = _design(be, src, spec, _privacy(p, len(values), eps, delta, test), suppress_small)
+    if l_diversity is None and (enforce is not None or always_check):
+        l_diversity = rp_sql.DEFAULT_L_DIVERSITY
+    if l_diversity is not None:
+        check_l_diversity(l_diversity, len(values))
+        _refuse_attribute_disclosure(be, src, spec, l_diversity,
+                                     leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0))
     try:
         the_key = resolve_key(key, seed)
     except (TypeError, ValueError) as exc:
@@ -406,17 +571,17 @@ def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test
     text = rp_sql.randomize_sql(src.sql, spec, output, values, src.type_of(sensitive), key_sql, blocks,
                                 check_domain=domain is not None, dialect=be.dialect,
                                 leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0))
-    return _Plan(src, spec, values, blocks, enforce, text, *left_out)
+    return _Plan(src, spec, values, blocks, enforce, text, *left_out, l_diversity=l_diversity)
 
 
 def randomize_statement(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls,
                         show: bool = False, key_ref=None, suppress_small: bool = False,
-                        id_column: str | None = None) -> str:
+                        id_column: str | None = None, l_diversity: int | None = None) -> str:
     """The SQL of a randomize call. show=True puts getvariable('rwn_key') where the key goes;
     else key_ref(con, key) gives the SQL that reads the key (never the key as a literal)."""
     return _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
                  test=test, nulls=nulls, show=show, key_ref=key_ref, suppress_small=suppress_small,
-                 id_column=id_column).sql
+                 id_column=id_column, l_diversity=l_diversity).sql
 
 
 def _unseen_domain(d, name: str, sensitive: str, domain) -> str:
@@ -444,14 +609,55 @@ def _published_domain(domain) -> list[str]:
     return domain
 
 
+def _unseen_domain_size(d, sensitive: str, n_sql: str, value_sql: str) -> str:
+    """`value_sql`, failing the statement when the `n_sql` values present are more than
+    MAX_INFERRED_DOMAIN (as resolve_domain refuses them)."""
+    return engine.raise_unless(
+        d, f"{n_sql} <= {rp_sql.MAX_INFERRED_DOMAIN}", quote_literal(f"the sensitive column {sensitive!r} holds ")
+        + f" || {n_sql} || " + quote_literal(LARGE_DOMAIN_WHY), value_sql)
+
+
+def _unseen_disclosure(d, source: str, spec, public, exclude, l_diversity: int, value_sql: str,
+                       m_sql: str | None) -> str:
+    """`value_sql` (the domain), failing the statement as _refuse_attribute_disclosure refuses:
+    l larger than the domain's `m_sql` values (None: a given domain, checked by the planner),
+    groups that violate l, single public columns that are proxies."""
+    if l_diversity <= 1:
+        return value_sql
+    checks = rp_sql.unseen_disclosure_sql(source, spec.sensitive, public, exclude, l_diversity, spec.nulls)
+    off = "; or l_diversity := 1 to release anyway (rwn_sql.release records it in the release metadata)"
+    value_sql = engine.raise_unless(
+        d, f"{checks['proxies']} IS NULL",
+        quote_literal("attribute disclosure: public column(s) ") + f" || {checks['proxies']} || " + quote_literal(
+            f" determine {spec.sensitive!r} (in classes of at least 2 records, one value holds at least 95 % of at "
+            f"least half of their records): drop or coarsen them{off}"), value_sql)
+    value_sql = engine.raise_unless(
+        d, f"{checks['l_records']} = 0",
+        quote_literal("attribute disclosure: ") + f" || {checks['l_records']} || " + quote_literal(" records sit in ")
+        + f" || {checks['l_groups']} || " + quote_literal(
+            f" personal groups of at least 2 records holding fewer than {l_diversity} distinct values of "
+            f"{spec.sensitive!r} (distinct l-diversity): a majority vote of the released values within such a group "
+            f"recovers the value. What would work: drop or coarsen a public column; suppression: leave those records "
+            f"out of the input (rwn_audit / rwn_sql.audit groups_detail: l_distinct < {l_diversity}){off}"), value_sql)
+    if m_sql is None:
+        return value_sql
+    return engine.raise_unless(
+        d, f"{l_diversity} <= {m_sql}", quote_literal(f"l_diversity = {l_diversity} exceeds the domain's ")
+        + f" || {m_sql} || " + quote_literal(" values: no personal group can hold that many distinct values"), value_sql)
+
+
 def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key_sql: str, enforce, test: str,
-                     nulls: str, id_column: str | None = None, dialect=None) -> str:
+                     nulls: str, id_column: str | None = None, dialect=None, l_diversity: int | None = None) -> str:
     """randomize's SQL for a table or view the planner cannot see (a TEMP one of the SQL macros'
     caller), planned from the parameters alone; what _plan reads from the source is computed by
     the statement: the output columns (`public`, default every other column but the id, in
     the source's order), the domain (given: cast to the column's type there; None: the values
     present, sorted as text), the id (its type, no NULL, no duplicate), and with enforce=(eps, delta) the blocks per personal-group size
-    (rp_sql.designed_trials). The same rows as randomize() for the same key."""
+    (rp_sql.designed_trials), and the rules of _plan: a floating-point sensitive column or (no
+    domain given) more than MAX_INFERRED_DOMAIN values refused; with enforce (default L = 2) or a
+    given l_diversity > 1, the groups that violate l and the public columns that determine the
+    sensitive attribute refused (rp_sql.unseen_disclosure_sql: single columns, no pairs). The
+    same rows as randomize() for the same key."""
     from .dialect import DUCKDB
     d = dialect or DUCKDB
     try:
@@ -470,9 +676,9 @@ def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key
                      f"the sensitive column {sensitive!r} has type ") + f" || {d.type_name(s)} || " + quote_literal(
                      ", a nested or binary type; uniform perturbation needs single values (text, numbers, dates, "
                      "UUIDs): cast or extract one")),
-                 engine.raise_unless(d, f"NOT ({d.type_matches(s, 'DOUBLE|FLOAT')} AND {d.as_text(s)} = 'nan')",
-                                     quote_literal(f"the sensitive column {sensitive!r} has NaN values; NaN is no "
-                                                   "domain value: make them NULL or clean them"))]
+                 engine.raise_unless(d, f"NOT {d.type_matches(s, 'DOUBLE|FLOAT')}", quote_literal(
+                     f"the sensitive column {sensitive!r} is floating point (") + f" || {d.type_name(s)} || "
+                     + quote_literal(FLOAT_SENSITIVE_WHY))]
     src = engine.unseen_source(name, d, typed, conditions=values_ok, named=[sensitive], keep=keep)
     present = f"SELECT * FROM {src.sql} WHERE {s} IS NOT NULL"
     if domain is None:       # the values present, sorted as their text (as resolve_domain sorts them)
@@ -480,9 +686,19 @@ def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key
         domain_sql = engine.raise_unless(
             d, f"coalesce({d.list_length(values)}, 0) >= 2",
             quote_literal(f"the domain of {sensitive!r} has ") + f" || coalesce({d.list_length(values)}, 0) || "
-            + quote_literal(" value(s); uniform perturbation needs at least 2"), values)
+            + quote_literal(" value(s); uniform perturbation needs at least 2"),
+            _unseen_domain_size(d, sensitive, f"coalesce({d.list_length(values)}, 0)", values))
+        m_present = f"coalesce({d.list_length(values)}, 0)"
     else:
         domain_sql = _unseen_domain(d, name, sensitive, domain)
+        m_present = None
+    if l_diversity is None and enforce is not None:
+        l_diversity = rp_sql.DEFAULT_L_DIVERSITY
+    if l_diversity is not None:
+        domain_sql = _unseen_disclosure(d, src.sql, spec, None if public is None else spec.public,
+                                        [s] + ([quote_ident(id_column)] if id_column else []),
+                                        check_l_diversity(l_diversity, len(domain_values(domain)) if domain is not None
+                                                          else None), domain_sql, m_present)
     if id_column:        # as check_record_ids: no NULL, no duplicate (its type: unseen_source)
         i = quote_ident(id_column)
         ids = f"(SELECT count(*) - count({i}) AS nulls, count({i}) - count(DISTINCT {i}) AS shared FROM ({present if nulls == 'drop' else 'SELECT * FROM ' + src.sql}) AS __rwn_all)"
@@ -522,13 +738,15 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
             domain=None, key: str | None = None, seed: int | None = None, enforce=None,
             test: str = "exact", nulls: str = "error", table: str | None = None,
             overwrite: bool = False, rwn: dict | None = None, suppress_small: bool = False,
-            id: str | None = None) -> int:
+            id: str | None = None, l_diversity: int | None = None) -> int:
     """Randomize like `randomize` and write a standalone release database at `path` (see
     rwn_sql.release_db): the released table, its published parameters and reconstruction
     views, never the key or raw data. With rwn=dict(columns=[...], k=, eps=, q=, scale=) the
     named numeric columns are first perturbed by RWN (they stay public, now perturbed).
     suppress_small=True: as in `randomize`; the metadata records how many records were left out.
     id: as in `randomize`; an RWN step keys its draws by it too (on Spark it is required).
+    l_diversity: the attribute-disclosure rule of `randomize` (default 2, enforced or not); a
+    release made with l_diversity=1 records it in its metadata.
     Returns the number of released rows."""
     from .release_db import ReleaseMeta, randomized_table_name, write_release, write_release_folder
     be = backend_for(con)
@@ -545,7 +763,8 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
                 staged = rwn_method.stage(be, rwn_method.prepare(be, src, spec, "perturb", be.key_sql(key)))
                 source = staged
             plan = _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed,
-                         enforce=enforce, test=test, nulls=nulls, suppress_small=suppress_small, id_column=id)
+                         enforce=enforce, test=test, nulls=nulls, suppress_small=suppress_small, id_column=id,
+                         l_diversity=l_diversity, always_check=True)
             _warn_suppressed(plan)
             eps, delta = plan.enforce or (None, None)
             meta = ReleaseMeta(table_name=randomized_table_name(name), release_name=name, sensitive=sensitive, sensitive_type=plan.src.type_of(sensitive),
@@ -553,7 +772,7 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
                                enforced=plan.enforce is not None, epsilon=eps, delta=delta,
                                test=test if plan.enforce is not None else None,
                                method="rwn+uniform_perturbation" if rwn else "uniform_perturbation", rwn=rwn or {},
-                               suppressed_records=plan.suppressed_records)
+                               suppressed_records=plan.suppressed_records, l_diversity=plan.l_diversity)
             if be.name != "duckdb":
                 return write_release_folder(be, plan.sql, path, meta, overwrite=overwrite, trials=plan.blocks)
             return write_release(con, plan.sql, path, meta, overwrite=overwrite, trials=plan.blocks)
@@ -578,7 +797,10 @@ class AuditResult:
     and sensitive value present in it, sorted), `groups_detail` (one row per personal group: its public values,
     size, trials, how many values are present, the smallest Chernoff bound and exact tail
     over its values, after enforcement `worst_design_tail`, the smallest exact tail of its
-    design over EVERY count 1..n, and `passes` under the chosen test) and the summary counts. Both
+    design over EVERY count 1..n, and `passes` under the chosen test; `l_distinct`, the
+    distinct sensitive values of the group, `l_entropy`, exp of their entropy, `top_share`, the
+    share of the most frequent one) and the summary counts; `disclosure`, the attribute-disclosure
+    checks (AttributeDisclosure); `ok`, the verdict. Both
     relations read temporary tables of the connection; `close()` (or a `with` block) drops
     them, else they go with the connection."""
     rows: object
@@ -590,6 +812,8 @@ class AuditResult:
     test: str
     enforced: bool
     public: tuple[str, ...] = ()
+    disclosure: AttributeDisclosure | None = None
+    sensitive: str = ""
     _backend: object = None
     _tables: tuple[str, ...] = ()
     _rows_sql: str = ""
@@ -629,15 +853,34 @@ class AuditResult:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @property
+    def ok(self) -> bool:
+        """Every group passes the test and (unless l_diversity = 1) no group violates l and no
+        public column is a proxy: the audit's exit code 0."""
+        return self.failing_groups == 0 and (self.disclosure is None or self.disclosure.ok)
+
     def summary(self) -> str:
         state = "after enforcement" if self.enforced else "before enforcement"
-        return (f"{self.test} test, {state}: {self.failing_groups} of {self.groups} personal groups fail "
+        text = (f"{self.test} test, {state}: {self.failing_groups} of {self.groups} personal groups fail "
                 f"({self.failing_records} of {self.records} records)")
+        d = self.disclosure
+        if d is None:
+            return text
+        off = " (check turned off: l_diversity = 1)" if d.l_diversity <= 1 else ""
+        text += (f"\nl-diversity (distinct, l = {d.l_diversity}){off}: {d.l_failing_groups} personal groups of at "
+                 f"least 2 records hold fewer than {d.l_diversity} distinct values ({d.l_failing_records} of "
+                 f"{self.records} records)")
+        pairs = f"{len(self.public)} public columns and {d.pairs_checked} of {d.pairs_possible} pairs checked"
+        if d.proxies:
+            text += f"\nproxies ({pairs}):" + "".join(f"\n  {x.describe(self.sensitive)}" for x in d.proxies)
+        else:
+            text += f"\nproxies: none ({pairs})"
+        return text
 
 
 def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsilon: float, delta: float,
           public=None, domain=None, test: str = "exact", enforce: bool = False,
-          nulls: str = "error", sql: bool = False):
+          nulls: str = "error", sql: bool = False, l_diversity: int | None = None):
     """(eps, delta)-reconstruction-privacy audit of the ORIGINAL data (data steward side).
 
     The rows are computed once into a temporary table (`result.rows` reads it, sorted by
@@ -646,9 +889,15 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
     (the group size, or its block count t when `enforce`), value count and frequency, mu,
     theta, the full Chernoff bounds and the exact tail probabilities, and whether it passes
     each test; `group_passes` applies the chosen `test` to all values of the group.
+    Attribute disclosure (AttributeDisclosure, in the summary and `ok`): per group distinct
+    and entropy l-diversity and the share of its most frequent value (`groups_detail`); the
+    groups of at least 2 records with fewer than `l_diversity` (default 2) distinct values,
+    and the public columns (and pairs) that determine the sensitive attribute. `ok` is false
+    when a group fails the test, or (unless l_diversity=1) a group violates l or a proxy is found.
     """
     be = backend_for(con)
     src, spec, values = _prepare(be, source, sensitive, p, public, domain, nulls)
+    l_diversity = check_l_diversity(rp_sql.DEFAULT_L_DIVERSITY if l_diversity is None else l_diversity, len(values))
     clash = [c for c in spec.public if c.lower() in rp_sql.AUDIT_COLUMNS]
     if clash:
         raise RWNError(f"public: column {clash[0]!r} has the name of a column of the audit; rename it")
@@ -681,7 +930,7 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
             any_value(enforced) AS enforced, count(*) AS values_present,
             least(min(chernoff_upper), min(chernoff_lower)) AS worst_chernoff,
             least(min(exact_upper), min(exact_lower)) AS worst_exact,
-            bool_and(passes_{test}) AS passes
+            bool_and(passes_{test}) AS passes, {rp_sql.diversity_columns()}
         FROM {rows_table}{' GROUP BY ' + ', '.join(keys) if keys else ''}"""
     if enforce:
         groups_sql = _judged(groups_sql, keys, worst, pp)
@@ -693,10 +942,11 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
     groups_read = f"SELECT * FROM {groups_table}" + (f" ORDER BY {', '.join(keys)}" if keys else "")
     g, fg, r, fr = be.rows(f"""SELECT count(*), count(*) FILTER (WHERE NOT passes), sum(group_size),
         coalesce(sum(group_size) FILTER (WHERE NOT passes), 0) FROM {groups_table}""")[0]
+    disclosure = attribute_disclosure(be, rows_table, spec.public, l_diversity)
     return AuditResult(rows=be.relation(rows_sql), groups_detail=be.relation(groups_read), groups=g,
                        failing_groups=fg, records=int(r or 0), failing_records=int(fr), test=test,
-                       enforced=bool(enforce), public=spec.public, _backend=be, _tables=(rows_table, groups_table),
-                       _rows_sql=rows_sql, _groups_sql=groups_read)
+                       enforced=bool(enforce), public=spec.public, disclosure=disclosure, sensitive=sensitive,
+                       _backend=be, _tables=(rows_table, groups_table), _rows_sql=rows_sql, _groups_sql=groups_read)
 
 
 def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: float, public=None, domain=None,
@@ -723,7 +973,9 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
         if clash:
             raise RWNError(f"public: column {clash[0]!r} has the name of a column of the audit; rename it")
     s = quote_ident(sensitive)
-    conditions = []
+    conditions = [engine.raise_unless(d, f"NOT {d.type_matches(s, 'DOUBLE|FLOAT')}", quote_literal(
+        f"the sensitive column {sensitive!r} is floating point (") + f" || {d.type_name(s)} || "
+        + quote_literal(FLOAT_SENSITIVE_WHY))]
     if nulls == "error":
         conditions.append(engine.raise_unless(d, f"{s} IS NOT NULL", quote_literal(
             f"the sensitive column {sensitive!r} has NULL values; clean them or use nulls='drop' (those records "
@@ -738,7 +990,8 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
     src = engine.unseen_source(name, d, conditions=conditions, named=[sensitive, *(pub or ())])
     if domain is None:       # the values present; the parameters are checked once it is known
         _privacy(p, 2, epsilon, delta, test)
-        m = (f"rwn_privacy_m({float_literal(p)}, (SELECT count(DISTINCT {s}) FROM {src.sql}), "
+        present = f"(SELECT count(DISTINCT {s}) FROM {src.sql})"
+        m = (f"rwn_privacy_m({float_literal(p)}, {_unseen_domain_size(d, sensitive, present, present)}, "
              f"{float_literal(epsilon)}, {float_literal(delta)}, {quote_literal(test)})")
     if pub is None:
         src = engine.Source(f"(SELECT *, {d.row_of_all_but([s])} AS {group_key} FROM {src.sql}) AS __rwn_keyed",
@@ -807,7 +1060,7 @@ def _judged(groups_sql: str, keys, worst: dict, pp: privacy.PrivacyParams) -> st
                f" AS d(n, t, w)") if worst else "(SELECT 0 AS n, 0 AS t, 0.0 AS w) AS d"
     cols = "".join(f"g.{k}, " for k in keys)
     return (f"SELECT {cols}g.group_size, g.trials, g.enforced, g.values_present, g.worst_chernoff, g.worst_exact, "
-            f"{passes} AS passes, d.w AS worst_design_tail\n"
+            f"{passes} AS passes, g.l_distinct, g.l_entropy, g.top_share, d.w AS worst_design_tail\n"
             f"FROM ({groups_sql}) AS g LEFT JOIN {designs} ON g.group_size = d.n AND g.trials = d.t")
 
 

@@ -20,7 +20,8 @@ NULLS = ("error", "drop")
 AUDIT_COLUMNS = ("group_size", "trials", "enforced", "value", "value_count", "frequency", "mu", "theta",
                  "chernoff_upper", "chernoff_lower", "exact_upper", "exact_lower", "passes_chernoff",
                  "passes_exact", "group_passes", "counts", "cells", "stats", "tails", "tails_key", "f_eval",
-                 "values_present", "worst_chernoff", "worst_exact", "worst_design_tail", "passes")
+                 "values_present", "worst_chernoff", "worst_exact", "worst_design_tail", "passes",
+                 "l_distinct", "l_entropy", "top_share")
 ESTIMATE_COLUMNS = ("value", "released_count", "group_size", "estimate", "std_error", "ci_low", "ci_high",
                     "estimate_clipped", "set_size", "micro_reconstruction")
 
@@ -333,6 +334,105 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
     else:
         select += "\nFROM bounds b"
     return "WITH\n" + body + "\n" + select + (f"\nORDER BY {pub_out}value" if ordered else "")
+
+
+# Attribute disclosure: what (eps, delta)-reconstruction-privacy does not bound. A personal
+# group whose records hold one sensitive value gives it away to a majority vote of the released
+# values, however unsure the reconstruction of its frequency stays; so does a public column
+# (or pair) whose values determine the sensitive attribute.
+DEFAULT_L_DIVERSITY = 2        # distinct values a personal group of >= 2 records must hold
+MAX_INFERRED_DOMAIN = 256      # distinct values of a domain read from the data; beyond: RWN or a domain file
+PROXY_SHARE = (19, 20)         # a class of a public column is determined when one value holds >= 19/20 of it
+PROXY_PAIR_VALUES = 100        # pairs are checked only among public columns with at most this many values
+PROXY_MAX_PAIRS = 45           # and at most this many pairs (those with the fewest value combinations)
+
+
+def l_violation(l_diversity: int, size: str = "group_size", distinct: str = "l_distinct") -> str:
+    """SQL: a personal group violates distinct l-diversity (at least 2 records, fewer than L
+    distinct sensitive values; a single record is the (eps, delta) audit's alone)."""
+    return f"({size} >= 2 AND {distinct} < {int(l_diversity)})"
+
+
+def diversity_columns(value_count: str = "value_count") -> str:
+    """The per-group aggregates over one row per (group, value present): distinct
+    l-diversity (values present), entropy l-diversity exp(H), H the entropy (nats) of the
+    group's sensitive values, and the share of its most frequent value."""
+    c = f"CAST({value_count} AS DOUBLE)"
+    return (f"count(*) AS l_distinct, "
+            f"exp(ln(sum({c})) - sum({c} * ln({c})) / sum({c})) AS l_entropy, "
+            f"max({c}) / sum({c}) AS top_share")
+
+
+def l_summary_sql(counts: str, keys, l_diversity: int, leave_out=()) -> str:
+    """(groups, records) violating l_violation over `counts` (keys..., value, value_count),
+    personal groups formed by `keys`; groups of the sizes `leave_out` (suppressed) not counted."""
+    by = f" GROUP BY {', '.join(keys)}" if keys else ""
+    skip = f" AND group_size NOT IN ({', '.join(str(int(n)) for n in leave_out)})" if leave_out else ""
+    # one row per (group, value) of these keys: `counts` may be finer (a subset of its columns)
+    pub = "".join(k + ", " for k in keys)
+    per_value = (f"(SELECT {pub}value, sum(value_count) AS value_count FROM {counts} GROUP BY {pub}value) "
+                 f"AS __rwn_gv")
+    return (f"SELECT count(*), coalesce(sum(group_size), 0) FROM (SELECT sum(value_count) AS group_size, "
+            f"{diversity_columns()} FROM {per_value}{by})"
+            f" AS __rwn_div WHERE {l_violation(l_diversity)}{skip}")
+
+
+def proxy_sql(counts: str, column_sets) -> str:
+    """Per set of public columns (quoted names; row set_index), over `counts` (public...,
+    value, value_count): `records`, those in classes (values of the set) of at least 2 records;
+    `exposed`, in such classes whose most frequent sensitive value holds at least PROXY_SHARE
+    of the class, the records holding that value (what a majority vote within the class gives
+    away); `cond_entropy`, H(SA | set) in bits over every record. Grid-free: group-bys only."""
+    share, whole = PROXY_SHARE
+    parts = []
+    for i, cols in enumerate(column_sets):
+        keys = ", ".join(cols)
+        parts.append(
+            f"SELECT {i} AS set_index, coalesce(sum(n) FILTER (WHERE n >= 2), 0) AS records,\n"
+            f"    coalesce(sum(top) FILTER (WHERE n >= 2 AND {whole} * top >= {share} * n), 0) AS exposed,\n"
+            f"    sum(n * ln(n) - slc) / sum(n) / ln(2) AS cond_entropy\n"
+            f"FROM (SELECT {keys}, sum(c) AS n, max(c) AS top, sum(c * ln(c)) AS slc\n"
+            f"      FROM (SELECT {keys}, value, CAST(sum(value_count) AS DOUBLE) AS c FROM {counts}\n"
+            f"            GROUP BY {keys}, value) AS __rwn_cv GROUP BY {keys}) AS __rwn_cls")
+    return "\nUNION ALL\n".join(parts)
+
+
+def unseen_disclosure_sql(source: str, sensitive: str, public, exclude, l_diversity: int, nulls: str) -> dict:
+    """The attribute-disclosure checks of a source the planner cannot see (the SQL macros over a
+    TEMP table or view), as scalar SQL the statement computes (DuckDB): `l_groups`, `l_records`
+    (as l_summary_sql; `public` None: every column but `exclude` (quoted) forms the group) and
+    `proxies`, the public columns that determine the sensitive attribute (as proxy_sql per
+    single column, with attribute_disclosure's concentration rule), quoted and comma-joined,
+    NULL when none. Pairs of columns are not checked here (the planner alone picks them)."""
+    s = quote_ident(sensitive)
+    present = f"SELECT * FROM {source}" + (f" WHERE {s} IS NOT NULL" if nulls == "drop" else "")
+    if public is None:
+        group = f"struct_pack(*COLUMNS(* EXCLUDE ({', '.join(exclude)})))"
+        text = f"COLUMNS(* EXCLUDE ({', '.join(exclude)}))::VARCHAR"
+    else:
+        keys = [quote_ident(c) for c in public]
+        group = f"struct_pack({', '.join(keys)})" if keys else "true"
+        text = ", ".join(f"CAST({k} AS VARCHAR) AS {k}" for k in keys)
+    share, whole = PROXY_SHARE
+    l_rows = (f"(SELECT count(*) AS l_groups, coalesce(sum(group_size), 0) AS l_records FROM (SELECT count(*) AS "
+              f"group_size, count(DISTINCT __rwn_sa) AS l_distinct FROM (SELECT {group} AS __rwn_g, {s} AS __rwn_sa "
+              f"FROM ({present}) AS __rwn_p) AS __rwn_k GROUP BY __rwn_g) AS __rwn_div WHERE {l_violation(l_diversity)})")
+    out = {"l_groups": f"(SELECT l_groups FROM {l_rows} AS __rwn_l)",
+           "l_records": f"(SELECT l_records FROM {l_rows} AS __rwn_l)", "proxies": "NULL"}
+    if public is None or public:
+        long = (f"(SELECT * FROM (SELECT {text}, {s} AS __rwn_sa FROM ({present}) AS __rwn_p) UNPIVOT INCLUDE NULLS "
+                f"(__rwn_v FOR __rwn_col IN (COLUMNS(* EXCLUDE (__rwn_sa))))) AS __rwn_long")
+        classes = (f"SELECT __rwn_col, sum(c) AS n, max(c) AS top FROM (SELECT __rwn_col, __rwn_v, __rwn_sa, "
+                   f"CAST(count(*) AS DOUBLE) AS c FROM {long} GROUP BY __rwn_col, __rwn_v, __rwn_sa) AS __rwn_cv "
+                   f"GROUP BY __rwn_col, __rwn_v")
+        per = (f"SELECT __rwn_col, coalesce(sum(n) FILTER (WHERE n >= 2), 0) AS records, coalesce(sum(top) FILTER "
+               f"(WHERE n >= 2 AND {whole} * top >= {share} * n), 0) AS exposed FROM ({classes}) AS __rwn_cls "
+               f"GROUP BY __rwn_col")
+        spread = (f"(SELECT {whole} * max(c) < {share} * sum(c) FROM (SELECT count(*) AS c FROM ({present}) AS __rwn_p "
+                  f"GROUP BY {s}) AS __rwn_v)")
+        out["proxies"] = (f"(SELECT string_agg(chr(39) || __rwn_col || chr(39), ', ' ORDER BY __rwn_col) FROM ({per}) AS "
+                          f"__rwn_per WHERE records > 0 AND 2 * exposed >= records AND {spread})")
+    return out
 
 
 def verdict_sql(delta: float) -> dict[str, str]:

@@ -105,6 +105,9 @@ def test_randomize_audit_release_query_commands(tmp_path):
     out = tmp_path / "r.parquet"
     res = run("randomize", ADULT, out, "--sensitive", "occupation", "--p", "0.5", "--public", PUB,
               "--enforce", "0.5,0.05", "--test", "exact", "--seed", "1")
+    assert res.returncode == 2 and "attribute disclosure: 115 records sit in 46 personal groups" in res.stderr
+    res = run("randomize", ADULT, out, "--sensitive", "occupation", "--p", "0.5", "--public", PUB,
+              "--enforce", "0.5,0.05", "--test", "exact", "--seed", "1", "--l-diversity", "1")
     assert res.returncode == 0, res.stderr
     assert "32561 rows" in res.stderr and "enforced" in res.stderr
     cols = [r[0] for r in duckdb.connect().execute(f"DESCRIBE SELECT * FROM '{out}'").fetchall()]
@@ -121,10 +124,15 @@ def test_randomize_audit_release_query_commands(tmp_path):
     assert groups == [(1317, 120, 32561)]
     res = run("audit", ADULT, "--sensitive", "occupation", "--p", "0.5", "--public", PUB, "--epsilon", "0.5",
               "--delta", "0.05", "--test", "exact", "--after-enforcement")
+    assert "after enforcement: 0 of 1317" in res.stdout and res.returncode == 1      # l-diversity fails
+    assert "46 personal groups of at least 2 records hold fewer than 2 distinct values (115 of 32561" in res.stdout
+    res = run("audit", ADULT, "--sensitive", "occupation", "--p", "0.5", "--public", PUB, "--epsilon", "0.5",
+              "--delta", "0.05", "--test", "exact", "--after-enforcement", "--l-diversity", "1")
     assert "after enforcement: 0 of 1317" in res.stdout and res.returncode == 0
 
     db = tmp_path / "rel.duckdb"
-    res = run("release", ADULT, db, "--sensitive", "occupation", "--p", "0.5", "--public", PUB, "--seed", "2")
+    res = run("release", ADULT, db, "--sensitive", "occupation", "--p", "0.5", "--public", PUB, "--seed", "2",
+              "--l-diversity", "1")
     assert res.returncode == 0, res.stderr
     res = run("query", db, "SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' AND race IN ('Black', 'Other') "
                            "GROUP BY sex")

@@ -298,3 +298,61 @@ def test_rwn_macros_over_temp_keep_the_pair_budget(mcon):
     call = "rwn_neighborhoods('{src}', ['a', 'b', 'c'], k := 1)"
     assert {r[1] for r in rows(mcon, call, temps[0])} == {49}
     assert rows(mcon, call, temps[1]) == rows(mcon, call, persistent)
+
+
+def disclosure_tables(con):
+    """`hom`: region 0 holds only job 'a' (its personal group violates distinct 2-diversity);
+    `prox`: code determines job in 7 of 10 codes (one record of each (sex, code) group differs,
+    so every group holds 2 values but a class of code holds 97.5 % one value); `flt` a DOUBLE and
+    `wide` a 300-value sensitive column."""
+    con.execute("CREATE TABLE hom AS SELECT CAST(i % 2 AS VARCHAR) AS sex, i % 4 AS region, CASE WHEN i % 4 = 0 "
+                "THEN 'a' ELSE chr(CAST(98 + i % 3 AS INTEGER)) END AS job, i AS rid FROM range(800) t(i)").fetchall()
+    con.execute("CREATE TABLE prox AS SELECT CAST(i % 2 AS VARCHAR) AS sex, i % 10 AS code, CASE WHEN i % 10 >= 7 "
+                "THEN chr(CAST(97 + (i / 10) % 4 AS INTEGER)) WHEN i < 20 THEN 'z' ELSE chr(CAST(97 + i % 10 AS "
+                "INTEGER)) END AS job, i AS rid FROM range(800) t(i)").fetchall()
+    con.execute("CREATE TABLE flt AS SELECT CAST(i % 2 AS VARCHAR) AS sex, i / 4.0 AS score FROM range(100) t(i)").fetchall()
+    con.execute("CREATE TABLE wide AS SELECT CAST(i % 2 AS VARCHAR) AS sex, i AS code FROM range(600) t(i)").fetchall()
+
+
+@pytest.mark.parametrize("table, call, message", [
+    ("hom", "rwn_randomize('{src}', 'job', 0.6, public := ['sex', 'region'], seed := 1, l_diversity := 2)",
+     "attribute disclosure: 200 records sit in 1 personal groups of at least 2 records holding fewer than 2"),
+    ("hom", "rwn_randomize('{src}', 'job', 0.6, public := ['sex', 'region'], seed := 1, epsilon := 0.4, delta := 0.05)",
+     "attribute disclosure: 200 records sit in 1 personal groups"),          # enforcement: L = 2 by default
+    ("prox", "rwn_randomize('{src}', 'job', 0.6, public := ['sex', 'code'], seed := 1, l_diversity := 2)",
+     "attribute disclosure: public column.* 'code' determines? 'job'"),
+    ("prox", "rwn_randomize('{src}', 'job', 0.6, id := 'rid', seed := 1, l_diversity := 2)",
+     "attribute disclosure: public column.* 'code' determines? 'job'"),      # default public: every other column
+    ("prox", "rwn_randomize('{src}', 'job', 0.6, public := ['sex'], seed := 1, l_diversity := 9)",
+     "l_diversity = 9 exceeds the domain's 8 values"),
+    ("flt", "rwn_randomize('{src}', 'score', 0.6, seed := 1)", r"'score' is floating point \(DOUBLE\)"),
+    ("flt", "rwn_audit('{src}', 'score', 0.6, 0.5, 0.05)", r"'score' is floating point \(DOUBLE\)"),
+    ("wide", "rwn_randomize('{src}', 'code', 0.6, seed := 1)", "'code' holds 600 distinct values, more than 256"),
+    ("wide", "rwn_audit('{src}', 'code', 0.6, 0.5, 0.05)", "'code' holds 600 distinct values, more than 256"),
+])
+def test_attribute_disclosure_rules_over_temp(mcon, table, call, message):
+    """The rules of randomize (rp._plan) hold in the macros over a table and, computed by the
+    statement (rp.unseen_randomize / unseen_audit), over a TEMP table and view: groups violating
+    l and single-column proxies refused (with epsilon/delta by default), l above the domain's
+    size, a floating-point or 600-value sensitive column refused; same message text."""
+    disclosure_tables(mcon)
+    for name in with_temp_copies(mcon, table):
+        with pytest.raises(duckdb.Error, match=message):
+            rows(mcon, call, name)
+
+
+@pytest.mark.parametrize("table, call", [
+    ("hom", "rwn_randomize('{src}', 'job', 0.6, public := ['sex', 'region'], key := '" + KEY + "', l_diversity := 1)"),
+    ("prox", "rwn_randomize('{src}', 'job', 0.6, public := ['sex', 'code'], key := '" + KEY + "', id := 'rid', "
+             "l_diversity := 1)"),
+    ("prox", "rwn_randomize('{src}', 'job', 0.6, public := ['sex'], key := '" + KEY + "', id := 'rid', l_diversity := 2)"),
+])
+def test_l_diversity_one_or_passing_data_same_rows_over_temp(mcon, table, call):
+    """l_diversity := 1 releases what the checks refuse, and data that passes them (sex alone
+    neither violates l nor determines job) is released: the same rows over a TEMP table and view."""
+    disclosure_tables(mcon)
+    persistent, *temps = with_temp_copies(mcon, table)
+    expected = rows(mcon, call, persistent)
+    assert len(expected) == 800
+    for name in temps:
+        assert rows(mcon, call, name) == expected, name
