@@ -407,8 +407,8 @@ def unseen_disclosure_sql(source: str, sensitive: str, public, exclude, l_divers
     s = quote_ident(sensitive)
     present = f"SELECT * FROM {source}" + (f" WHERE {s} IS NOT NULL" if nulls == "drop" else "")
     if public is None:
-        group = f"struct_pack(*COLUMNS(* EXCLUDE ({', '.join(exclude)})))"
-        text = f"COLUMNS(* EXCLUDE ({', '.join(exclude)}))::VARCHAR"
+        group = DUCKDB.row_of_all_but(exclude)
+        text = f"COLUMNS({DUCKDB.star('', exclude)})::VARCHAR"
     else:
         keys = [quote_ident(c) for c in public]
         group = f"struct_pack({', '.join(keys)})" if keys else "true"
@@ -421,7 +421,7 @@ def unseen_disclosure_sql(source: str, sensitive: str, public, exclude, l_divers
            "l_records": f"(SELECT l_records FROM {l_rows} AS __rwn_l)", "proxies": "NULL"}
     if public is None or public:
         long = (f"(SELECT * FROM (SELECT {text}, {s} AS __rwn_sa FROM ({present}) AS __rwn_p) UNPIVOT INCLUDE NULLS "
-                f"(__rwn_v FOR __rwn_col IN (COLUMNS(* EXCLUDE (__rwn_sa))))) AS __rwn_long")
+                f"(__rwn_v FOR __rwn_col IN (COLUMNS({DUCKDB.star('', ['__rwn_sa'])})))) AS __rwn_long")
         classes = (f"SELECT __rwn_col, sum(c) AS n, max(c) AS top FROM (SELECT __rwn_col, __rwn_v, __rwn_sa, "
                    f"CAST(count(*) AS DOUBLE) AS c FROM {long} GROUP BY __rwn_col, __rwn_v, __rwn_sa) AS __rwn_cv "
                    f"GROUP BY __rwn_col, __rwn_v")
@@ -539,7 +539,7 @@ def nonnegative_sql(estimates: str, group_by=()) -> str:
     the group's total kept. DuckDB SQL (the release database's views)."""
     part = f"PARTITION BY {', '.join(quote_ident(c) for c in group_by)}" if group_by else ""
     return (
-        "SELECT * EXCLUDE (__rwn_j, __rwn_cs, __rwn_rho, __rwn_tau),\n"
+        f"SELECT {DUCKDB.star('', ['__rwn_j', '__rwn_cs', '__rwn_rho', '__rwn_tau'])},\n"
         "    greatest(estimate - __rwn_tau, 0.0) AS nonnegative_estimate\n"
         "FROM (SELECT *, max(CASE WHEN __rwn_j = __rwn_rho THEN (__rwn_cs - group_size) / __rwn_j END)\n"
         f"                     OVER ({part}) AS __rwn_tau\n"

@@ -30,7 +30,8 @@ def world(tmp_path, monkeypatch):
         ['Sales', 'Tech', 'Exec'][1 + (i * 7) % 3] AS occupation, '{MARKER}-' || i AS ssn
         FROM range(60) r(i)""").fetchall()
     release = tmp_path / "adult_rel.duckdb"
-    rwn_sql.release(con, "adult", str(release), "occupation", 0.5, public=["sex", "race"], seed=5)
+    # race determines occupation here (a proxy); the subject is the query interface, not the audit
+    rwn_sql.release(con, "adult", str(release), "occupation", 0.5, public=["sex", "race"], seed=5, l_diversity=1)
     raw = con.execute("SELECT * FROM adult ORDER BY ssn").fetchall()
     tables = con.execute("SELECT database_name, schema_name, table_name FROM duckdb_tables() "
                          "ORDER BY ALL").fetchall()
