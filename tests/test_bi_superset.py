@@ -69,12 +69,17 @@ def superset(tmp_path_factory):
         distinct = con.execute("SELECT " + ", ".join(f'count(DISTINCT "{c}")' for c in meta.public)
                                + f' FROM "{cells}"').fetchall()[0]
         one_way = [c for c, n in zip(meta.public, distinct) if n <= release_db.ONE_WAY_MAX]
+        views = [cells, release_db.view_name(meta.name)] + [release_db.view_name(meta.name, c) for c in one_way]
+        # the schema the estimate views are in, as DuckDB's catalog has them
+        view_schemas = con.execute(
+            "SELECT DISTINCT schema_name FROM duckdb_views() WHERE database_name = current_database() "
+            "AND view_name IN (SELECT unnest(?))", [views]).fetchall()
         # the release's base tables other than its metadata: the randomized microdata
         microdata = con.execute(
             "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database() "
             "AND table_name NOT IN (?, ?)", [release_db.METADATA_TABLE, release_db.TRIALS_TABLE]).fetchall()
-    views = [cells, release_db.view_name(meta.name)] + [release_db.view_name(meta.name, c) for c in one_way]
-    schema = f"{path.stem}.main"          # duckdb-engine spells a schema "<database>.<schema>"
+    assert len(view_schemas) == 1, view_schemas
+    schema = f"{path.stem}.{view_schemas[0][0]}"     # duckdb-engine spells a schema "<database>.<schema>"
     s, pub = meta.sensitive, meta.public
     assert {"sex", "race", "age"} == set(pub) and s == "occupation"    # the data values below are Adult's
     total = {"expressionType": "SIMPLE", "aggregate": "SUM", "label": "estimate", "column": {"column_name": ESTIMATE}}
@@ -177,7 +182,7 @@ def test_superset_chart_data_gives_the_estimates_of_rwn_sql_query(superset):
         cli = {r["sex"]: float(r["estimate"]) for r in csv.DictReader(f)}
     for chart in superset["charts"]:
         got = superset["answer"]["charts"][chart["name"]]
-        assert f"FROM {path.stem}.main.{release_db.cells_view_name(meta.name)}" in got["sql"]
+        assert f"FROM {superset['schema']}.{release_db.cells_view_name(meta.name)}" in got["sql"]
         charted = {tuple(row[g] for g in chart["groupby"]): row["estimate"] for row in got["rows"]}
         with duckdb.connect() as con:
             relation, _ = rwn_sql.query(con, chart["query"], release=str(path))
