@@ -30,9 +30,9 @@ from rwn_sql import release_db
 ADULT = ROOT / "examples" / "data" / "adult.csv"
 DRIVER = ROOT / "tests" / "bi" / "superset_driver.py"
 ESTIMATE = "estimate"        # the cells view's unbiased estimate column (SUM it over any slice)
-# Equal but for the order of a floating-point sum: a few hundred terms of size below 10^4 round
-# to about 1e-12 of the total, while the smallest change an estimate can make is a record moving
-# in or out, (1 - p) / (m p) = 1/15 here, about 1e-4 of the largest total compared.
+# Equal but for the order of a floating-point sum: a few thousand terms round to about 1e-12 of
+# the total, while one record moving in or out of a slice changes its count estimate by at least
+# (1 - p) / (m p) = 1/15 here (its SUM(age) by at least 17/15): 1e-5 of the largest total compared.
 SAME = dict(rel=1e-9, abs=1e-9)
 
 

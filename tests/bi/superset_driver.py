@@ -77,8 +77,13 @@ def ask(app, password: str, release: str, request: dict) -> dict:
         "username": "admin", "password": password, "provider": "db", "refresh": False}), "login")["access_token"]
     auth = {"Authorization": f"Bearer {token}"}
     uri = f"duckdb:///{os.path.abspath(release)}?access_mode=read_only"
-    database = check(client.post("/api/v1/database/", headers=auth, json={
-        "database_name": "rwn release", "sqlalchemy_uri": uri}), "add database")["id"]
+    settings = {"database_name": "rwn release", "sqlalchemy_uri": uri}
+    added = client.post("/api/v1/database/", headers=auth, json=settings)
+    if added.status_code != 201:     # Superset's answer is "Connection failed": its test says why
+        tested = client.post("/api/v1/database/test_connection/", headers=auth, json=settings)
+        raise SystemExit(f"add database: HTTP {added.status_code}: {added.get_data(as_text=True)[:1000]}; "
+                         f"test_connection: {tested.get_data(as_text=True)[:3000]}")
+    database = added.get_json()["id"]
     schemas = check(client.get(f"/api/v1/database/{database}/schemas/?q=(force:!t)", headers=auth),
                     "schemas")["result"]
     tables = {schema: check(client.get(f"/api/v1/database/{database}/tables/?q=(force:!t,schema_name:'{schema}')",
