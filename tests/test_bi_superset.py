@@ -74,10 +74,12 @@ def superset(tmp_path_factory):
         view_schemas = con.execute(
             "SELECT DISTINCT schema_name FROM duckdb_views() WHERE database_name = current_database() "
             "AND view_name IN (SELECT unnest(?))", [views]).fetchall()
-        # the release's base tables other than its metadata: the randomized microdata
+        # the randomized microdata: the base tables holding exactly the public and sensitive columns
         microdata = con.execute(
-            "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database() "
-            "AND table_name NOT IN (?, ?)", [release_db.METADATA_TABLE, release_db.TRIALS_TABLE]).fetchall()
+            "SELECT schema_name, table_name FROM duckdb_columns() JOIN duckdb_tables() "
+            "USING (database_name, schema_name, table_name) WHERE database_name = current_database() "
+            "GROUP BY ALL HAVING list_sort(list(column_name)) = list_sort(?)",
+            [[*meta.public, meta.sensitive]]).fetchall()
     assert len(view_schemas) == 1, view_schemas
     schema = f"{path.stem}.{view_schemas[0][0]}"     # duckdb-engine spells a schema "<database>.<schema>"
     s, pub = meta.sensitive, meta.public
@@ -119,7 +121,8 @@ def superset(tmp_path_factory):
 def test_superset_opens_the_release_read_only(superset):
     """The URI carries access_mode=read_only, Superset's own engine for the database refuses a
     write naming read-only mode, and the file is byte for byte what `release` wrote. Catches a
-    URI without the read-only flag (the probe's CREATE TABLE then succeeds and changes the file)."""
+    URI without the read-only flag (the probe's CREATE TABLE then succeeds and changes the file;
+    checked on the driver with the flag removed: fails, write_refused is None)."""
     answer = superset["answer"]
     assert answer["uri"].endswith("?access_mode=read_only")
     assert answer["write_refused"] and "read-only" in answer["write_refused"]
@@ -130,7 +133,8 @@ def test_superset_lists_the_estimate_views_first(superset):
     """The dataset editor's list for the release's schema (Superset sorts it by name, tables and
     views together) starts with the estimate views: the cells view, `<name>_estimates` and the
     one-way views, all that release_db names for this release. Catches an estimate view missing
-    or a table sorted before them (a dashboard author takes the first entry)."""
+    or a table sorted before them (a dashboard author takes the first entry; checked with a table
+    `a_first` added to the release: fails). Passes on today's layout."""
     listing = [entry["value"] for entry in superset["answer"]["tables"][superset["schema"]]]
     views = superset["views"]
     assert sorted(listing[:len(views)]) == sorted(views), listing
@@ -141,8 +145,9 @@ def test_superset_offers_no_randomized_rows_as_an_obvious_dataset(superset):
     file's catalog with plain DuckDB) is where a dashboard author must pick it deliberately: in a
     schema of its own, or, in the release's schema, under a name that says its rows are not
     counts (the layout issue 23 asks for). Superset lists it where DuckDB has it, so the test
-    reads Superset's list, not an assumption. Fails on a layout that lists `<name>_randomized`
-    beside the estimate views."""
+    reads Superset's list, not an assumption. Fails on today's layout (`<name>_randomized` listed
+    beside the estimate views); checked to pass on a copy of the release with the microdata moved
+    to a schema `randomized`."""
     answer = superset["answer"]
     stem = superset["path"].stem
     assert len(superset["microdata"]) == 1, superset["microdata"]
@@ -157,8 +162,8 @@ def test_superset_offers_no_randomized_rows_as_an_obvious_dataset(superset):
 def test_superset_datasets_name_the_sensitive_column_in_every_view(superset):
     """Every estimate view, made a Superset dataset, offers the sensitive column under its own
     name (`WHERE occupation = ...` works on each), and the cells dataset has the columns a chart
-    needs: the public columns, the sensitive one and the estimate. Fails on views that call the
-    sensitive column `value`."""
+    needs: the public columns, the sensitive one and the estimate. Fails on today's views, which
+    call the sensitive column `value`; checked to pass on a copy with it renamed in each view."""
     meta, answer = superset["meta"], superset["answer"]
     datasets = answer["datasets"]
     cells = datasets[f"{superset['schema']}/{superset['views'][0]}"]
@@ -172,7 +177,8 @@ def test_superset_chart_data_gives_the_estimates_of_rwn_sql_query(superset):
     SUM(age * estimate), and their ratio for AVG) gives, group for group, the estimates of
     `rwn-sql query` (the CLI, full precision via --output) and rwn_sql.query on the same
     release, and the same groups. Catches a chart that counts released rows (205 and 500 against
-    the estimates 238.3 and 597.5), a filter Superset drops or rewrites, or a group missing."""
+    the estimates 238.3 and 597.5; checked with SUM(released_count) charted: fails), a filter
+    Superset drops or rewrites, or a group missing."""
     path, meta = superset["path"], superset["meta"]
     first = superset["charts"][0]
     out = path.parent / "cli.csv"
