@@ -741,8 +741,10 @@ def cmd_release(args) -> int:
         return 0
     with duckdb.connect(args.output, read_only=True) as written:     # the count the metadata records
         _log_suppressed(written.execute("SELECT suppressed_records FROM rwn_release_metadata").fetchall()[0][0])
-    log(f"rwn-sql release: {args.input} -> {args.output}: table {table + '_randomized'!r} ({rows} rows), "
-        f"fact view {table + '_cells'!r}, metadata and reconstruction views in {time.perf_counter() - start:.2f} s")
+    from .release_db import ROWS_SCHEMA
+    log(f"rwn-sql release: {args.input} -> {args.output}: estimate views {table + '_cells'!r}, "
+        f"{table + '_estimates'!r} and one-way ones, metadata; the randomized rows (not counts) as "
+        f"{ROWS_SCHEMA}.{table}_randomized ({rows} rows); in {time.perf_counter() - start:.2f} s")
     return 0
 
 

@@ -121,24 +121,39 @@ def attach_read_only(con: duckdb.DuckDBPyConnection, path: str) -> str:
     return attach(con, path, read_only=True)
 
 
-def require_base_table(con: duckdb.DuckDBPyConnection, alias: str, path: str, table: str) -> None:
-    """An input 'file.duckdb:table' must name a base table of the file's main schema: a database
+def table_in_file(con: duckdb.DuckDBPyConnection, alias: str, table: str) -> tuple[str, str]:
+    """(schema, table) that 'file.duckdb:NAME' names: a table of the main schema called NAME,
+    else, for NAME = 'schema.table', that schema's table (a release database keeps its
+    randomized rows in their own schema)."""
+    if "." in table:
+        in_main = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main' "
+                              "AND lower(table_name) = lower(?)", [alias, table]).fetchall()[0][0]
+        if not in_main:
+            schema, name = table.split(".", 1)
+            return schema, name
+    return "main", table
+
+
+def require_base_table(con: duckdb.DuckDBPyConnection, alias: str, path: str, table: str,
+                       schema: str = "main") -> None:
+    """An input 'file.duckdb:table' must name a base table of the file's `schema`: a database
     file can hold views whose SQL reads local files, and reading a view runs that SQL on the
     run's connection, which needs file access for its own output. A base table's columns run
     no SQL of the file (a generated column admits no subquery), and the file's macros are not
     reached by our unqualified calls (an attached database is not on the search path)."""
     found = con.execute(
-        "SELECT 'table' FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main' "
+        "SELECT 'table' FROM duckdb_tables() WHERE database_name = ? AND lower(schema_name) = lower(?) "
         "AND lower(table_name) = lower(?) UNION ALL "
-        "SELECT 'view' FROM duckdb_views() WHERE database_name = ? AND schema_name = 'main' "
-        "AND lower(view_name) = lower(?) AND NOT internal", [alias, table, alias, table]).fetchall()
+        "SELECT 'view' FROM duckdb_views() WHERE database_name = ? AND lower(schema_name) = lower(?) "
+        "AND lower(view_name) = lower(?) AND NOT internal", [alias, schema, table, alias, schema, table]).fetchall()
     kinds = {kind for kind, in found}
     if "view" in kinds:
         raise RWNError(f"{table!r} in {path!r} is a view, not a table: an input database file is read only "
                        f"through its base tables (a view runs the file's own SQL); export the view as a "
                        f"table (CREATE TABLE ... AS SELECT * FROM the view) and give that table")
     if "table" not in kinds:
-        raise RWNError(f"database file {path!r} has no table {table!r}")
+        where = "" if schema == "main" else f" in schema {schema!r}"
+        raise RWNError(f"database file {path!r} has no table {table!r}{where}")
 
 
 def first_line(text: str) -> str:
@@ -158,8 +173,10 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
     db, csv_path = split_db_target(source), None
     if db is not None:
         alias = attach_read_only(con, db[0])
-        require_base_table(con, alias, db[0], db[1])
-        sql, label = f"{quote_ident(alias)}.{quote_ident(db[1])}", f"table {db[1]!r} in {db[0]!r}"
+        schema, table = table_in_file(con, alias, db[1])
+        require_base_table(con, alias, db[0], table, schema)
+        qualified = "" if schema == "main" else f"{quote_ident(schema)}."
+        sql, label = f"{quote_ident(alias)}.{qualified}{quote_ident(table)}", f"table {db[1]!r} in {db[0]!r}"
     elif file_format(source) is not None and os.path.isfile(source):
         label = f"file {source!r}"
         sql = (f"read_parquet({quote_literal(source)})" if file_format(source) == "parquet"

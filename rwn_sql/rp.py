@@ -865,7 +865,7 @@ class AuditResult:
                 f"({self.failing_records} of {self.records} records)")
         d = self.disclosure
         if d is None:
-            return text
+            return text + "\n" + self.verdict()
         off = " (check turned off: l_diversity = 1)" if d.l_diversity <= 1 else ""
         text += (f"\nl-diversity (distinct, l = {d.l_diversity}){off}: {d.l_failing_groups} personal groups of at "
                  f"least 2 records hold fewer than {d.l_diversity} distinct values ({d.l_failing_records} of "
@@ -875,7 +875,22 @@ class AuditResult:
             text += f"\nproxies ({pairs}):" + "".join(f"\n  {x.describe(self.sensitive)}" for x in d.proxies)
         else:
             text += f"\nproxies: none ({pairs})"
-        return text
+        return text + "\n" + self.verdict()
+
+    def verdict(self) -> str:
+        """One line: passes, or fails and why (what makes `ok` false)."""
+        if self.ok:
+            return "verdict: passes"
+        why = []
+        if self.failing_groups:
+            why.append(f"{self.failing_records} records in groups failing (eps, delta)")
+        d = self.disclosure
+        if d is not None and d.l_diversity > 1:
+            if d.l_failing_records:
+                why.append(f"{d.l_failing_records} records in groups below l = {d.l_diversity}")
+            if d.proxies:
+                why.append(f"{len(d.proxies)} proxy column set(s)")
+        return "verdict: FAILS: " + "; ".join(why)
 
 
 def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsilon: float, delta: float,
