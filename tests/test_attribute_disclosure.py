@@ -59,6 +59,8 @@ def test_proxy_code_is_flagged_by_default_and_refused(tmp_path):
               "--after-enforcement")
     assert out.returncode == 1, out.stdout + out.stderr
     assert "0 of" in out.stdout.splitlines()[1]                    # (eps, delta) alone would pass
+    # the summary's last line says the audit failed and why, where "0 of ... fail" alone misleads
+    assert out.stdout.rstrip().splitlines()[-1].startswith("verdict: FAILS: ") and "1 proxy" in out.stdout
     proxy_lines = [line for line in out.stdout.splitlines() if "public column 'code' determines 'occ'" in line]
     assert proxy_lines and "for 6000 of 6000 records" in proxy_lines[0] and "drop or coarsen" in proxy_lines[0]
     result = rp.audit(con, "gss", "occ", 0.5, 0.5, 0.05, enforce=True)
@@ -79,6 +81,7 @@ def test_proxy_code_is_flagged_by_default_and_refused(tmp_path):
     off = cli("audit", path, "--sensitive", "occ", "--p", "0.5", "--epsilon", "0.5", "--delta", "0.05",
               "--after-enforcement", "--l-diversity", "1")
     assert off.returncode == 0 and "check turned off" in off.stdout and "'code' determines" in off.stdout
+    assert off.stdout.rstrip().splitlines()[-1] == "verdict: passes"
 
 
 def test_near_proxy_and_pair_proxy_are_flagged():

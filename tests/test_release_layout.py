@@ -191,3 +191,27 @@ def test_forged_or_altered_record_is_refused(enforced_table, comment, message):
         f"COMMENT ON TABLE released IS '{comment.replace(chr(39), chr(39) * 2)}'").fetchall()
     with pytest.raises(RWNError, match=message):
         rwn_sql.estimates(con, "released", "job")
+
+
+def test_a_release_s_rows_are_an_input_by_schema_and_name(made, tmp_path):
+    """'file.duckdb:schema.table' reaches a table outside the main schema (a release's randomized
+    rows in randomized_rows_not_counts), so the CLI can read what a release holds; a view there
+    is still refused, and a table of main whose name holds a dot is still found by its name.
+    Before: "database file ... has no table 'randomized_rows_not_counts.people_randomized'"."""
+    con, path = made
+    from rwn_sql import engine, release_db
+    with duckdb.connect() as c:
+        src = engine.resolve_source(c, f"{path}:{release_db.ROWS_SCHEMA}.people_randomized")
+        assert c.execute(f"SELECT count(*) FROM {src.sql}").fetchall() == [(240,)]
+    copy = tmp_path / "copy.duckdb"
+    with duckdb.connect(str(copy)) as c:
+        c.execute('CREATE SCHEMA s').fetchall()
+        c.execute('CREATE VIEW s.v AS SELECT 1 AS x').fetchall()
+        c.execute('CREATE TABLE "s.t" AS SELECT 2 AS x').fetchall()
+    with duckdb.connect() as c:
+        with pytest.raises(RWNError, match="is a view, not a table"):
+            engine.resolve_source(c, f"{copy}:s.v")
+        src = engine.resolve_source(c, f"{copy}:s.t")
+        assert c.execute(f"SELECT x FROM {src.sql}").fetchall() == [(2,)]
+        with pytest.raises(RWNError, match="has no table 'w' in schema 's'"):
+            engine.resolve_source(c, f"{copy}:s.w")
