@@ -614,8 +614,12 @@ def cmd_randomize(args) -> int:
         start = time.perf_counter()
         with key_scope(be, lasting=False):
             plan = rp._plan(session, args.input, args.sensitive, args.p, **opts)
-            rows = be.write(plan.sql, args.output, overwrite=args.overwrite)
+            rows = be.write(plan.sql, args.output, overwrite=args.overwrite,
+                            design=rp.plan_design(plan, args.p, args.test))
     _log_suppressed(plan.suppressed_records, plan.suppressed_groups)
+    if engine.split_db_target(args.output) is None and engine.file_format(args.output) != "parquet":
+        log(f"rwn-sql randomize: a CSV cannot record the design (p, domain, enforcement, blocks): estimates of "
+            f"{args.output} need it given (write Parquet or file.duckdb:table to have it recorded)")
     where = f" ({be.name}, {args.spark_master})" if be.name == "spark" else ""
     log(f"rwn-sql randomize{where}: {args.input} -> {args.output}: {rows} rows, sensitive {args.sensitive!r}, "
         f"p = {args.p}" + (f", enforced (eps, delta) = {args.enforce} ({args.test} test)" if args.enforce else "")
