@@ -203,3 +203,30 @@ def test_baseline_commands(tmp_path):
     assert con.execute(f"SELECT * FROM '{out}'").fetchall() == rwn_sql.mdav(con, str(BODYFAT), COLS.split(","), 4).fetchall()
     res = run("mdav", BODYFAT, tmp_path / "x.csv", "--columns", COLS, "--k", "1")
     assert res.returncode == 2 and "k" in res.stderr and not (tmp_path / "x.csv").exists()
+
+
+def test_randomize_records_its_design_with_the_output(tmp_path, capsys):
+    """rwn-sql randomize --enforce records the design (p, domain, enforcement, blocks) in the
+    Parquet output's key-value metadata and in the COMMENT of a file.duckdb:table output:
+    estimates over either, given no design, equal those given it (before, both recorded none
+    and estimates refused). A CSV cannot carry it: the command says so, and estimates over it
+    still refuse without the design."""
+    import pytest
+
+    import rwn_sql
+    data = tmp_path / "in.parquet"
+    duckdb.execute(f"""COPY (SELECT 1000 + i AS rid, ['F', 'M'][1 + i % 2] AS sex, ['a', 'b', 'c', 'd'][1 + (i * 7) % 4]
+                     AS job FROM range(500) r(i)) TO '{data}' (FORMAT parquet)""").fetchall()
+    given = dict(p=0.5, domain=["a", "b", "c", "d"], public=["sex"], enforce=(0.5, 0.1), test="exact")
+    for out in (tmp_path / "out.parquet", f"{tmp_path / 'out.duckdb'}:t", tmp_path / "out.csv"):
+        assert main(["randomize", str(data), str(out), "--sensitive", "job", "--p", "0.5", "--public", "sex",
+                     "--seed", "7", "--id", "rid", "--enforce", "0.5,0.1"]) == 0
+        con = duckdb.connect()
+        if str(out).endswith(".csv"):
+            assert "a CSV cannot record the design" in capsys.readouterr().err
+            with pytest.raises(rwn_sql.RWNError, match="records no design"):
+                rwn_sql.estimates(con, str(out), "job", 0.5, ["a", "b", "c", "d"])
+            continue
+        recorded = rwn_sql.estimates(con, str(out), "job", group_by=["sex"]).fetchall()
+        assert recorded == rwn_sql.estimates(con, str(out), "job", group_by=["sex"], **given).fetchall()
+        assert len(recorded) == 8
