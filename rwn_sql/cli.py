@@ -159,7 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("randomize", help="uniform perturbation of a sensitive attribute",
                        description="Write a release of INPUT where the --sensitive column keeps its value with "
                                    "probability p and otherwise takes a uniformly drawn domain value. The "
-                                   "--public columns are released exactly; other columns are left out.")
+                                   "--public columns are released exactly; other columns are left out. The "
+                                   "design (p, domain, enforcement, blocks) is recorded in a Parquet output's "
+                                   "metadata or a file.duckdb:table output's COMMENT, where estimates read it; "
+                                   "a CSV cannot carry it.")
     r.add_argument("input", metavar="INPUT")
     r.add_argument("output", metavar="OUTPUT")
     _add_rp_options(r)
