@@ -31,9 +31,11 @@ class Backend(Protocol):
     def engine_sql(self, sql: str) -> str:
         """A builder's SQL as this engine reads it (quoting), for users who ask for the SQL."""
 
-    def write(self, sql: str, target: str, overwrite: bool = False, row_order: str | None = None) -> int:
+    def write(self, sql: str, target: str, overwrite: bool = False, row_order: str | None = None,
+              design=None) -> int:
         """Write the result of `sql` to the output `target` atomically; the number of rows.
-        `row_order` ("keyed" or "input", for a release): recorded where the format can hold it."""
+        `row_order` ("keyed" or "input", for a release) and `design` (a randomized table's
+        design_record.Design): recorded where the format can hold them."""
 
     session: object    # the engine session the backend talks to (key scopes are kept per session)
 

@@ -159,7 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("randomize", help="uniform perturbation of a sensitive attribute",
                        description="Write a release of INPUT where the --sensitive column keeps its value with "
                                    "probability p and otherwise takes a uniformly drawn domain value. The "
-                                   "--public columns are released exactly; other columns are left out.")
+                                   "--public columns are released exactly; other columns are left out. The "
+                                   "design (p, domain, enforcement, blocks) is recorded in a Parquet output's "
+                                   "metadata or a file.duckdb:table output's COMMENT, where estimates read it; "
+                                   "a CSV cannot carry it.")
     r.add_argument("input", metavar="INPUT")
     r.add_argument("output", metavar="OUTPUT")
     _add_rp_options(r)
@@ -614,8 +617,12 @@ def cmd_randomize(args) -> int:
         start = time.perf_counter()
         with key_scope(be, lasting=False):
             plan = rp._plan(session, args.input, args.sensitive, args.p, **opts)
-            rows = be.write(plan.sql, args.output, overwrite=args.overwrite)
+            rows = be.write(plan.sql, args.output, overwrite=args.overwrite,
+                            design=rp.plan_design(plan, args.p, args.test))
     _log_suppressed(plan.suppressed_records, plan.suppressed_groups)
+    if engine.split_db_target(args.output) is None and engine.file_format(args.output) != "parquet":
+        log(f"rwn-sql randomize: a CSV cannot record the design (p, domain, enforcement, blocks): estimates of "
+            f"{args.output} need it given (write Parquet or file.duckdb:table to have it recorded)")
     where = f" ({be.name}, {args.spark_master})" if be.name == "spark" else ""
     log(f"rwn-sql randomize{where}: {args.input} -> {args.output}: {rows} rows, sensitive {args.sensitive!r}, "
         f"p = {args.p}" + (f", enforced (eps, delta) = {args.enforce} ({args.test} test)" if args.enforce else "")

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import json
 import math
+
+import duckdb
 from dataclasses import dataclass
 
 from .errors import RWNError
@@ -174,14 +176,24 @@ def table_record(con, name: str) -> Design | None:
 
 def parquet_record(con, path: str) -> Design | None:
     """The design in the key-value metadata of the Parquet file `path` (RECORD_KEY), None when
-    it has none; its length measured by SQL before it is fetched."""
-    src = f"parquet_kv_metadata({quote_literal(path)})"
-    key = f"CAST(key AS VARCHAR) = {quote_literal(RECORD_KEY)}"
-    sizes = con.execute(f"SELECT strlen(CAST(value AS VARCHAR)) FROM {src} WHERE {key}").fetchall()
+    it has none; its length measured by SQL before it is fetched. A folder of parts (as Spark
+    writes it, the parts named *.parquet) records a design when every part records the same
+    one; parts that disagree, or some without it, are refused."""
+    import os
+    pattern = os.path.join(path, "*.parquet") if os.path.isdir(path) else path
+    src = f"parquet_kv_metadata({quote_literal(pattern)})"
+    key = f"key = CAST({quote_literal(RECORD_KEY)} AS BLOB)"     # compared as bytes: a key need not be UTF-8
+    sizes = con.execute(f"SELECT file_name, octet_length(value) FROM {src} WHERE {key}").fetchall()
     if not sizes:
         return None
-    if len(sizes) > 1 or (sizes[0][0] or 0) > MAX_RECORD_BYTES:
+    parts = con.execute(f"SELECT count(*) FROM glob({quote_literal(pattern)})").fetchall()[0][0]
+    if len({name for name, _ in sizes}) != len(sizes) or any((n or 0) > MAX_RECORD_BYTES for _, n in sizes):
         raise RWNError(f"the Parquet metadata of {path!r} hold more than one design or one longer than "
                        f"{MAX_RECORD_BYTES:,} bytes: refused")
-    text = con.execute(f"SELECT CAST(value AS VARCHAR) FROM {src} WHERE {key}").fetchall()[0][0]
-    return parse(text, f"the Parquet metadata of {path!r}")
+    try:
+        texts = {t for t, in con.execute(f"SELECT DISTINCT decode(value) FROM {src} WHERE {key}").fetchall()}
+    except duckdb.Error:
+        raise RWNError(f"the Parquet metadata of {path!r} record a design that is not UTF-8 text: refused") from None
+    if len(texts) > 1 or len(sizes) != parts:
+        raise RWNError(f"the parts of {path!r} do not all record the same design: refused")
+    return parse(texts.pop(), f"the Parquet metadata of {path!r}")

@@ -663,11 +663,14 @@ ROW_ORDER_COMMENT = {
 _ROW_ORDER_IN_COMMENT = re.compile(r"rwn_sql release, row order: (keyed|input) ")
 
 
-def row_order_comment(target_sql: str, row_order: str | None) -> list[str]:
-    """The COMMENT ON TABLE statement recording `row_order` on the table `target_sql`, if any."""
-    if row_order is None:
-        return []
-    return [f"COMMENT ON TABLE {target_sql} IS {quote_literal(ROW_ORDER_COMMENT[row_order])}"]
+def row_order_comment(target_sql: str, row_order: str | None, design=None) -> list[str]:
+    """The COMMENT ON TABLE statement recording `row_order` and a randomized table's `design`
+    (a design_record.Design: its sentence and record line) on the table `target_sql`, if any."""
+    parts = [ROW_ORDER_COMMENT[row_order]] if row_order is not None else []
+    if design is not None:
+        from .design_record import comment_text
+        parts.append(comment_text(design))
+    return [f"COMMENT ON TABLE {target_sql} IS {quote_literal(chr(10).join(parts))}"] if parts else []
 
 
 def _in_one_transaction(con, statements: list[str]) -> int:
@@ -983,24 +986,27 @@ def output_folder(target: str) -> str:
 
 
 def write_output(con: duckdb.DuckDBPyConnection, sql: str, target: str, overwrite: bool = False,
-                 row_order: str | None = None) -> int:
+                 row_order: str | None = None, design=None) -> int:
     """Write the result of `sql` to a .csv/.tsv(.gz)/.parquet file or 'file.duckdb:table',
-    atomically; a release's `row_order` ("keyed"/"input") is recorded in Parquet key-value
-    metadata or the table's COMMENT (a CSV cannot hold it). Files are written in the run's private directory and published in one step
+    atomically; a release's `row_order` ("keyed"/"input") and a randomized table's `design`
+    (design_record.Design) are recorded in Parquet key-value metadata or the table's COMMENT (a
+    CSV cannot hold them). Files are written in the run's private directory and published in one step
     (see publish). A table goes into an existing database in one CREATE TABLE statement (an
     interrupt rolls it back; DuckDB's file lock makes a concurrent writer fail clearly); a new
     database is built in the private directory and published like a file."""
     db = split_db_target(target)
     if db is not None:
-        return _write_db_table(con, sql, db[0], db[1], overwrite, row_order)
+        return _write_db_table(con, sql, db[0], db[1], overwrite, row_order, design)
     fmt, compression = output_format(target)
     if os.path.isdir(target):
         raise RWNError(f"output {target!r} is a folder")
     if os.path.lexists(target) and not overwrite:
         raise RWNError(f"output file {target!r} already exists (use --overwrite to replace it)")
     options = ["FORMAT parquet"] if fmt == "parquet" else ["FORMAT csv", "HEADER"]
-    if fmt == "parquet" and row_order is not None:
-        options.append(f"KV_METADATA {{{quote_literal(ROW_ORDER_METADATA)}: {quote_literal(row_order)}}}")
+    metadata = parquet_metadata(row_order, design)
+    if fmt == "parquet" and metadata:
+        options.append("KV_METADATA {" + ", ".join(f"{quote_literal(k)}: {quote_literal(v)}"
+                                                   for k, v in metadata.items()) + "}")
     if fmt == "tsv":
         options.append("DELIMITER '\t'")
     if fmt != "parquet":
@@ -1016,7 +1022,18 @@ def write_output(con: duckdb.DuckDBPyConnection, sql: str, target: str, overwrit
                 os.unlink(tmp)
 
 
-def _write_db_table(con, sql: str, path: str, table: str, overwrite: bool, row_order: str | None = None) -> int:
+def parquet_metadata(row_order: str | None, design=None) -> dict[str, str]:
+    """The key-value metadata a Parquet output carries: its row order, a randomized table's
+    design (design_record.RECORD_KEY: the record line)."""
+    out = {ROW_ORDER_METADATA: row_order} if row_order is not None else {}
+    if design is not None:
+        from .design_record import RECORD_KEY, record_line
+        out[RECORD_KEY] = record_line(design)
+    return out
+
+
+def _write_db_table(con, sql: str, path: str, table: str, overwrite: bool, row_order: str | None = None,
+                    design=None) -> int:
     if not table:
         raise RWNError(f"output {path + ':'!r} names no table")
     folder = output_folder(path)
@@ -1029,7 +1046,7 @@ def _write_db_table(con, sql: str, path: str, table: str, overwrite: bool, row_o
             try:
                 target = f"{quote_ident(alias)}.{quote_ident(table)}"
                 rows = run(con, f"CREATE TABLE {target} AS\n{sql}")[0][0]
-                for statement in row_order_comment(target, row_order):   # a new file: published whole
+                for statement in row_order_comment(target, row_order, design):   # a new file: published whole
                     run(con, statement)
                 con.execute(f"DETACH {quote_ident(alias)}").fetchall()
                 publish(tmp, path, overwrite=False)
@@ -1050,7 +1067,7 @@ def _write_db_table(con, sql: str, path: str, table: str, overwrite: bool, row_o
                            f"overwrites its input")
         verb = "CREATE OR REPLACE TABLE" if overwrite else "CREATE TABLE"
         target = f"{quote_ident(alias)}.{quote_ident(table)}"
-        return _create_and_commit(con, [f"{verb} {target} AS\n{sql}"] + row_order_comment(target, row_order),
+        return _create_and_commit(con, [f"{verb} {target} AS\n{sql}"] + row_order_comment(target, row_order, design),
                                   f"{path}:{table}")
     finally:
         if existing is None:
@@ -1149,8 +1166,9 @@ class DuckDBBackend:
     def engine_sql(self, sql: str) -> str:
         return sql
 
-    def write(self, sql: str, target: str, overwrite: bool = False, row_order: str | None = None) -> int:
-        return write_output(self.con, sql, target, overwrite=overwrite, row_order=row_order)
+    def write(self, sql: str, target: str, overwrite: bool = False, row_order: str | None = None,
+              design=None) -> int:
+        return write_output(self.con, sql, target, overwrite=overwrite, row_order=row_order, design=design)
 
     @property
     def session(self):

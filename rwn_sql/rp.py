@@ -1129,6 +1129,10 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float 
             trials_sql = meta.trials_sql
         elif not engine.QUERY_START.match(release):
             recorded = _recorded_elsewhere(be.con, release)
+    elif be.name == "spark" and isinstance(release, str) and engine.file_format(release.rstrip("/")) == "parquet" \
+            and os.path.exists(release):        # a local Parquet file or folder: its metadata, read by DuckDB
+        with duckdb.connect() as local:
+            recorded = _recorded_elsewhere(local, release)
     src = be.source(release)
     p, domain, public, enforce, test = _reconcile(recorded, label, sensitive, p, domain, public, enforce, test)
     group_by = (group_by,) if isinstance(group_by, str) else tuple(group_by)
@@ -1194,9 +1198,15 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float 
 def _recorded_elsewhere(con, release: str):
     """The design recorded with a table (its COMMENT) or a Parquet file (its metadata)."""
     from .design_record import parquet_record, table_record
-    if engine.file_format(release) == "parquet" and os.path.isfile(release):
-        return parquet_record(con, release)
-    if engine.split_db_target(release) is not None or engine.file_format(release):
+    if engine.file_format(release.rstrip("/")) == "parquet" and os.path.exists(release):
+        return parquet_record(con, release.rstrip("/"))
+    db = engine.split_db_target(release)
+    if db is not None:           # 'file.duckdb:table': the COMMENT of that table
+        if not os.path.isfile(db[0]):
+            return None
+        alias = engine.attach_read_only(con, db[0])
+        return table_record(con, f"{quote_ident(alias)}.{quote_ident(db[1])}")
+    if engine.file_format(release):
         return None
     return table_record(con, release)
 
@@ -1209,8 +1219,9 @@ def _reconcile(recorded, label: str, sensitive: str, p, domain, public, enforce,
         if p is None or domain is None:
             raise RWNError(f"{label} records no design: give p and the published domain")
         if isinstance(enforce, str) and enforce == RECORDED:
-            raise RWNError(f"{label} records no design (a release database's table, or a table written by "
-                           f"randomize(into=), records it): give enforce=(eps, delta) and test= as the release was "
+            raise RWNError(f"{label} records no design (a release database's table, a table written by "
+                           f"randomize(into=), and a Parquet file or file.duckdb:table written by rwn-sql randomize "
+                           f"record it; a CSV cannot): give enforce=(eps, delta) and test= as the release was "
                            f"made, or enforce=None for a release made without enforcement (rwn_estimates: epsilon "
                            f"and delta, or enforced := false); independent-trial errors of an enforced release "
                            f"are several times too small")

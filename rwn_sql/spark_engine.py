@@ -38,9 +38,11 @@ def session(master: str = "local[*]", conf=()):
     return builder.getOrCreate()
 
 
-def write_parquet(frame, path: str, overwrite: bool = False) -> int:
+def write_parquet(frame, path: str, overwrite: bool = False, metadata: dict[str, str] | None = None) -> int:
     """Write `frame` as Parquet at `path` (a directory of parts, as Spark writes it), atomically:
-    into the run's private folder beside it, then renamed. Returns the number of rows."""
+    into the run's private folder beside it, then renamed. `metadata`: key-value metadata
+    every part carries (Spark's writer takes none: each part is rewritten with it, row group
+    by row group, before the folder is published). Returns the number of rows."""
     if not path.lower().rstrip("/").endswith(".parquet"):
         raise RWNError(f"on Spark the output must be a .parquet path (a directory of parts), got {path!r}")
     if os.path.exists(path) and not overwrite:
@@ -49,8 +51,33 @@ def write_parquet(frame, path: str, overwrite: bool = False) -> int:
         tmp = os.path.join(scratch, "release.parquet")
         frame.write.parquet(tmp)
         rows = frame.sparkSession.read.parquet(tmp).count()
+        if metadata:
+            _add_parquet_metadata(tmp, metadata)
         engine.publish_folder(tmp, path, scratch)
     return rows
+
+
+def _add_parquet_metadata(folder: str, metadata: dict[str, str]) -> None:
+    """Rewrite every part of the Parquet folder `folder` with `metadata` added to its key-value
+    metadata (Spark's own entries kept), one row group at a time; Spark's checksum files of
+    the rewritten parts are removed (they would no longer match)."""
+    import pyarrow.parquet as pq
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".parquet"):
+            continue
+        part = os.path.join(folder, name)
+        source = pq.ParquetFile(part)
+        schema = source.schema_arrow.with_metadata({**(source.schema_arrow.metadata or {}),
+                                                    **{k.encode(): v.encode() for k, v in metadata.items()}})
+        rewritten = part + ".tmp"
+        with pq.ParquetWriter(rewritten, schema) as writer:
+            for i in range(source.num_row_groups):
+                writer.write_table(source.read_row_group(i).cast(schema))
+        source.close()
+        os.replace(rewritten, part)
+        crc = os.path.join(folder, f".{name}.crc")
+        if os.path.exists(crc):
+            os.unlink(crc)
 
 
 def _dataframe(spark, source):
@@ -137,10 +164,12 @@ class SparkBackend:
     def engine_sql(self, sql: str) -> str:
         return _spark_sql(sql)
 
-    def write(self, sql: str, target: str, overwrite: bool = False, row_order: str | None = None) -> int:
+    def write(self, sql: str, target: str, overwrite: bool = False, row_order: str | None = None,
+              design=None) -> int:
         # row_order is not recorded: a Spark release always carries its id column, which
-        # evaluate pairs by
-        return write_parquet(self.relation(sql), target, overwrite=overwrite)
+        # evaluate pairs by; a randomized table's design is (engine.parquet_metadata)
+        return write_parquet(self.relation(sql), target, overwrite=overwrite,
+                             metadata=engine.parquet_metadata(None, design))
 
     def relation(self, sql: str):
         try:

@@ -203,3 +203,60 @@ def test_baseline_commands(tmp_path):
     assert con.execute(f"SELECT * FROM '{out}'").fetchall() == rwn_sql.mdav(con, str(BODYFAT), COLS.split(","), 4).fetchall()
     res = run("mdav", BODYFAT, tmp_path / "x.csv", "--columns", COLS, "--k", "1")
     assert res.returncode == 2 and "k" in res.stderr and not (tmp_path / "x.csv").exists()
+
+
+def test_randomize_records_its_design_with_the_output(tmp_path, capsys):
+    """rwn-sql randomize --enforce records the design (p, domain, enforcement, blocks) in the
+    Parquet output's key-value metadata and in the COMMENT of a file.duckdb:table output:
+    estimates over either, given no design, equal those given it (before, both recorded none
+    and estimates refused). A CSV cannot carry it: the command says so, and estimates over it
+    still refuse without the design."""
+    import pytest
+
+    import rwn_sql
+    data = tmp_path / "in.parquet"
+    duckdb.execute(f"""COPY (SELECT 1000 + i AS rid, ['F', 'M'][1 + i % 2] AS sex, ['a', 'b', 'c', 'd'][1 + (i * 7) % 4]
+                     AS job FROM range(500) r(i)) TO '{data}' (FORMAT parquet)""").fetchall()
+    given = dict(p=0.5, domain=["a", "b", "c", "d"], public=["sex"], enforce=(0.5, 0.1), test="exact")
+    for out in (tmp_path / "out.parquet", f"{tmp_path / 'out.duckdb'}:t", tmp_path / "out.csv"):
+        assert main(["randomize", str(data), str(out), "--sensitive", "job", "--p", "0.5", "--public", "sex",
+                     "--seed", "7", "--id", "rid", "--enforce", "0.5,0.1"]) == 0
+        con = duckdb.connect()
+        if str(out).endswith(".csv"):
+            assert "a CSV cannot record the design" in capsys.readouterr().err
+            with pytest.raises(rwn_sql.RWNError, match="records no design"):
+                rwn_sql.estimates(con, str(out), "job", 0.5, ["a", "b", "c", "d"])
+            continue
+        recorded = rwn_sql.estimates(con, str(out), "job", group_by=["sex"]).fetchall()
+        assert recorded == rwn_sql.estimates(con, str(out), "job", group_by=["sex"], **given).fetchall()
+        assert len(recorded) == 8
+
+
+def test_a_parquet_folder_records_a_design_only_when_every_part_does(tmp_path):
+    """A folder of Parquet parts (as Spark writes rwn-sql randomize's output) records the
+    design only when every part holds the same record: a part without it, or with another,
+    is refused. Catches a reader taking the first part's record for the whole folder (checked:
+    fails with the agreement check removed)."""
+    import pytest
+
+    import rwn_sql
+    from rwn_sql.design_record import RECORD_KEY, parquet_record
+    data = tmp_path / "in.parquet"
+    duckdb.execute(f"COPY (SELECT i AS rid, ['F', 'M'][1 + i % 2] AS sex, ['a', 'b'][1 + (i * 7) % 2] AS job "
+                   f"FROM range(40) r(i)) TO '{data}' (FORMAT parquet)").fetchall()
+    assert main(["randomize", str(data), str(tmp_path / "p0.5.parquet"), "--sensitive", "job", "--p", "0.5",
+                 "--public", "sex", "--seed", "7", "--id", "rid"]) == 0
+    con = duckdb.connect()
+    line = con.execute(f"SELECT decode(value) FROM parquet_kv_metadata('{tmp_path / 'p0.5.parquet'}') WHERE "
+                       f"decode(key) = '{RECORD_KEY}'").fetchall()[0][0]
+    folder = tmp_path / "parts.parquet"
+    folder.mkdir()
+    for i in range(2):
+        con.execute(f"COPY (SELECT * FROM '{tmp_path / 'p0.5.parquet'}') TO '{folder / f'part-{i}.parquet'}' "
+                    f"(FORMAT parquet, KV_METADATA {{'{RECORD_KEY}': '{line.replace(chr(39), chr(39) * 2)}'}})")
+    assert parquet_record(con, str(folder)).p == 0.5
+    quoted = line.replace("'", "''")
+    for extra in ("", f", KV_METADATA {{'{RECORD_KEY}': '{quoted.replace('0.5', '0.6')}'}}"):
+        con.execute(f"COPY (SELECT 1 AS x) TO '{folder / 'part-9.parquet'}' (FORMAT parquet{extra})")
+        with pytest.raises(rwn_sql.RWNError, match="do not all record the same design"):
+            parquet_record(con, str(folder))

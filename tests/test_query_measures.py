@@ -56,8 +56,8 @@ def shop(tmp_path_factory):
 def released(path):
     """The released table as numpy arrays, and the published trials per group size (or None)."""
     with duckdb.connect(path, read_only=True) as con:
-        table = con.sql("SELECT g, x, spend, one, s FROM shop_randomized").to_arrow_table()
         meta = read_metadata(con)
+        table = con.sql(f"SELECT g, x, spend, one, s FROM {meta.rows_sql}").to_arrow_table()
         trials = dict(con.execute("SELECT size, t FROM rwn_release_trials").fetchall()) if meta.enforced else None
     cols = {c: table.column(c).to_numpy(zero_copy_only=False) for c in table.column_names}
     cols["spend"] = np.array([np.nan if v is None else v for v in cols["spend"]], dtype=float)

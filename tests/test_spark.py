@@ -8,6 +8,7 @@ from conftest import skip_without_spark
 from rwn_sql.dialect import SPARK
 from rwn_sql.identifiers import quote_literal
 from rwn_sql.randomness import bits_sql, hash_sql, keyed_bits, keyed_hash, order_key_sql
+from rwn_sql.release_db import ROWS_SCHEMA
 
 skip_without_spark()
 
@@ -142,23 +143,31 @@ def test_estimates_on_spark_equal_duckdb(spark, people, options):
     """Estimates, standard errors and intervals of a release are the same on both engines."""
     import rwn_sql
     con, _, release, domain = people
+    options = dict(dict(enforce=None), **options)   # the fixture's COPY of the table records no design
     a = rwn_sql.estimates(con, str(release), "occupation", 0.45, domain, **options).fetchall()
     b = [tuple(r) for r in rwn_sql.estimates(spark, str(release), "occupation", 0.45, domain, **options).collect()]
     assert a
     _same_rows(a, b, rel=1e-13)
 
 
-def test_cli_randomize_on_both_engines(tmp_path):
+def test_cli_randomize_on_both_engines(spark, tmp_path):
     """rwn-sql randomize IN.parquet OUT.parquet --id rid --engine spark writes the same rows as
     --engine duckdb (compared as multisets), without the rid column, here with --enforce (the
     same command path as without; the API tests cover both), and `rwn-sql audit --engine spark`
-    gives the same report and exit code as on DuckDB. (Each Spark command starts a JVM: one
-    case keeps the suite fast.)"""
+    gives the same report and exit code as on DuckDB. Both outputs record the same design
+    (p, domain, enforcement, blocks) in their Parquet key-value metadata (every part of Spark's
+    folder), which estimates read on either engine: without design arguments they equal the
+    estimates given the design (before, both outputs recorded none and estimates refused).
+    (Each Spark command starts a JVM: one case keeps the suite fast.)"""
     enforce = ["--enforce", "0.5,0.1"]
+    import dataclasses
     import subprocess
     import sys
 
     import duckdb
+
+    import rwn_sql
+    from rwn_sql.design_record import parquet_record
     data = tmp_path / "in.parquet"
     duckdb.execute(f"""COPY (SELECT 1000 + i AS rid, ['F', 'M'][1 + i % 2] AS sex, ['a', 'b', 'c', 'd'][1 + (i * 7) % 4]
                      AS job FROM range(500) r(i)) TO '{data}' (FORMAT parquet)""").fetchall()
@@ -180,6 +189,19 @@ def test_cli_randomize_on_both_engines(tmp_path):
         assert names == ["sex", "job"]
     assert sorted(outs["duckdb"]) == sorted(outs["spark"]) and len(outs["spark"]) == 500
     assert audits["duckdb"] == audits["spark"]
+    designs = {engine: parquet_record(duckdb.connect(), str(tmp_path / f"{engine}.parquet"))
+               for engine in ("duckdb", "spark")}
+    assert designs["duckdb"] is not None and designs["duckdb"].enforce == (0.5, 0.1)
+    assert dict(designs["duckdb"].blocks) == {250: 4}       # two personal groups (sex) of 250 records
+    assert designs["spark"].sensitive_type == "string"          # each engine records its own type name
+    assert dataclasses.replace(designs["spark"], sensitive_type="VARCHAR") == designs["duckdb"]
+    given = dict(p=0.5, domain=["a", "b", "c", "d"], public=["sex"], enforce=(0.5, 0.1), test="exact")
+    on_duckdb = rwn_sql.estimates(duckdb.connect(), str(tmp_path / "duckdb.parquet"), "job", group_by=["sex"])
+    assert on_duckdb.fetchall() == rwn_sql.estimates(duckdb.connect(), str(tmp_path / "duckdb.parquet"), "job",
+                                                     group_by=["sex"], **given).fetchall()
+    on_spark = rwn_sql.estimates(spark, str(tmp_path / "spark.parquet"), "job", group_by=["sex"]).collect()
+    assert on_spark == rwn_sql.estimates(spark, str(tmp_path / "spark.parquet"), "job", group_by=["sex"],
+                                         **given).collect()
     # rwn-sql release --engine spark: a release folder whose table holds the DuckDB release's rows
     released = {}
     for engine, out in (("duckdb", tmp_path / "rel.duckdb"), ("spark", tmp_path / "rel")):
@@ -189,7 +211,7 @@ def test_cli_randomize_on_both_engines(tmp_path):
         assert run.returncode == 0, run.stderr[-2000:]
         released[engine] = duckdb.execute(
             f"SELECT * FROM read_parquet('{out}/people_randomized.parquet/*.parquet')" if engine == "spark" else
-            f"ATTACH '{out}' AS r (READ_ONLY); SELECT * FROM r.people_randomized").fetchall()
+            f"ATTACH '{out}' AS r (READ_ONLY); SELECT * FROM r.{ROWS_SCHEMA}.people_randomized").fetchall()
     assert sorted(released["duckdb"]) == sorted(released["spark"]) == sorted(outs["spark"])
     # rwn-sql query --engine spark over the folder prints what rwn-sql query prints over the database
     query = "SELECT sex, COUNT(*) FROM people WHERE job IN ('a', 'b') GROUP BY sex"
@@ -259,7 +281,7 @@ def test_release_folder_and_queries_on_spark_equal_duckdb(spark, people, tmp_pat
     released = check.execute(f"SELECT * FROM read_parquet('{tmp_path}/rel/people_randomized.parquet/*.parquet')"
                              ).fetchall()
     check.execute(f"ATTACH '{tmp_path / 'rel.duckdb'}' AS r (READ_ONLY)").fetchall()
-    assert sorted(released) == sorted(check.execute("SELECT * FROM r.people_randomized").fetchall())
+    assert sorted(released) == sorted(check.execute(f"SELECT * FROM r.{ROWS_SCHEMA}.people_randomized").fetchall())
     assert len(released) == 3000
     for sql in ["SELECT sex, COUNT(*) FROM people WHERE occupation = 'Sales' AND race IN ('Black', 'Other') "
                 "GROUP BY sex",
@@ -288,7 +310,8 @@ def test_release_with_rwn_step_on_spark_equals_duckdb(spark, tmp_path):
     con.execute(f"""COPY (SELECT 11 * row_number() OVER () + 5 AS rid, age, hours_per_week, sex, occupation
                          FROM read_csv('{ROOT / "examples" / "data" / "adult.csv"}') LIMIT 600)
                     TO '{data}' (FORMAT parquet)""").fetchall()
-    kw = dict(public=["sex", "age", "hours_per_week"], key="r" * 24, id="rid", table="adult",
+    # l_diversity=1: the subject is the engines' agreement, and (sex, age, hours) groups are small
+    kw = dict(public=["sex", "age", "hours_per_week"], key="r" * 24, id="rid", table="adult", l_diversity=1,
               rwn=dict(columns=["age", "hours_per_week"], k=3, eps=0.02, q=0.8))
     rwn_sql.release(spark, str(data), str(tmp_path / "rel"), "occupation", 0.5, **kw)
     rwn_sql.release(con, str(data), str(tmp_path / "rel.duckdb"), "occupation", 0.5, **kw)
@@ -296,7 +319,7 @@ def test_release_with_rwn_step_on_spark_equals_duckdb(spark, tmp_path):
     on_spark = check.execute(f"SELECT * FROM read_parquet('{tmp_path}/rel/adult_randomized.parquet/*.parquet')"
                              ).fetchall()
     check.execute(f"ATTACH '{tmp_path / 'rel.duckdb'}' AS r (READ_ONLY)").fetchall()
-    assert sorted(on_spark) == sorted(check.execute("SELECT * FROM r.adult_randomized").fetchall())
+    assert sorted(on_spark) == sorted(check.execute(f"SELECT * FROM r.{ROWS_SCHEMA}.adult_randomized").fetchall())
     # rows are (sex, age, hours_per_week, occupation): the RWN step drew new (age, hours) pairs
     original = con.execute(f"SELECT sex, age, hours_per_week, occupation FROM '{data}'").fetchall()
     assert len(on_spark) == 600
@@ -349,7 +372,9 @@ def test_spark_plans_hold_no_key_and_key_views_do_not_pile_up(spark, tmp_path):
     lasting = key_views()
     rwn_sql.perturb(spark, str(data), ["u", "v"], k=3, key=key, id="id", into=str(tmp_path / "p.parquet"))
     rwn_sql.release(spark, str(data), str(tmp_path / "rel"), "occ", 0.5, public=["sex", "race", "u", "v"], key=key,
-                    id="id", rwn=dict(columns=["u", "v"], k=3))
+                    id="id", rwn=dict(columns=["u", "v"], k=3),
+                    l_diversity=1)     # the subject is the key in plans; (u, v) make one-value groups
+
     rwn_sql.perturb(spark, str(data), ["u", "v"], k=3, key="another-key-0123456789", id="id",
                     into=str(tmp_path / "q.parquet"))
     assert key_views() == lasting
