@@ -343,7 +343,7 @@ MUTANTS = [
       ("tests/test_bounded_inputs.py::test_seed_keys_stay_allowed_only_as_seeds",),
       "a key file holding `seed:1` (6 guessable characters) passes for a secret key"),
     M("file-input-view-read", "rwn_sql/engine.py",
-      "        require_base_table(con, alias, db[0], db[1])", "        pass",
+      "        require_base_table(con, alias, db[0], table, schema)", "        pass",
       ("tests/test_untrusted_inputs.py", "-k", "cli_refuses_a_view_given_as_file_duckdb_table and audit"),
       "a file.duckdb:table input that is a view runs it (it may read local files)"),
     M("estimates-view-three-part-name", "rwn_sql/rp.py",
