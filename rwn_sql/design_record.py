@@ -28,7 +28,7 @@ import duckdb
 from dataclasses import dataclass
 
 from .errors import RWNError
-from .identifiers import quote_literal
+from .identifiers import name_parts, quote_literal
 
 MARKER = "rwn_sql design v1: "
 RECORD_KEY = "rwn_sql_design"           # Parquet key-value metadata key
@@ -60,6 +60,14 @@ class Design:
     @property
     def enforce(self):
         return (self.epsilon, self.delta) if self.enforced else None
+
+    def comment(self) -> str:
+        """Its table COMMENT (comment_text)."""
+        return comment_text(self)
+
+    def metadata(self) -> dict[str, str]:
+        """Its Parquet key-value metadata (RECORD_KEY: the record line)."""
+        return {RECORD_KEY: record_line(self)}
 
 
 def record_line(design: Design) -> str:
@@ -133,8 +141,7 @@ def _resolve(con, name: str) -> tuple[str, str, str, str] | None:
     """(kind, database, schema, table) of the table or view a plain name resolves to, as DuckDB
     resolves it (temp first, then the current schema; a.b: database a or schema a; a.b.c), or
     None."""
-    from .engine import _name_parts
-    parts = _name_parts(name) if "." in name or '"' in name else [name]
+    parts = name_parts(name) if "." in name or '"' in name else [name]
     if not parts:
         return None
     db, schema = con.execute("SELECT current_database(), current_schema()").fetchall()[0]

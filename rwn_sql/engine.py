@@ -18,7 +18,7 @@ import duckdb
 
 from .dialect import DUCKDB
 from .errors import RWNError
-from .identifiers import quote_ident, quote_literal
+from .identifiers import name_parts, quote_ident, quote_literal
 from .spec import RWNSpec
 from .sqlgen import source_from_table
 
@@ -403,20 +403,8 @@ def _direct_table_sql(con, name: str, columns: list) -> str:
 def _as_sql_reads(name: str) -> str | None:
     """`name` split as SQL reads it ('a."b c"' -> a, b c) and quoted part by part; None when sqlglot
     cannot split it."""
-    parts = _name_parts(name)
+    parts = name_parts(name)
     return None if parts is None else ".".join(quote_ident(p) for p in parts)
-
-
-def _name_parts(name: str) -> list[str] | None:
-    """The parts of a qualified name as SQL reads it (catalog, schema, table; those given), None
-    when sqlglot cannot split it."""
-    try:
-        import sqlglot
-        table = sqlglot.exp.to_table(name, dialect="duckdb")
-        parts = [p for p in (table.catalog, table.db, table.name) if p]
-        return parts or None
-    except Exception:
-        return None
 
 
 def _table_columns(con, name: str) -> list | None:
@@ -585,7 +573,7 @@ def table_target(con, into) -> str:
         raise RWNError(f"into={into!r} holds a NUL character")
     if "." not in into:
         return quote_ident(into)
-    parts = _name_parts(into)
+    parts = name_parts(into)
     if parts is None:
         raise RWNError(f"into={into!r} is not a table name as SQL reads it ([database.][schema.]table); put a "
                        f"part holding a dot in double quotes")
@@ -668,8 +656,7 @@ def row_order_comment(target_sql: str, row_order: str | None, design=None) -> li
     (a design_record.Design: its sentence and record line) on the table `target_sql`, if any."""
     parts = [ROW_ORDER_COMMENT[row_order]] if row_order is not None else []
     if design is not None:
-        from .design_record import comment_text
-        parts.append(comment_text(design))
+        parts.append(design.comment())
     return [f"COMMENT ON TABLE {target_sql} IS {quote_literal(chr(10).join(parts))}"] if parts else []
 
 
@@ -732,7 +719,7 @@ def recorded_row_order(con: duckdb.DuckDBPyConnection, source) -> str | None:
 def _table_comments(con, name: str) -> list[tuple]:
     """The comments of the base tables `name` may denote ([database.][schema.]table): every
     candidate, so that an ambiguous name reads as unknown."""
-    parts = _name_parts(name) if "." in name else [name]
+    parts = name_parts(name) if "." in name else [name]
     if not parts:
         return []
     table, qualifiers = parts[-1], [p.lower() for p in parts[:-1]]
@@ -1027,8 +1014,7 @@ def parquet_metadata(row_order: str | None, design=None) -> dict[str, str]:
     design (design_record.RECORD_KEY: the record line)."""
     out = {ROW_ORDER_METADATA: row_order} if row_order is not None else {}
     if design is not None:
-        from .design_record import RECORD_KEY, record_line
-        out[RECORD_KEY] = record_line(design)
+        out.update(design.metadata())
     return out
 
 

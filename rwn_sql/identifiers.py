@@ -41,3 +41,15 @@ def float_literal(value: float) -> str:
 def display_name(name: str) -> str:
     """How a column is named in error messages: the name in double quotes, as SQL spells it."""
     return quote_ident(name)
+
+
+def name_parts(name: str) -> list[str] | None:
+    """The parts of a qualified name as SQL reads it (catalog, schema, table; those given), None
+    when sqlglot cannot split it (sqlglot loads only when a name needs splitting)."""
+    try:
+        import sqlglot
+        table = sqlglot.exp.to_table(name, dialect="duckdb")
+        parts = [p for p in (table.catalog, table.db, table.name) if p]
+        return parts or None
+    except Exception:
+        return None

@@ -13,7 +13,7 @@ from . import engine, privacy, rp_sql
 from .backends import backend_for
 from .rp_sql import domain_values
 from .errors import RWNError
-from .identifiers import float_literal, quote_ident, quote_literal
+from .identifiers import float_literal, name_parts, quote_ident, quote_literal
 from .randomness import KEY_PLACEHOLDER, key_scope, resolve_key
 from .udfs import ensure_functions
 
@@ -1354,14 +1354,13 @@ def unseen_estimates(release: str, sensitive: str, p: float, domain, group_by=()
 def _release_name(con, release: str) -> tuple[str | None, str] | None:
     """(schema or database alias, table) that `release` names when it is [schema.]table or
     'file.duckdb:table' (attached read-only, as resolve_source attaches it); None otherwise."""
-    import re
     db = engine.split_db_target(release)
     if db is not None:
         return engine.attach_read_only(con, db[0]), db[1]
     from .release_db import ROWS_SCHEMA
     if engine.QUERY_START.match(release) or engine.file_format(release) or "\x00" in release:
         return None
-    parts = engine._name_parts(release)
+    parts = name_parts(release)
     if not parts or len(parts) > 3 or (len(parts) == 3 and parts[1].lower() != ROWS_SCHEMA):
         return None        # db.randomized_rows_not_counts.table: a release's table in its own schema
     return (parts[0] if len(parts) > 1 else None), parts[-1]

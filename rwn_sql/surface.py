@@ -7,7 +7,7 @@ import duckdb
 
 from . import engine, rp, rwn, sqlgen
 from .errors import RWNError
-from .identifiers import quote_ident, quote_literal
+from .identifiers import quote_literal
 from .randomness import MACRO_KEYS, KeySQL
 from .udfs import BIGINT, BOOLEAN, DOUBLE, VARCHAR, VARCHAR_LIST, register_function, register_tails
 
