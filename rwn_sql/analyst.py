@@ -73,7 +73,8 @@ QUERY_NODES = {
 NUMBER = re.compile(r"(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 ISOLATED_RELEASE = "rwn_release"      # the release's alias on the isolated connection
 NUL = "\x00"
-TOO_DEEP = "the query is nested too deeply to check; simplify it"
+TOO_DEEP = ("the query is nested too deeply to check (a chain of several hundred OR / AND terms is that deep); "
+            "write column IN (...) for a list of values, or simplify it")
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,9 @@ class Measure:
     @property
     def label(self) -> str:
         return "COUNT(*)" if self.kind == "count" else f"{self.kind.upper()}({display_name(self.column)})"
+
+
+MAX_LIMIT = 2 ** 63 - 1          # the largest LIMIT both engines take (BIGINT)
 
 
 def refuse(problem: str) -> RWNError:
@@ -560,7 +564,8 @@ def answer_clauses(select: exp.Select, text: str, scope: _Scope, columns, measur
         count = limit.expression
         if not (isinstance(count, exp.Literal) and not count.is_string and count.this.isdigit()):
             raise refuse(f"LIMIT {snippet(count)}; LIMIT takes a whole number")
-        out += f"\nLIMIT {int(count.this)}"
+        # beyond BIGINT the engines refuse the literal; no release has that many rows to keep
+        out += f"\nLIMIT {min(int(count.this), MAX_LIMIT)}"
     return out
 
 

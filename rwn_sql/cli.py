@@ -367,6 +367,11 @@ def _add_rp_options(p: argparse.ArgumentParser, audit: bool = False) -> None:
                         "default 2 (" + ("the audit fails otherwise" if audit else "refused otherwise; with "
                         "randomize only under --enforce unless given") + "); 1 turns it off"
                         + ("" if audit else " (a release's metadata records it)"))
+    p.add_argument("--max-top-share", type=float, default=None, metavar="S",
+                   help="with that rule, personal groups of at least 2 records must not have one sensitive value in "
+                        "more than a share S of their records (default: the better of p + (1-p)/m, what a record's "
+                        "own released value gives, and the most frequent value's share of all records, so that a "
+                        "majority vote within a group recovers no more than either); 1 turns this part off")
     if audit:
         p.add_argument("--epsilon", type=float, required=True, help="relative reconstruction error eps")
         p.add_argument("--delta", type=float, required=True, help="minimum tail probability delta, in (0, 1)")
@@ -599,7 +604,7 @@ def cmd_neighborhoods(args) -> int:
 def _rp_opts(args) -> dict:
     # the domain file is read (bounded, checked) by rp_sql.read_domain_file
     return dict(public=args.public, domain=args.domain_file, test=args.test, nulls=args.nulls,
-                l_diversity=args.l_diversity)
+                l_diversity=args.l_diversity, max_top_share=args.max_top_share)
 
 
 def cmd_randomize(args) -> int:

@@ -182,7 +182,7 @@ def read_key_file(path: str | os.PathLike) -> str:
     if len(data) > MAX_KEY_FILE_BYTES:
         raise RWNError(f"key file {name!r} is larger than {MAX_KEY_FILE_BYTES} bytes, the limit for a key file")
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")    # an editor's byte-order mark is not part of the key
     except UnicodeDecodeError:
         raise RWNError(f"key file {name!r} is not UTF-8 text (a binary file?)") from None
     return check_key(text.strip(), f"key file {name!r}")

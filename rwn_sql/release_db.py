@@ -65,7 +65,9 @@ METADATA_COLUMNS = """
     p DOUBLE, domain VARCHAR[], m INTEGER, enforced BOOLEAN, epsilon DOUBLE, delta DOUBLE, test VARCHAR,
     rwn_columns VARCHAR[], rwn_k INTEGER, rwn_eps DOUBLE, rwn_q DOUBLE, rwn_scale VARCHAR,
     rows BIGINT, created_at TIMESTAMP, rwn_sql_version VARCHAR, suppressed_records BIGINT, release_name VARCHAR,
-    l_diversity INTEGER"""
+    l_diversity INTEGER, max_top_share DOUBLE"""
+# metadata written before the top-share rule lack its column; they are read as they are
+OLDER_METADATA_COLUMNS = 1
 METADATA_COMMENTS = {
     "table_name": "the randomized microdata table this row describes",
     "method": "uniform_perturbation, or rwn+uniform_perturbation when numeric public columns were first perturbed by RWN",
@@ -88,6 +90,8 @@ METADATA_COMMENTS = {
     "release_name": "the release's name: the prefix of its tables and views",
     "l_diversity": "distinct l-diversity required of personal groups of at least 2 records, with no public proxy of "
                    "the sensitive attribute; 1: the steward turned the check off",
+    "max_top_share": "the largest share of a personal group (of at least 2 records) one sensitive value could hold: "
+                     "a majority vote within a group recovers no more; 1: that part turned off; NULL: not checked",
 }
 NONNEGATIVE_NOTE = ("BIASED but never negative: the group's unbiased estimates projected (Euclidean distance) onto "
                     "the non-negative counts that sum to group_size, so it equals estimate when none of the group's "
@@ -128,6 +132,7 @@ class ReleaseMeta:
     release_name: str | None = None   # prefix of the release's views; table_name is "<it>_randomized"
     rows_sql: str | None = None       # SQL naming the released table where it was read (read_metadata)
     l_diversity: int | None = None    # the attribute-disclosure rule the release passed (1: turned off)
+    max_top_share: float | None = None    # its top-share limit (1: turned off; None: not checked)
 
     @property
     def name(self) -> str:
@@ -261,10 +266,10 @@ def _columns(con, where: tuple[str, str], table: str) -> list[tuple[str, str, st
                        "AND schema_name = ? AND table_name = ? ORDER BY column_index", [*where, table]).fetchall()
 
 
-def _base_table(con, where, name: str, expected=None, what: str = "table") -> list[tuple[str, str]]:
+def _base_table(con, where, name: str, expected=None, what: str = "table", older: int = 0) -> list[tuple[str, str]]:
     """The (column, type) list of the base table `name`, refused with a message naming it when
     it is a view, is missing, carries a computed column, or (with `expected`, (column, type)
-    pairs in order) has other columns or types."""
+    pairs in order, of which the last `older` may be missing) has other columns or types."""
     found = catalog_object(con, where, name)
     if found is None:
         raise RWNError(f"the release has no {what} {name!r}")
@@ -277,7 +282,10 @@ def _base_table(con, where, name: str, expected=None, what: str = "table") -> li
         raise RWNError(f"the release's {what} {name!r} has a computed or default column {computed[0]!r}: a "
                        f"release's tables hold stored values only (refused)")
     got = [(c, t) for c, t, _ in columns]
-    if expected is not None and [(c.lower(), t) for c, t in got] != [(c.lower(), t) for c, t in expected]:
+    if expected is not None and [(c.lower(), t) for c, t in got] in [
+            [(c.lower(), t) for c, t in expected[:len(expected) - k]] for k in range(older + 1)]:
+        expected = None
+    if expected is not None:
         missing = [c for c, _ in expected if c.lower() not in {g.lower() for g, _ in got}]
         extra = [c for c, _ in got if c.lower() not in {e.lower() for e, _ in expected}]
         retyped = [f"{c} {t} (expected {dict(expected)[c]})" for c, t in got
@@ -302,7 +310,7 @@ def check_catalog(con, schema: str | None = None) -> tuple[str, str]:
         if names:
             raise RWNError(f"the release database holds the {what} {names[0]!r}; a release file holds tables "
                            f"and views only, so this file was altered (refused)")
-    _base_table(con, where, METADATA_TABLE, metadata_columns(), "metadata table")
+    _base_table(con, where, METADATA_TABLE, metadata_columns(), "metadata table", older=OLDER_METADATA_COLUMNS)
     if catalog_object(con, where, TRIALS_TABLE) is not None:
         trials = _base_table(con, where, TRIALS_TABLE, what="trials table")
         if [c.lower() for c, _ in trials] != [c for c, _ in TRIALS_COLUMNS] or \
@@ -526,12 +534,12 @@ def _write_release(con, release_sql, path, meta, overwrite, trials, tmp) -> int:
         con.execute(f"CREATE TABLE {quote_ident(alias)}.{METADATA_TABLE} ({METADATA_COLUMNS})").fetchall()
         rwn = meta.rwn or {}
         con.execute(f"INSERT INTO {quote_ident(alias)}.{METADATA_TABLE} VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [meta.table_name, meta.method, meta.sensitive, meta.sensitive_type, list(meta.public),
                      meta.p, list(meta.domain), meta.m, meta.enforced, meta.epsilon, meta.delta, meta.test,
                      rwn.get("columns"), rwn.get("k"), rwn.get("eps"), rwn.get("q"), rwn.get("scale"),
                      rows, _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None), __version__,
-                     meta.suppressed_records, meta.name, meta.l_diversity]).fetchall()
+                     meta.suppressed_records, meta.name, meta.l_diversity, meta.max_top_share]).fetchall()
         if meta.enforced:
             con.execute(f"CREATE TABLE {quote_ident(alias)}.{TRIALS_TABLE} AS SELECT * FROM "
                         f"{rp_sql.trials_values(trials or {})}").fetchall()
@@ -649,7 +657,7 @@ def _metadata_schema():
                       ("rwn_columns", pa.list_(text)), ("rwn_k", whole), ("rwn_eps", real), ("rwn_q", real),
                       ("rwn_scale", text), ("rows", whole), ("created_at", pa.timestamp("us")),
                       ("rwn_sql_version", text), ("suppressed_records", whole), ("release_name", text),
-                      ("l_diversity", whole)])
+                      ("l_diversity", whole), ("max_top_share", real)])
 
 
 def write_release_folder(be, release_sql: str, path: str, meta: ReleaseMeta, overwrite: bool = False,
@@ -675,7 +683,7 @@ def write_release_folder(be, release_sql: str, path: str, meta: ReleaseMeta, ove
                       rwn_eps=rwn.get("eps"), rwn_q=rwn.get("q"), rwn_scale=rwn.get("scale"), rows=rows,
                       created_at=_dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None),
                       rwn_sql_version=__version__, suppressed_records=meta.suppressed_records,
-                      release_name=meta.name, l_diversity=meta.l_diversity)
+                      release_name=meta.name, l_diversity=meta.l_diversity, max_top_share=meta.max_top_share)
         pq.write_table(pa.Table.from_pylist([record], schema=_metadata_schema()),
                        os.path.join(tmp, f"{METADATA_TABLE}.parquet"))
         if meta.enforced:

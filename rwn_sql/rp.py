@@ -329,20 +329,28 @@ class Proxy:
 class AttributeDisclosure:
     """The attribute-disclosure checks of one set of personal groups: `l_failing_groups` /
     `l_failing_records`, groups of at least 2 records holding fewer than `l_diversity`
-    distinct sensitive values; `proxies`, the public columns (and pairs) that determine the
-    sensitive attribute; `pairs_checked` of `pairs_possible` pairs (the budget: pairs among
-    columns of at most rp_sql.PROXY_PAIR_VALUES values, at most rp_sql.PROXY_MAX_PAIRS)."""
+    distinct sensitive values; `share_failing_groups` / `share_failing_records`, groups of at
+    least 2 records whose most frequent value holds more than `max_top_share` of the group;
+    `failing_records`, the records in groups failing either; `proxies`, the public columns (and
+    pairs) that determine the sensitive attribute; `pairs_checked` of `pairs_possible` pairs
+    (the budget: pairs among columns of at most rp_sql.PROXY_PAIR_VALUES values, at most
+    rp_sql.PROXY_MAX_PAIRS)."""
     l_diversity: int
     l_failing_groups: int
     l_failing_records: int
     proxies: tuple[Proxy, ...]
     pairs_checked: int
     pairs_possible: int
+    max_top_share: float = 1.0
+    share_failing_groups: int = 0
+    share_failing_records: int = 0
+    failing_records: int = 0
 
     @property
     def ok(self) -> bool:
-        """No group violates l and no public column is a proxy; always true at l_diversity = 1."""
-        return self.l_diversity <= 1 or (self.l_failing_records == 0 and not self.proxies)
+        """No group violates l or the top-share limit and no public column is a proxy; always
+        true at l_diversity = 1."""
+        return self.l_diversity <= 1 or (self.failing_records == 0 and not self.proxies)
 
 
 def check_l_diversity(l_diversity, m: int | None = None) -> int:
@@ -356,9 +364,34 @@ def check_l_diversity(l_diversity, m: int | None = None) -> int:
     return l_diversity
 
 
-def attribute_disclosure(be, counts: str, public, l_diversity: int, leave_out=()) -> AttributeDisclosure:
+def check_max_top_share(max_top_share) -> float | None:
+    """The top-share limit: None (the default: the better of p + (1-p)/m and the most frequent
+    value's share of all records) or a number in (0, 1] (1 turns the rule off)."""
+    if max_top_share is None:
+        return None
+    if (isinstance(max_top_share, bool) or not isinstance(max_top_share, (int, float))
+            or not 0.0 < float(max_top_share) <= 1.0):
+        raise RWNError(f"max_top_share must be a number in (0, 1] (1 turns the top-share rule off), "
+                       f"got {max_top_share!r}")
+    return float(max_top_share)
+
+
+def top_share_limit(be, counts: str, p: float, m: int, max_top_share) -> float:
+    """The top-share limit over `counts`: max_top_share when given, else the better of what an
+    attacker gets without the group (rp_sql.top_share_limit_sql), so that a majority vote within
+    any group of at least 2 records recovers no more than either."""
+    given = check_max_top_share(max_top_share)
+    if given is not None:
+        return given
+    mode = be.rows(f"SELECT {rp_sql.mode_share_sql(counts)}")[0][0]
+    return max(float(p) + (1.0 - float(p)) / m, float(mode or 0.0))
+
+
+def attribute_disclosure(be, counts: str, public, l_diversity: int, leave_out=(),
+                         max_top_share: float = 1.0) -> AttributeDisclosure:
     """The attribute-disclosure checks over `counts` (a relation of the public columns, value,
-    value_count: one row per personal group and sensitive value present). A set of public
+    value_count: one row per personal group and sensitive value present), with the top-share
+    limit `max_top_share` (a number; see top_share_limit). A set of public
     columns is a proxy when records > 0, its determined classes expose at least half of the
     records in its classes of at least 2 records, and the sensitive attribute is not that
     concentrated overall (its most frequent value holds less than 95 % of all records: then
@@ -366,9 +399,13 @@ def attribute_disclosure(be, counts: str, public, l_diversity: int, leave_out=()
     among the columns of at most PROXY_PAIR_VALUES distinct values (NULL one of them), neither
     a proxy alone, those with the fewest combinations first, at most PROXY_MAX_PAIRS."""
     keys = [quote_ident(c) for c in public]
-    l_groups, l_records = be.rows(rp_sql.l_summary_sql(counts, keys, l_diversity, leave_out))[0]
+    share_sql = float_literal(max_top_share)
+    l_groups, l_records, s_groups, s_records, either = (
+        int(x) for x in be.rows(rp_sql.l_summary_sql(counts, keys, l_diversity, leave_out, share_sql))[0])
+    checks = dict(max_top_share=float(max_top_share), share_failing_groups=s_groups,
+                  share_failing_records=s_records, failing_records=either)
     if not keys:
-        return AttributeDisclosure(l_diversity, int(l_groups), int(l_records), (), 0, 0)
+        return AttributeDisclosure(l_diversity, l_groups, l_records, (), 0, 0, **checks)
     share, whole = rp_sql.PROXY_SHARE
     distinct = ", ".join(f"count(DISTINCT {k}) + max(CASE WHEN {k} IS NULL THEN 1 ELSE 0 END)" for k in keys)
     row = be.rows(f"SELECT (SELECT {whole} * max(s) >= {share} * sum(s) FROM (SELECT sum(value_count) AS s "
@@ -387,8 +424,16 @@ def attribute_disclosure(be, counts: str, public, l_diversity: int, leave_out=()
     pairs = sorted(((a, b) for i, a in enumerate(small) for b in small[i + 1:]),
                    key=lambda ab: (sizes[ab[0]] * sizes[ab[1]], public.index(ab[0]), public.index(ab[1])))
     checked = pairs[:rp_sql.PROXY_MAX_PAIRS]
-    return AttributeDisclosure(l_diversity, int(l_groups), int(l_records), tuple(singles + flagged(checked)),
-                               len(checked), len(pairs))
+    return AttributeDisclosure(l_diversity, l_groups, l_records, tuple(singles + flagged(checked)),
+                               len(checked), len(pairs), **checks)
+
+
+def share_problem(records, groups, limit: float, sensitive: str) -> str:
+    """The refusal's words for groups above the top-share limit."""
+    return (f"{records} records sit in {groups} personal groups of at least 2 records whose most frequent value of "
+            f"{sensitive!r} holds more than {limit:.4g} of the group (the top-share limit: the better of a record's "
+            f"own released value, p + (1-p)/m, and guessing the most frequent value): a majority vote within such a "
+            f"group recovers more of the values than an attacker gets without it")
 
 
 def _counts_sql(src, spec) -> str:
@@ -399,16 +444,19 @@ def _counts_sql(src, spec) -> str:
             f"GROUP BY {pub}{quote_ident(spec.sensitive)}")
 
 
-def _refuse_attribute_disclosure(be, src, spec, l_diversity: int, leave_out=()) -> None:
-    """randomize (enforced) and release: refuse personal groups that violate l and public
-    proxies, saying what would work (the fallback of l_diversity=1 is recorded in metadata)."""
+def _refuse_attribute_disclosure(be, src, spec, l_diversity: int, leave_out=(), m: int = 2,
+                                 max_top_share=None) -> float | None:
+    """randomize (enforced) and release: refuse personal groups that violate l or the top-share
+    limit and public proxies, saying what would work (the fallback of l_diversity=1 or
+    max_top_share=1 is recorded in metadata). Returns the top-share limit applied (None: off)."""
     if l_diversity <= 1:
-        return
+        return None
     counts = be.stage(_counts_sql(src, spec))
     try:
-        found = attribute_disclosure(be, counts, spec.public, l_diversity, leave_out)
+        limit = top_share_limit(be, counts, spec.p, m, max_top_share)
+        found = attribute_disclosure(be, counts, spec.public, l_diversity, leave_out, limit)
         if found.ok:
-            return
+            return limit
         problems, ways = [], []
         if found.l_failing_records:
             problems.append(f"{found.l_failing_records} records sit in {found.l_failing_groups} personal groups of "
@@ -416,24 +464,32 @@ def _refuse_attribute_disclosure(be, src, spec, l_diversity: int, leave_out=()) 
                             f"{spec.sensitive!r} (distinct l-diversity): a majority vote of the released values "
                             f"within such a group recovers the value")
         problems += [x.describe(spec.sensitive) for x in found.proxies]
+        if found.share_failing_records > found.l_failing_records:
+            problems.append(share_problem(found.share_failing_records, found.share_failing_groups, limit,
+                                          spec.sensitive))
         best = None
-        if found.l_failing_records and spec.public:     # the public column whose removal helps most
+        share_sql = float_literal(limit)
+        if found.failing_records and spec.public:     # the public column whose removal helps most
             left = []
             for column in spec.public:
                 rest = [quote_ident(c) for c in spec.public if c != column]
-                left.append((int(be.rows(rp_sql.l_summary_sql(counts, rest, l_diversity, leave_out))[0][1]), column))
+                left.append((int(be.rows(rp_sql.l_summary_sql(counts, rest, l_diversity, leave_out,
+                                                              share_sql))[0][4]), column))
             best = min(left)
         for x in found.proxies:
-            gain = (f" (dropping it leaves {best[0]} records in groups that violate l)"
+            gain = (f" (dropping it leaves {best[0]} records in groups that violate l or the top-share limit)"
                     if best and x.columns == (best[1],) else "")
             ways.append(f"drop or coarsen public column{'s' if len(x.columns) > 1 else ''} "
                         f"{' and '.join(repr(c) for c in x.columns)}{gain}")
         if best and not any(x.columns == (best[1],) for x in found.proxies):
             ways.append(f"coarsening: dropping public column {best[1]!r} leaves {best[0]} records in groups that "
-                        f"violate l")
-        if found.l_failing_records:
+                        f"violate l or the top-share limit")
+        if found.failing_records:
             ways.append("suppression: leave those records out of the input (rwn-sql audit --groups-output lists "
-                        f"the groups: l_distinct < {l_diversity})")
+                        f"the groups: l_distinct < {l_diversity} or top_share > {limit:.4g})")
+        if found.share_failing_records > found.l_failing_records:
+            ways.append("max_top_share=1 (--max-top-share 1) to keep only l-diversity, which the release metadata "
+                        "records")
         ways.append("l_diversity=1 (--l-diversity 1) to release anyway, which the release metadata records")
         raise RWNError("attribute disclosure: " + "; ".join(problems) + ". What would work: " + "; or ".join(ways))
     finally:
@@ -448,7 +504,8 @@ def _blocks(be, src, spec, pp: privacy.PrivacyParams) -> dict[int, int]:
 def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, public=None, domain=None,
               key: str | None = None, seed: int | None = None, enforce=None, test: str = "exact",
               nulls: str = "error", into: str | None = None, replace: bool = False, sql: bool = False,
-              suppress_small: bool = False, id: str | None = None, l_diversity: int | None = None):
+              suppress_small: bool = False, id: str | None = None, l_diversity: int | None = None,
+              max_top_share: float | None = None):
     """Uniform perturbation of `sensitive` with retention probability p.
 
     The release holds the `public` columns (default: every other column) exactly and the
@@ -470,6 +527,9 @@ def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, 
     l_diversity: with enforce (default 2), or when given, refuse personal groups of at least 2
     records holding fewer than l distinct sensitive values and public columns that determine
     the sensitive attribute (audit's attribute-disclosure checks); 1 turns that off.
+    max_top_share: with that rule, also refuse groups of at least 2 records whose most frequent
+    value holds more than this share (default: the better of p + (1-p)/m and the most frequent
+    value's share of all records; 1 turns this part off).
     A floating-point sensitive column, or one with more than 256 distinct values and no
     given domain, is refused (RWN, or an explicit domain).
     Returns a DuckDB relation, or None with `into` (a table created in one statement).
@@ -481,7 +541,7 @@ def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, 
     with key_scope(be, lasting=into is None):     # with into=, the key is gone once the table is written
         plan = _plan(be, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
                      test=test, nulls=nulls, show=sql, suppress_small=suppress_small, id_column=id,
-                     l_diversity=l_diversity)
+                     l_diversity=l_diversity, max_top_share=max_top_share)
         _warn_suppressed(plan)
         if sql:
             return be.engine_sql(plan.sql)
@@ -535,10 +595,12 @@ class _Plan:
     suppressed_groups: int = 0      # personal groups left out (suppress_small), and their records
     suppressed_records: int = 0
     l_diversity: int | None = None  # the attribute-disclosure rule applied (1: turned off; None: not checked)
+    max_top_share: float | None = None  # the top-share limit applied (1: turned off; None: not checked)
 
 
 def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls, show=False,
-          key_ref=None, suppress_small=False, id_column=None, l_diversity=None, always_check=False) -> _Plan:
+          key_ref=None, suppress_small=False, id_column=None, l_diversity=None, always_check=False,
+          max_top_share=None) -> _Plan:
     """The one orchestration of a randomization, for every engine, the Python API, the CLI and
     the SQL macros: checks, domain, design (enforcement), the attribute-disclosure rule (with
     enforce or always_check, default L = 2; or whenever l_diversity is given) and the SQL in
@@ -558,10 +620,13 @@ def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test
         blocks, *left_out = _design(be, src, spec, _privacy(p, len(values), eps, delta, test), suppress_small)
     if l_diversity is None and (enforce is not None or always_check):
         l_diversity = rp_sql.DEFAULT_L_DIVERSITY
+    check_max_top_share(max_top_share)
+    limit = None
     if l_diversity is not None:
         check_l_diversity(l_diversity, len(values))
-        _refuse_attribute_disclosure(be, src, spec, l_diversity,
-                                     leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0))
+        limit = _refuse_attribute_disclosure(be, src, spec, l_diversity,
+                                             leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0),
+                                             m=len(values), max_top_share=max_top_share)
     try:
         the_key = resolve_key(key, seed)
     except (TypeError, ValueError) as exc:
@@ -571,17 +636,18 @@ def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test
     text = rp_sql.randomize_sql(src.sql, spec, output, values, src.type_of(sensitive), key_sql, blocks,
                                 check_domain=domain is not None, dialect=be.dialect,
                                 leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0))
-    return _Plan(src, spec, values, blocks, enforce, text, *left_out, l_diversity=l_diversity)
+    return _Plan(src, spec, values, blocks, enforce, text, *left_out, l_diversity=l_diversity, max_top_share=limit)
 
 
 def randomize_statement(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls,
                         show: bool = False, key_ref=None, suppress_small: bool = False,
-                        id_column: str | None = None, l_diversity: int | None = None) -> str:
+                        id_column: str | None = None, l_diversity: int | None = None,
+                        max_top_share: float | None = None) -> str:
     """The SQL of a randomize call. show=True puts getvariable('rwn_key') where the key goes;
     else key_ref(con, key) gives the SQL that reads the key (never the key as a literal)."""
     return _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
                  test=test, nulls=nulls, show=show, key_ref=key_ref, suppress_small=suppress_small,
-                 id_column=id_column, l_diversity=l_diversity).sql
+                 id_column=id_column, l_diversity=l_diversity, max_top_share=max_top_share).sql
 
 
 def _unseen_domain(d, name: str, sensitive: str, domain) -> str:
@@ -618,14 +684,29 @@ def _unseen_domain_size(d, sensitive: str, n_sql: str, value_sql: str) -> str:
 
 
 def _unseen_disclosure(d, source: str, spec, public, exclude, l_diversity: int, value_sql: str,
-                       m_sql: str | None) -> str:
+                       m_sql: str | None, m_given: int | None = None, max_top_share=None) -> str:
     """`value_sql` (the domain), failing the statement as _refuse_attribute_disclosure refuses:
-    l larger than the domain's `m_sql` values (None: a given domain, checked by the planner),
-    groups that violate l, single public columns that are proxies."""
+    l larger than the domain's `m_sql` values (None: a given domain of `m_given` values, checked
+    by the planner), groups that violate l or the top-share limit, single public columns that
+    are proxies."""
     if l_diversity <= 1:
         return value_sql
-    checks = rp_sql.unseen_disclosure_sql(source, spec.sensitive, public, exclude, l_diversity, spec.nulls)
+    checks = rp_sql.unseen_disclosure_sql(source, spec.sensitive, public, exclude, l_diversity, spec.nulls,
+                                          p=spec.p, m_sql=str(m_given) if m_sql is None else m_sql,
+                                          max_top_share=max_top_share)
     off = "; or l_diversity := 1 to release anyway (rwn_sql.release records it in the release metadata)"
+    # nested: the outermost check fails first (l, then proxies, then the top share)
+    value_sql = engine.raise_unless(
+        d, f"{checks['share_records']} = 0",
+        quote_literal("attribute disclosure: ") + f" || {checks['share_records']} || " + quote_literal(" records sit in ")
+        + f" || {checks['share_groups']} || " + quote_literal(
+            f" personal groups of at least 2 records whose most frequent value of {spec.sensitive!r} holds more than ")
+        + f" || round({checks['max_share']}, 4) || " + quote_literal(
+            " of the group (the top-share limit: the better of a record's own released value, p + (1-p)/m, and "
+            "guessing the most frequent value): a majority vote within such a group recovers more of the values "
+            "than an attacker gets without it. What would work: drop or coarsen a public column; suppression: leave "
+            "those records out of the input (rwn_audit / rwn_sql.audit groups_detail: top_share); or max_top_share "
+            f":= 1 to keep only l-diversity{off}"), value_sql)
     value_sql = engine.raise_unless(
         d, f"{checks['proxies']} IS NULL",
         quote_literal("attribute disclosure: public column(s) ") + f" || {checks['proxies']} || " + quote_literal(
@@ -647,7 +728,8 @@ def _unseen_disclosure(d, source: str, spec, public, exclude, l_diversity: int, 
 
 
 def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key_sql: str, enforce, test: str,
-                     nulls: str, id_column: str | None = None, dialect=None, l_diversity: int | None = None) -> str:
+                     nulls: str, id_column: str | None = None, dialect=None, l_diversity: int | None = None,
+                     max_top_share: float | None = None) -> str:
     """randomize's SQL for a table or view the planner cannot see (a TEMP one of the SQL macros'
     caller), planned from the parameters alone; what _plan reads from the source is computed by
     the statement: the output columns (`public`, default every other column but the id, in
@@ -694,11 +776,13 @@ def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key
         m_present = None
     if l_diversity is None and enforce is not None:
         l_diversity = rp_sql.DEFAULT_L_DIVERSITY
+    check_max_top_share(max_top_share)
     if l_diversity is not None:
+        m_given = len(domain_values(domain)) if domain is not None else None
         domain_sql = _unseen_disclosure(d, src.sql, spec, None if public is None else spec.public,
                                         [s] + ([quote_ident(id_column)] if id_column else []),
-                                        check_l_diversity(l_diversity, len(domain_values(domain)) if domain is not None
-                                                          else None), domain_sql, m_present)
+                                        check_l_diversity(l_diversity, m_given), domain_sql, m_present,
+                                        m_given=m_given, max_top_share=max_top_share)
     if id_column:        # as check_record_ids: no NULL, no duplicate (its type: unseen_source)
         i = quote_ident(id_column)
         ids = f"(SELECT count(*) - count({i}) AS nulls, count({i}) - count(DISTINCT {i}) AS shared FROM ({present if nulls == 'drop' else 'SELECT * FROM ' + src.sql}) AS __rwn_all)"
@@ -738,7 +822,7 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
             domain=None, key: str | None = None, seed: int | None = None, enforce=None,
             test: str = "exact", nulls: str = "error", table: str | None = None,
             overwrite: bool = False, rwn: dict | None = None, suppress_small: bool = False,
-            id: str | None = None, l_diversity: int | None = None) -> int:
+            id: str | None = None, l_diversity: int | None = None, max_top_share: float | None = None) -> int:
     """Randomize like `randomize` and write a standalone release database at `path` (see
     rwn_sql.release_db): the released table, its published parameters and reconstruction
     views, never the key or raw data. With rwn=dict(columns=[...], k=, eps=, q=, scale=) the
@@ -746,7 +830,8 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
     suppress_small=True: as in `randomize`; the metadata records how many records were left out.
     id: as in `randomize`; an RWN step keys its draws by it too (on Spark it is required).
     l_diversity: the attribute-disclosure rule of `randomize` (default 2, enforced or not); a
-    release made with l_diversity=1 records it in its metadata.
+    release made with l_diversity=1 records it in its metadata; max_top_share: as in
+    `randomize` (the limit applied is recorded too).
     Returns the number of released rows."""
     from .release_db import ReleaseMeta, randomized_table_name, write_release, write_release_folder
     be = backend_for(con)
@@ -764,7 +849,7 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
                 source = staged
             plan = _plan(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed,
                          enforce=enforce, test=test, nulls=nulls, suppress_small=suppress_small, id_column=id,
-                         l_diversity=l_diversity, always_check=True)
+                         l_diversity=l_diversity, always_check=True, max_top_share=max_top_share)
             _warn_suppressed(plan)
             eps, delta = plan.enforce or (None, None)
             meta = ReleaseMeta(table_name=randomized_table_name(name), release_name=name, sensitive=sensitive, sensitive_type=plan.src.type_of(sensitive),
@@ -772,7 +857,8 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
                                enforced=plan.enforce is not None, epsilon=eps, delta=delta,
                                test=test if plan.enforce is not None else None,
                                method="rwn+uniform_perturbation" if rwn else "uniform_perturbation", rwn=rwn or {},
-                               suppressed_records=plan.suppressed_records, l_diversity=plan.l_diversity)
+                               suppressed_records=plan.suppressed_records, l_diversity=plan.l_diversity,
+                               max_top_share=plan.max_top_share)
             if be.name != "duckdb":
                 return write_release_folder(be, plan.sql, path, meta, overwrite=overwrite, trials=plan.blocks)
             return write_release(con, plan.sql, path, meta, overwrite=overwrite, trials=plan.blocks)
@@ -870,6 +956,9 @@ class AuditResult:
         text += (f"\nl-diversity (distinct, l = {d.l_diversity}){off}: {d.l_failing_groups} personal groups of at "
                  f"least 2 records hold fewer than {d.l_diversity} distinct values ({d.l_failing_records} of "
                  f"{self.records} records)")
+        text += (f"\ntop share (limit {d.max_top_share:.4g}){off}: {d.share_failing_groups} personal groups of at "
+                 f"least 2 records have one value above the limit ({d.share_failing_records} of {self.records} "
+                 f"records)")
         pairs = f"{len(self.public)} public columns and {d.pairs_checked} of {d.pairs_possible} pairs checked"
         if d.proxies:
             text += f"\nproxies ({pairs}):" + "".join(f"\n  {x.describe(self.sensitive)}" for x in d.proxies)
@@ -888,6 +977,9 @@ class AuditResult:
         if d is not None and d.l_diversity > 1:
             if d.l_failing_records:
                 why.append(f"{d.l_failing_records} records in groups below l = {d.l_diversity}")
+            if d.share_failing_records:
+                why.append(f"{d.share_failing_records} records in groups above the top-share limit "
+                           f"{d.max_top_share:.4g}")
             if d.proxies:
                 why.append(f"{len(d.proxies)} proxy column set(s)")
         return "verdict: FAILS: " + "; ".join(why)
@@ -895,7 +987,8 @@ class AuditResult:
 
 def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsilon: float, delta: float,
           public=None, domain=None, test: str = "exact", enforce: bool = False,
-          nulls: str = "error", sql: bool = False, l_diversity: int | None = None):
+          nulls: str = "error", sql: bool = False, l_diversity: int | None = None,
+          max_top_share: float | None = None):
     """(eps, delta)-reconstruction-privacy audit of the ORIGINAL data (data steward side).
 
     The rows are computed once into a temporary table (`result.rows` reads it, sorted by
@@ -907,12 +1000,16 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
     Attribute disclosure (AttributeDisclosure, in the summary and `ok`): per group distinct
     and entropy l-diversity and the share of its most frequent value (`groups_detail`); the
     groups of at least 2 records with fewer than `l_diversity` (default 2) distinct values,
+    the groups of at least 2 records whose most frequent value holds more than `max_top_share`
+    (default: the better of p + (1-p)/m and the most frequent value's share of all records),
     and the public columns (and pairs) that determine the sensitive attribute. `ok` is false
-    when a group fails the test, or (unless l_diversity=1) a group violates l or a proxy is found.
+    when a group fails the test, or (unless l_diversity=1) a group violates l or the top-share
+    limit or a proxy is found.
     """
     be = backend_for(con)
     src, spec, values = _prepare(be, source, sensitive, p, public, domain, nulls)
     l_diversity = check_l_diversity(rp_sql.DEFAULT_L_DIVERSITY if l_diversity is None else l_diversity, len(values))
+    check_max_top_share(max_top_share)
     clash = [c for c in spec.public if c.lower() in rp_sql.AUDIT_COLUMNS]
     if clash:
         raise RWNError(f"public: column {clash[0]!r} has the name of a column of the audit; rename it")
@@ -957,7 +1054,8 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
     groups_read = f"SELECT * FROM {groups_table}" + (f" ORDER BY {', '.join(keys)}" if keys else "")
     g, fg, r, fr = be.rows(f"""SELECT count(*), count(*) FILTER (WHERE NOT passes), sum(group_size),
         coalesce(sum(group_size) FILTER (WHERE NOT passes), 0) FROM {groups_table}""")[0]
-    disclosure = attribute_disclosure(be, rows_table, spec.public, l_diversity)
+    disclosure = attribute_disclosure(be, rows_table, spec.public, l_diversity,
+                                      max_top_share=top_share_limit(be, rows_table, p, len(values), max_top_share))
     return AuditResult(rows=be.relation(rows_sql), groups_detail=be.relation(groups_read), groups=g,
                        failing_groups=fg, records=int(r or 0), failing_records=int(fr), test=test,
                        enforced=bool(enforce), public=spec.public, disclosure=disclosure, sensitive=sensitive,

@@ -83,7 +83,7 @@ def read_domain_file(path) -> list[str]:
         raise RWNError(f"domain file {name!r} holds a NUL byte on line {line} (a binary file?); give one value "
                        f"per line")
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")    # an editor's byte-order mark is not part of the first value
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
         raise RWNError(f"domain file {name!r} is not UTF-8 text (line {line})") from None
@@ -353,6 +353,20 @@ def l_violation(l_diversity: int, size: str = "group_size", distinct: str = "l_d
     return f"({size} >= 2 AND {distinct} < {int(l_diversity)})"
 
 
+def share_violation(max_share_sql: str, size: str = "group_size", top: str = "top_share") -> str:
+    """SQL: a personal group of at least 2 records whose most frequent sensitive value holds more
+    than `max_share_sql` of it (what a majority vote within the group recovers, at most)."""
+    return f"({size} >= 2 AND {top} > {max_share_sql})"
+
+
+def top_share_limit_sql(p: float, m_sql: str, mode_share_sql: str) -> str:
+    """SQL of the default top-share limit: the better of what an attacker gets without the group,
+    reading a record's own released value (p + (1-p)/m) or guessing the most frequent value
+    (its share of all records, `mode_share_sql`)."""
+    return (f"greatest({float_literal(p)} + {float_literal(1.0 - p)} / CAST({m_sql} AS DOUBLE), "
+            f"{mode_share_sql})")
+
+
 def diversity_columns(value_count: str = "value_count") -> str:
     """The per-group aggregates over one row per (group, value present): distinct
     l-diversity (values present), entropy l-diversity exp(H), H the entropy (nats) of the
@@ -363,18 +377,27 @@ def diversity_columns(value_count: str = "value_count") -> str:
             f"max({c}) / sum({c}) AS top_share")
 
 
-def l_summary_sql(counts: str, keys, l_diversity: int, leave_out=()) -> str:
-    """(groups, records) violating l_violation over `counts` (keys..., value, value_count),
-    personal groups formed by `keys`; groups of the sizes `leave_out` (suppressed) not counted."""
+def l_summary_sql(counts: str, keys, l_diversity: int, leave_out=(), max_share_sql: str = "1.0") -> str:
+    """Over `counts` (keys..., value, value_count), personal groups formed by `keys`, groups of
+    the sizes `leave_out` (suppressed) not counted: (groups, records) violating l_violation,
+    (groups, records) violating share_violation at `max_share_sql`, and the records violating either."""
     by = f" GROUP BY {', '.join(keys)}" if keys else ""
-    skip = f" AND group_size NOT IN ({', '.join(str(int(n)) for n in leave_out)})" if leave_out else ""
+    skip = f" WHERE group_size NOT IN ({', '.join(str(int(n)) for n in leave_out)})" if leave_out else ""
     # one row per (group, value) of these keys: `counts` may be finer (a subset of its columns)
     pub = "".join(k + ", " for k in keys)
     per_value = (f"(SELECT {pub}value, sum(value_count) AS value_count FROM {counts} GROUP BY {pub}value) "
                  f"AS __rwn_gv")
-    return (f"SELECT count(*), coalesce(sum(group_size), 0) FROM (SELECT sum(value_count) AS group_size, "
-            f"{diversity_columns()} FROM {per_value}{by})"
-            f" AS __rwn_div WHERE {l_violation(l_diversity)}{skip}")
+    lv, sv = l_violation(l_diversity), share_violation(max_share_sql)
+    return (f"SELECT count(*) FILTER (WHERE {lv}), coalesce(sum(group_size) FILTER (WHERE {lv}), 0), "
+            f"count(*) FILTER (WHERE {sv}), coalesce(sum(group_size) FILTER (WHERE {sv}), 0), "
+            f"coalesce(sum(group_size) FILTER (WHERE {lv} OR {sv}), 0) FROM (SELECT sum(value_count) AS group_size, "
+            f"{diversity_columns()} FROM {per_value}{by}) AS __rwn_div{skip}")
+
+
+def mode_share_sql(counts: str) -> str:
+    """SQL: the share of all records held by the most frequent sensitive value, over `counts`."""
+    return (f"(SELECT max(s) / sum(s) FROM (SELECT CAST(sum(value_count) AS DOUBLE) AS s FROM {counts} "
+            f"GROUP BY value) AS __rwn_mode)")
 
 
 def proxy_sql(counts: str, column_sets) -> str:
@@ -397,10 +420,13 @@ def proxy_sql(counts: str, column_sets) -> str:
     return "\nUNION ALL\n".join(parts)
 
 
-def unseen_disclosure_sql(source: str, sensitive: str, public, exclude, l_diversity: int, nulls: str) -> dict:
+def unseen_disclosure_sql(source: str, sensitive: str, public, exclude, l_diversity: int, nulls: str,
+                          p: float = 1.0, m_sql: str = "2", max_top_share: float | None = 1.0) -> dict:
     """The attribute-disclosure checks of a source the planner cannot see (the SQL macros over a
-    TEMP table or view), as scalar SQL the statement computes (DuckDB): `l_groups`, `l_records`
-    (as l_summary_sql; `public` None: every column but `exclude` (quoted) forms the group) and
+    TEMP table or view), as scalar SQL the statement computes (DuckDB): `l_groups`, `l_records`,
+    `share_groups`, `share_records` (as l_summary_sql, above the limit `max_share`: max_top_share,
+    or None: top_share_limit_sql for p and the domain's `m_sql` values; `public` None: every
+    column but `exclude` (quoted) forms the group) and
     `proxies`, the public columns that determine the sensitive attribute (as proxy_sql per
     single column, with attribute_disclosure's concentration rule), quoted and comma-joined,
     NULL when none. Pairs of columns are not checked here (the planner alone picks them)."""
@@ -414,11 +440,20 @@ def unseen_disclosure_sql(source: str, sensitive: str, public, exclude, l_divers
         group = f"struct_pack({', '.join(keys)})" if keys else "true"
         text = ", ".join(f"CAST({k} AS VARCHAR) AS {k}" for k in keys)
     share, whole = PROXY_SHARE
-    l_rows = (f"(SELECT count(*) AS l_groups, coalesce(sum(group_size), 0) AS l_records FROM (SELECT count(*) AS "
-              f"group_size, count(DISTINCT __rwn_sa) AS l_distinct FROM (SELECT {group} AS __rwn_g, {s} AS __rwn_sa "
-              f"FROM ({present}) AS __rwn_p) AS __rwn_k GROUP BY __rwn_g) AS __rwn_div WHERE {l_violation(l_diversity)})")
-    out = {"l_groups": f"(SELECT l_groups FROM {l_rows} AS __rwn_l)",
-           "l_records": f"(SELECT l_records FROM {l_rows} AS __rwn_l)", "proxies": "NULL"}
+    mode = (f"(SELECT max(c) / sum(c) FROM (SELECT CAST(count(*) AS DOUBLE) AS c FROM ({present}) AS __rwn_p "
+            f"GROUP BY {s}) AS __rwn_mode)")
+    max_share_sql = (top_share_limit_sql(p, m_sql, mode) if max_top_share is None
+                     else float_literal(max_top_share))
+    lv, sv = l_violation(l_diversity), share_violation(max_share_sql)
+    l_rows = (f"(SELECT count(*) FILTER (WHERE {lv}) AS l_groups, coalesce(sum(group_size) FILTER (WHERE {lv}), 0) "
+              f"AS l_records, count(*) FILTER (WHERE {sv}) AS share_groups, coalesce(sum(group_size) FILTER (WHERE "
+              f"{sv}), 0) AS share_records FROM (SELECT sum(c) AS group_size, count(*) AS l_distinct, CAST(max(c) AS "
+              f"DOUBLE) / sum(c) AS top_share FROM (SELECT __rwn_g, __rwn_sa, count(*) AS c FROM (SELECT {group} AS "
+              f"__rwn_g, {s} AS __rwn_sa FROM ({present}) AS __rwn_p) AS __rwn_k GROUP BY __rwn_g, __rwn_sa) AS __rwn_gv "
+              f"GROUP BY __rwn_g) AS __rwn_div)")
+    out = {name: f"(SELECT {name} FROM {l_rows} AS __rwn_l)"
+           for name in ("l_groups", "l_records", "share_groups", "share_records")}
+    out["proxies"], out["max_share"] = "NULL", max_share_sql
     if public is None or public:
         long = (f"(SELECT * FROM (SELECT {text}, {s} AS __rwn_sa FROM ({present}) AS __rwn_p) UNPIVOT INCLUDE NULLS "
                 f"(__rwn_v FOR __rwn_col IN (COLUMNS({DUCKDB.star('', ['__rwn_sa'])})))) AS __rwn_long")
@@ -461,7 +496,8 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
     design=(trials_relation, public_columns) for a release enforced with blocks: the relation
     has columns (size, t), the number of blocks of a personal group of each size; the
     standard errors then account for the records of a block moving together. public_columns
-    None: every column but the sensitive one."""
+    None: every column but the sensitive one. Ungrouped over a value set, an empty selection
+    gives one row of zeros (as SQL's COUNT does); grouped, no row (as GROUP BY does)."""
     s = quote_ident(sensitive)
     groups = [quote_ident(c) for c in group_by]
     if design is None:
@@ -485,9 +521,9 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
             "),\n"
             "design AS (\n"
             f"    SELECT {''.join(g + ', ' for g in groups)}\n"
-            "        sum(r * (q + 1) * (q + 1) + (t - r) * q * q) AS ss,\n"
-            "        sum(CASE WHEN n > 1 THEN (r * (q + 1) * (n - q - 1) + (t - r) * q * (n - q)) / (n - 1)\n"
-            "                 ELSE 0 END) AS sh\n"
+            "        coalesce(sum(r * (q + 1) * (q + 1) + (t - r) * q * q), 0) AS ss,\n"
+            "        coalesce(sum(CASE WHEN n > 1 THEN (r * (q + 1) * (n - q - 1) + (t - r) * q * (n - q)) / (n - 1)\n"
+            "                 ELSE 0 END), 0) AS sh\n"
             f"    FROM blocks{' GROUP BY ' + ', '.join(groups) if groups else ''}\n"
             "),")
         design_join = f"\n    JOIN design d ON {on}"
@@ -509,7 +545,7 @@ def estimates_sql(release: str, sensitive: str, p_sql: str, domain_sql: str, gro
         in_list = ", ".join(values)
         counts = (f"SELECT {gsel}{len(values)} AS set_size, count(*) AS group_size,{_units(units, 'count(*)')}\n"
                   f"        count(*) FILTER (WHERE {s} IN ({in_list})) AS released_count\n"
-                  f"    FROM released{gby} HAVING count(*) > 0")
+                  f"    FROM released{gby}" + (" HAVING count(*) > 0" if groups else ""))
         output = gsel.rstrip()
         order = ", ".join(groups) if groups else "group_size"
     return "WITH\n" + _render(

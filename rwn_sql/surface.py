@@ -94,18 +94,20 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         return _plan(con, source, spec, "neighborhoods", pairs=bool(pairs))
 
     def randomize_sql(source, sensitive, p, public, domain, key, seed, epsilon, delta, test, nulls, id_column,
-                      l_diversity):
+                      l_diversity, max_top_share):
         enforce = None if epsilon is None and delta is None else (epsilon, delta)
         try:
             return rp.randomize_statement(con.cursor(), source, sensitive, p, public=public, domain=domain,
                                           key=key, seed=seed, enforce=enforce, test=test, nulls=nulls,
-                                          key_ref=key_ref, id_column=id_column, l_diversity=l_diversity)
+                                          key_ref=key_ref, id_column=id_column, l_diversity=l_diversity,
+                                          max_top_share=max_top_share)
         except RWNError as exc:
             if not _unseen(exc):
                 raise
         return rp.unseen_randomize(source, sensitive, p, public=public, domain=domain,
                                    key_sql=key_ref(con, rwn.the_key(key, seed)), enforce=enforce, test=test,
-                                   nulls=nulls, id_column=id_column, l_diversity=l_diversity)
+                                   nulls=nulls, id_column=id_column, l_diversity=l_diversity,
+                                   max_top_share=max_top_share)
 
     def audit_sql(source, sensitive, p, epsilon, delta, public, domain, test, enforce, nulls):
         try:
@@ -137,7 +139,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 
     functions = {
         "rwn_randomize_sql": (randomize_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,
-                                              BIGINT, DOUBLE, DOUBLE, VARCHAR, VARCHAR, VARCHAR, BIGINT]),
+                                              BIGINT, DOUBLE, DOUBLE, VARCHAR, VARCHAR, VARCHAR, BIGINT, DOUBLE]),
         "rwn_audit_sql": (audit_sql, [VARCHAR, VARCHAR, DOUBLE, DOUBLE, DOUBLE, VARCHAR_LIST, VARCHAR_LIST,
                                       VARCHAR, BOOLEAN, VARCHAR]),
         "rwn_estimates_sql": (estimates_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,

@@ -122,6 +122,21 @@ def test_domain_file_must_be_a_small_regular_file(tmp_path):
         assert not (tmp_path / "o.csv").exists()
 
 
+def test_byte_order_mark_is_not_part_of_a_key_or_a_value(tmp_path):
+    """A key or domain file saved by an editor that writes a UTF-8 byte-order mark reads as the
+    same key and the same first value as without it (before, the mark became part of the key,
+    so the same key gave another release, and of the first domain value)."""
+    from rwn_sql import rp_sql
+    key = "0123456789abcdef" * 4
+    plain, marked = tmp_path / "plain.key", tmp_path / "marked.key"
+    plain.write_text(key + "\n", encoding="utf-8")
+    marked.write_bytes(b"\xef\xbb\xbf" + key.encode() + b"\n")
+    assert randomness.read_key_file(marked) == randomness.read_key_file(plain) == key
+    domain = tmp_path / "domain.txt"
+    domain.write_bytes(b"\xef\xbb\xbfSales\nTech-support\n")
+    assert rp_sql.read_domain_file(domain) == ["Sales", "Tech-support"]
+
+
 # --- one key policy -------------------------------------------------------------------------
 @pytest.mark.parametrize("key, words", [
     ("short", "holds 5 characters; a key needs at least 16"),

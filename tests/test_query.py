@@ -287,6 +287,28 @@ def test_exact_count_equals_plain_count(rcon):
     assert rows("SELECT COUNT(*) FROM adult", rcon)[0][:2] == (32561, 32561)
 
 
+def test_empty_selection_counts_zero_as_sql_does(rcon):
+    """An ungrouped COUNT whose selection matches nothing gives one row of zeros (SQL's COUNT
+    over no rows is 0, not no row): reconstructed, over a value set, and exact; grouped, no row
+    (as GROUP BY gives). Before the fix the reconstructed ones returned no row."""
+    nobody = "sex = 'Nobody'"
+    for where in (f"occupation = 'Sales' AND {nobody}", f"occupation IN ('Sales', 'Tech-support') AND {nobody}",
+                  nobody):
+        (row,) = rows(f"SELECT COUNT(*) FROM adult WHERE {where}", rcon)
+        assert row == (0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, False), where
+    assert rows(f"SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' AND {nobody} GROUP BY sex", rcon) == []
+
+
+def test_huge_limit_and_long_or_chain_are_explained(rcon):
+    """A LIMIT beyond BIGINT keeps every row (it was a raw ConversionException); a chain of 1,000
+    OR'd terms is refused pointing to IN (it said only "nested too deeply")."""
+    query = "SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' GROUP BY sex"
+    assert rows(query + " LIMIT 99999999999999999999", rcon) == rows(query, rcon)
+    chain = " OR ".join(f"race = 'x{i}'" for i in range(1000))
+    with pytest.raises(RWNError, match=r"write column IN \(\.\.\.\)"):
+        rows(f"SELECT COUNT(*) FROM adult WHERE {chain}", rcon)
+
+
 def test_one_shape_for_exact_and_reconstructed(rcon):
     exact, _ = run_query(rcon, "SELECT sex, COUNT(*) FROM adult GROUP BY sex")
     recon, _ = run_query(rcon, "SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' GROUP BY sex")

@@ -11,7 +11,7 @@ WITH
 --   SS = sum s_u^2, SH = sum s_u h_u, h_u = (n_g - s_u)/(n_g - 1) in personal group g.
 --   With one record per unit SS = SH = |S| and this is METHODS.md's Var(F') |S|^2.
 -- Needs only the release and its published parameters (p, the domain, and for an enforced
--- release the number of blocks per personal-group size).
+-- release the number of blocks per personal-group size). An empty S (group_size 0) estimates 0.
 released AS (
     SELECT * FROM "adult_randomized"
     WHERE "sex" = 'Male' AND "race" = 'White' AND "relationship" = 'Husband' AND "education" = 'Bachelors' AND "marital_status" = 'Married-civ-spouse'
@@ -22,12 +22,12 @@ params AS (
 counts AS (
     SELECT 1 AS set_size, count(*) AS group_size, count(*) AS ss, count(*) AS sh,
         count(*) FILTER (WHERE "occupation" IN (CAST('Sales' AS VARCHAR))) AS released_count
-    FROM released HAVING count(*) > 0
+    FROM released
 ),
 estimates AS (
     SELECT c.*,
-        (released_count / group_size - __rwn_b) / __rwn_p * group_size AS estimate,
-        least(greatest((released_count / group_size - __rwn_b) / __rwn_p, 0.0), 1.0) AS __rwn_f_hat,
+        coalesce((released_count / nullif(group_size, 0) - __rwn_b) / __rwn_p * group_size, 0.0) AS estimate,
+        least(greatest((released_count / nullif(group_size, 0) - __rwn_b) / __rwn_p, 0.0), 1.0) AS __rwn_f_hat,
         __rwn_p, __rwn_a, __rwn_b, __rwn_v
     FROM (SELECT c.*, params.__rwn_p, (1 - params.__rwn_p) * c.set_size / params.__rwn_m AS __rwn_b,
                  params.__rwn_p + (1 - params.__rwn_p) * c.set_size / params.__rwn_m AS __rwn_a, c.set_size / params.__rwn_m AS __rwn_v

@@ -11,7 +11,7 @@ WITH
 --   SS = sum s_u^2, SH = sum s_u h_u, h_u = (n_g - s_u)/(n_g - 1) in personal group g.
 --   With one record per unit SS = SH = |S| and this is METHODS.md's Var(F') |S|^2.
 -- Needs only the release and its published parameters (p, the domain, and for an enforced
--- release the number of blocks per personal-group size).
+-- release the number of blocks per personal-group size). An empty S (group_size 0) estimates 0.
 released AS (
     SELECT * FROM "adult_randomized"
     WHERE ("race" = 'White' OR (NOT "education" BETWEEN 'Assoc-acdm' AND 'Doctorate')) AND (NOT "marital_status" IS NULL)
@@ -26,8 +26,8 @@ counts AS (
 ),
 estimates AS (
     SELECT c.*,
-        (released_count / group_size - __rwn_b) / __rwn_p * group_size AS estimate,
-        least(greatest((released_count / group_size - __rwn_b) / __rwn_p, 0.0), 1.0) AS __rwn_f_hat,
+        coalesce((released_count / nullif(group_size, 0) - __rwn_b) / __rwn_p * group_size, 0.0) AS estimate,
+        least(greatest((released_count / nullif(group_size, 0) - __rwn_b) / __rwn_p, 0.0), 1.0) AS __rwn_f_hat,
         __rwn_p, __rwn_a, __rwn_b, __rwn_v
     FROM (SELECT c.*, params.__rwn_p, (1 - params.__rwn_p) * c.set_size / params.__rwn_m AS __rwn_b,
                  params.__rwn_p + (1 - params.__rwn_p) * c.set_size / params.__rwn_m AS __rwn_a, c.set_size / params.__rwn_m AS __rwn_v
