@@ -383,8 +383,7 @@ def top_share_limit(be, counts: str, p: float, m: int, max_top_share) -> float:
     given = check_max_top_share(max_top_share)
     if given is not None:
         return given
-    mode = be.rows(f"SELECT {rp_sql.mode_share_sql(counts)}")[0][0]
-    return max(float(p) + (1.0 - float(p)) / m, float(mode or 0.0))
+    return float(be.rows(f"SELECT {rp_sql.top_share_limit_sql(float(p), str(int(m)), rp_sql.mode_share_sql(counts))}")[0][0])
 
 
 def attribute_disclosure(be, counts: str, public, l_diversity: int, leave_out=(),
