@@ -655,6 +655,7 @@ def measure_estimates_sql(release: str, sensitive: str, column: str, measure: st
         p=p_sql, domain=domain_sql, domain_size=dialect.list_length(domain_sql), set_size=set_size,
         units=units, public=", ".join(pub), x=x, hits=hits, design_join=design_join, cells=cells,
         keys="".join(k + ", " for k in keys),
+        firsts_from="cells CROSS JOIN params" if keys else "params LEFT JOIN cells ON true",
         weight=weight,
         cells_firsts=" AND ".join(f"c.{k} IS NOT DISTINCT FROM f.{k}" for k in keys) or "true",
         group_weighted=f"\n    GROUP BY {', '.join(keys)}" if keys else "",

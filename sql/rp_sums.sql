@@ -27,11 +27,12 @@ cells AS (
     $cells
 ),
 firsts AS (
-    SELECT ${keys}CAST(sum(__rwn_n) AS BIGINT) AS group_size, sum(__rwn_x * __rwn_o) AS released_sum,
+    -- ungrouped, params LEFT JOIN cells: one row also over no records (as SQL's SUM and AVG, NULL)
+    SELECT ${keys}CAST(coalesce(sum(__rwn_n), 0) AS BIGINT) AS group_size, sum(__rwn_x * __rwn_o) AS released_sum,
         sum(__rwn_o) AS released_hits,
         sum(__rwn_x * (__rwn_o - __rwn_b * __rwn_n)) / __rwn_p AS sum_estimate,
-        sum(__rwn_o - __rwn_b * __rwn_n) / __rwn_p AS count_estimate
-    FROM cells CROSS JOIN params
+        coalesce(sum(__rwn_o - __rwn_b * __rwn_n), 0) / __rwn_p AS count_estimate
+    FROM $firsts_from
     GROUP BY ${keys}__rwn_b, __rwn_p
 ),
 weighted AS (
@@ -47,10 +48,11 @@ spread AS (
     FROM firsts f JOIN weighted w ON $firsts_weighted CROSS JOIN params
 ),
 answers AS (
-    SELECT *, sqrt(greatest(__rwn_b * (1 - __rwn_b) * __rwn_wss
-                            + __rwn_p * (1 - __rwn_p) * (__rwn_wsh - 2 * __rwn_v * __rwn_wss) * __rwn_phi
-                            + __rwn_p * (1 - __rwn_p) * (__rwn_wss - __rwn_wsh) * __rwn_phi * __rwn_phi, 0.0))
-              / __rwn_p AS __rwn_sd
+    SELECT *, CASE WHEN group_size > 0 THEN
+           sqrt(greatest(__rwn_b * (1 - __rwn_b) * __rwn_wss
+                         + __rwn_p * (1 - __rwn_p) * (__rwn_wsh - 2 * __rwn_v * __rwn_wss) * __rwn_phi
+                         + __rwn_p * (1 - __rwn_p) * (__rwn_wss - __rwn_wsh) * __rwn_phi * __rwn_phi, 0.0))
+           / __rwn_p END AS __rwn_sd
     FROM spread
 )
 SELECT $output

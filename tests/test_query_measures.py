@@ -175,6 +175,25 @@ def test_exact_sum_and_avg_and_clauses(shop):
     assert top == want and len(top) == 2
 
 
+def test_empty_selection_answers_as_sql_does(shop):
+    """An ungrouped SUM or AVG whose selection matches nothing gives one row, as SQL's SUM and
+    AVG over no rows do: no released value and no estimate (NULL, with no standard error or
+    interval), group_size 0, AVG's count_estimate 0. Grouped, no row (as GROUP BY gives). Before,
+    the reconstructed ones returned no row at all."""
+    con, paths = shop
+    assert con.execute("SELECT sum(x), avg(x) FROM shop WHERE g = 'nobody'").fetchall() == [(None, None)]
+    for kind in ("plain", "enforced"):
+        for where in ("s = 'u' AND g = 'nobody'", "s IN ('u', 'w') AND g = 'nobody'"):
+            names, rows, _ = answer(paths[kind], f"SELECT SUM(x) FROM shop WHERE {where}")
+            assert rows == [(None, 0, None, None, None, None, False)], (kind, where)
+            names, rows, _ = answer(paths[kind], f"SELECT AVG(spend) FROM shop WHERE {where}")
+            assert dict(zip(names, rows[0])) == dict(released_avg=None, group_size=0, count_estimate=0.0,
+                                                     estimate=None, std_error=None, ci_low=None, ci_high=None,
+                                                     micro_reconstruction=False) and len(rows) == 1
+        assert answer(paths[kind], "SELECT g, SUM(x) FROM shop WHERE s = 'u' AND g = 'nobody' GROUP BY g")[1] == []
+        assert answer(paths[kind], "SELECT s, AVG(x) FROM shop WHERE g = 'nobody' GROUP BY s")[1] == []
+
+
 def test_refusals(shop):
     _, paths = shop
     for sql, message in [
