@@ -535,6 +535,25 @@ DUCKDB = DuckDBDialect()
 SPARK = SparkDialect()
 
 
+# Spark's names of the types a sensitive column can have, as DuckDB names them reading the
+# Parquet Spark writes. Spark's timestamp is an instant, DuckDB's TIMESTAMP is not: left apart.
+SPARK_TYPE_NAMES = {"STRING": "VARCHAR", "INT": "INTEGER", "LONG": "BIGINT", "SHORT": "SMALLINT", "BYTE": "TINYINT",
+                    "BINARY": "BLOB", "TIMESTAMP_NTZ": "TIMESTAMP"}
+
+
+def canonical_type_name(name: str) -> str:
+    """A column type's name as DuckDB writes it, whichever engine wrote it (a design recorded by
+    Spark says string where DuckDB says VARCHAR): upper case, single spaces, no space in
+    DECIMAL(p,s)."""
+    text = re.sub(r"\s*([(),])\s*", r"\1", " ".join(str(name).split()).upper())
+    return SPARK_TYPE_NAMES.get(text, text)
+
+
+def same_type_name(a: str, b: str) -> bool:
+    """Do the type names `a` and `b` (DuckDB's or Spark's) name the same column type?"""
+    return canonical_type_name(a) == canonical_type_name(b)
+
+
 def is_spark(obj) -> bool:
     """Is `obj` a SparkSession? (By class name: pyspark is an optional extra.)"""
     return any(c.__name__ == "SparkSession" for c in type(obj).__mro__)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 import duckdb
 
 from . import __version__, engine, rp_sql
-from .dialect import DUCKDB, Dialect
+from .dialect import DUCKDB, Dialect, same_type_name
 from .errors import RWNError
 from .identifiers import float_literal, quote_ident, quote_literal
 
@@ -350,7 +350,7 @@ def check_released_table(con, where: tuple[str, str], meta: "ReleaseMeta") -> No
     if meta.enforced and catalog_object(con, where, TRIALS_TABLE) is None:
         raise RWNError(f"the release is enforced but has no {TRIALS_TABLE} table: refused")
     kind = dict(got)[meta.sensitive]
-    if " ".join(kind.split()).upper() != " ".join(meta.sensitive_type.split()).upper():
+    if not same_type_name(kind, meta.sensitive_type):
         raise RWNError(f"the release's released table {meta.table_name!r} has {meta.sensitive!r} of type {kind}, "
                        f"not the published {meta.sensitive_type}: refused")
 

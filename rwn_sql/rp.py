@@ -11,6 +11,7 @@ import duckdb
 
 from . import engine, privacy, rp_sql
 from .backends import backend_for
+from .dialect import same_type_name
 from .rp_sql import domain_values
 from .errors import RWNError
 from .identifiers import float_literal, name_parts, quote_ident, quote_literal
@@ -1364,7 +1365,7 @@ def _check_recorded_columns(src, sensitive: str, pub, recorded, label: str) -> N
                        f"({', '.join((*recorded.public, sensitive))}): the table was altered or derived; give the "
                        f"design of the release it holds in a table of its own")
     kind = src.type_of(sensitive)
-    if " ".join(kind.split()).upper() != " ".join(recorded.sensitive_type.split()).upper():
+    if not same_type_name(kind, recorded.sensitive_type):
         raise RWNError(f"{label} has {sensitive!r} of type {kind}, not the recorded {recorded.sensitive_type}: "
                        f"refused")
 

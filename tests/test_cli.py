@@ -260,3 +260,36 @@ def test_a_parquet_folder_records_a_design_only_when_every_part_does(tmp_path):
         con.execute(f"COPY (SELECT 1 AS x) TO '{folder / 'part-9.parquet'}' (FORMAT parquet{extra})")
         with pytest.raises(rwn_sql.RWNError, match="do not all record the same design"):
             parquet_record(con, str(folder))
+
+
+def test_a_design_recorded_with_spark_type_names_reads_on_duckdb(tmp_path):
+    """Spark records the sensitive column's type as Spark names it (string); DuckDB reads the
+    Parquet column as VARCHAR. Estimates over such a file read its design and equal those given
+    the design; a recorded type that differs (BIGINT) is still refused. Before, string was
+    refused as not VARCHAR."""
+    import pytest
+
+    import rwn_sql
+    from rwn_sql.design_record import RECORD_KEY
+    data = tmp_path / "in.parquet"
+    duckdb.execute(f"COPY (SELECT i AS rid, ['F', 'M'][1 + i % 2] AS sex, ['a', 'b'][1 + (i * 7) % 2] AS job "
+                   f"FROM range(40) r(i)) TO '{data}' (FORMAT parquet)").fetchall()
+    out = tmp_path / "duck.parquet"
+    assert main(["randomize", str(data), str(out), "--sensitive", "job", "--p", "0.5", "--public", "sex",
+                 "--seed", "7", "--id", "rid"]) == 0
+    con = duckdb.connect()
+    line = con.execute(f"SELECT decode(value) FROM parquet_kv_metadata('{out}') WHERE decode(key) = '{RECORD_KEY}'"
+                       ).fetchall()[0][0]
+    assert '"sensitive_type": "VARCHAR"' in line
+    given = dict(p=0.5, domain=["a", "b"], public=["sex"], enforce=None)
+    want = rwn_sql.estimates(con, str(out), "job", group_by=["sex"], **given).fetchall()
+    for kind, ok in (("string", True), ("STRING", True), ("BIGINT", False)):
+        path = tmp_path / f"{kind}.parquet"
+        record = line.replace('"VARCHAR"', f'"{kind}"').replace("'", "''")
+        con.execute(f"COPY (SELECT * FROM '{out}') TO '{path}' (FORMAT parquet, KV_METADATA {{'{RECORD_KEY}': "
+                    f"'{record}'}})").fetchall()
+        if ok:
+            assert rwn_sql.estimates(con, str(path), "job", group_by=["sex"]).fetchall() == want and len(want) == 4
+        else:
+            with pytest.raises(rwn_sql.RWNError, match="not the recorded BIGINT"):
+                rwn_sql.estimates(con, str(path), "job", group_by=["sex"])

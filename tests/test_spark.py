@@ -156,7 +156,8 @@ def test_cli_randomize_on_both_engines(spark, tmp_path):
     same command path as without; the API tests cover both), and `rwn-sql audit --engine spark`
     gives the same report and exit code as on DuckDB. Both outputs record the same design
     (p, domain, enforcement, blocks) in their Parquet key-value metadata (every part of Spark's
-    folder), which estimates read on either engine: without design arguments they equal the
+    folder, whose type names are Spark's), which estimates read on either engine, DuckDB also
+    over Spark's folder and one part of it: without design arguments they equal the
     estimates given the design (before, both outputs recorded none and estimates refused).
     (Each Spark command starts a JVM: one case keeps the suite fast.)"""
     enforce = ["--enforce", "0.5,0.1"]
@@ -202,6 +203,12 @@ def test_cli_randomize_on_both_engines(spark, tmp_path):
     on_spark = rwn_sql.estimates(spark, str(tmp_path / "spark.parquet"), "job", group_by=["sex"]).collect()
     assert on_spark == rwn_sql.estimates(spark, str(tmp_path / "spark.parquet"), "job", group_by=["sex"],
                                          **given).collect()
+    # DuckDB reads Spark's folder, and one part of it, by its recorded design (string is VARCHAR)
+    part = sorted((tmp_path / "spark.parquet").glob("*.parquet"))[0]
+    for path in (tmp_path / "spark.parquet", part):
+        recorded = rwn_sql.estimates(duckdb.connect(), str(path), "job", group_by=["sex"]).fetchall()
+        assert recorded == rwn_sql.estimates(duckdb.connect(), str(path), "job", group_by=["sex"], **given).fetchall()
+    assert len(recorded) == 8
     # rwn-sql release --engine spark: a release folder whose table holds the DuckDB release's rows
     released = {}
     for engine, out in (("duckdb", tmp_path / "rel.duckdb"), ("spark", tmp_path / "rel")):
