@@ -1318,7 +1318,7 @@ def _reconcile(recorded, label: str, sensitive: str, p, domain, public, enforce,
             raise RWNError(f"{label} records no design: give p and the published domain")
         if isinstance(enforce, str) and enforce == RECORDED:
             raise RWNError(f"{label} records no design (a release database's table, a table written by "
-                           f"randomize(into=), and a Parquet file or file.duckdb:table written by rwn-sql randomize "
+                           f"randomize(into=) or rwn_randomize_into, and a Parquet file or file.duckdb:table written by rwn-sql randomize "
                            f"record it; a CSV cannot): give enforce=(eps, delta) and test= as the release was "
                            f"made, or enforce=None for a release made without enforcement (rwn_estimates: epsilon "
                            f"and delta, or enforced := false); independent-trial errors of an enforced release "

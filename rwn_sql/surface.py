@@ -7,7 +7,7 @@ import duckdb
 
 from . import engine, rp, rwn, sqlgen
 from .errors import RWNError
-from .identifiers import quote_literal
+from .identifiers import name_parts, quote_ident, quote_literal
 from .randomness import MACRO_KEYS, KeySQL
 from .udfs import BIGINT, BOOLEAN, DOUBLE, VARCHAR, VARCHAR_LIST, register_function, register_tails
 
@@ -66,6 +66,35 @@ def _query_sql(con, sql, database) -> str:
     return rewrite(sql, meta, release, column_types=release_column_types(con.cursor(), release)).sql
 
 
+def _randomize_into(con, target, database, schema, source, sensitive, p, **options) -> str:
+    """rwn_randomize_into: rwn_sql.randomize(into=target) on a cursor of `con` placed in the
+    caller's current database and schema, so the table holds its design in its COMMENT (what
+    rwn_estimates reads). The cursor is a connection of its own: it does not see the caller's
+    TEMP tables and views, cannot write a TEMP table for it, and commits on its own."""
+    for name, value in (("target", target), ("source", source)):
+        if not isinstance(value, str) or not value.strip():
+            raise RWNError(f"rwn_randomize_into: {name} must name a table, got {value!r}")
+    parts = name_parts(target) if "." in target else [target]
+    if parts and len(parts) > 1 and parts[0].lower() == "temp":
+        raise RWNError(f"rwn_randomize_into: target {target!r} is a TEMP table, which holds no COMMENT another "
+                       f"connection reads: name a table of a database")
+    cursor = con.cursor()
+    cursor.execute(f"USE {quote_ident(database)}.{quote_ident(schema)}").fetchall()
+    try:
+        rp.randomize(cursor, source, sensitive, p, into=target, **options)
+    except RWNError as exc:
+        if str(exc).startswith(f"table {target!r} already exists"):
+            raise RWNError(f"rwn_randomize_into: table {target!r} already exists (pass \"replace\" := true to "
+                           f"replace it)") from None
+        if not _unseen(exc):
+            raise
+        raise RWNError(f"rwn_randomize_into: {exc}; it reads source on a connection of its own, which does not "
+                       f"see this connection's TEMP tables and views: make source a table or view of the database "
+                       f"(or use rwn_randomize, whose rows record no design)") from None
+    rows = cursor.execute(f"SELECT count(*) FROM {engine.table_target(cursor, target)}").fetchall()[0][0]
+    return f"{target}: {rows} randomized rows; the design is recorded in its COMMENT"
+
+
 def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Register rwn_sql's SQL functions and table macros on `con`. Safe to call again."""
     from .dialect import require_duckdb
@@ -109,6 +138,13 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
                                    nulls=nulls, id_column=id_column, l_diversity=l_diversity,
                                    max_top_share=max_top_share)
 
+    def randomize_into(target, database, schema, source, sensitive, p, public, domain, key, seed, epsilon, delta,
+                       test, nulls, id_column, l_diversity, max_top_share, replace):
+        return _randomize_into(con, target, database, schema, source, sensitive, p, public=public, domain=domain,
+                               key=key, seed=seed, enforce=None if epsilon is None and delta is None
+                               else (epsilon, delta), test=test, nulls=nulls, id=id_column,
+                               l_diversity=l_diversity, max_top_share=max_top_share, replace=bool(replace))
+
     def audit_sql(source, sensitive, p, epsilon, delta, public, domain, test, enforce, nulls):
         try:
             return rp.audit(con.cursor(), source, sensitive, p, epsilon, delta, public=public, domain=domain,
@@ -140,6 +176,9 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     functions = {
         "rwn_randomize_sql": (randomize_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,
                                               BIGINT, DOUBLE, DOUBLE, VARCHAR, VARCHAR, VARCHAR, BIGINT, DOUBLE]),
+        "rwn_randomize_into_run": (randomize_into, [VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST,
+                                                    VARCHAR_LIST, VARCHAR, BIGINT, DOUBLE, DOUBLE, VARCHAR, VARCHAR,
+                                                    VARCHAR, BIGINT, DOUBLE, BOOLEAN]),
         "rwn_audit_sql": (audit_sql, [VARCHAR, VARCHAR, DOUBLE, DOUBLE, DOUBLE, VARCHAR_LIST, VARCHAR_LIST,
                                       VARCHAR, BOOLEAN, VARCHAR]),
         "rwn_estimates_sql": (estimates_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,
@@ -153,7 +192,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
                                                       BOOLEAN]),
     }
     for name, (fn, params) in functions.items():
-        register_function(con, name, fn, params, VARCHAR)
+        # rwn_randomize_into_run writes a table: run where the statement runs, never folded at planning
+        register_function(con, name, fn, params, VARCHAR, side_effects=name == "rwn_randomize_into_run")
     register_function(con, "rwn_key_of", lambda token: keys.get(token), [VARCHAR], VARCHAR)
     register_tails(con)
     for statement in sqlgen.sql_text("macros.sql").split(";\n"):

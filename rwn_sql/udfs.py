@@ -120,13 +120,13 @@ def _design_worst_tail(n, t, p, m, eps, delta, test):
                                                                            test=test))
 
 
-def register_function(con, name, fn, params, returns, kind: str = "native") -> None:
+def register_function(con, name, fn, params, returns, kind: str = "native", side_effects: bool = False) -> None:
     try:
         con.remove_function(name)
     except duckdb.Error:
         pass
     con.create_function(name, fn, params, returns, type=kind, null_handling="special",
-                        exception_handling="default")
+                        exception_handling="default", side_effects=side_effects)
 
 
 def ensure_functions(con: duckdb.DuckDBPyConnection) -> None:

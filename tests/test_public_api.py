@@ -79,9 +79,10 @@ def test_macros_explain_themselves_and_temp_sources():
     con = duckdb.connect()
     rwn_sql.install(con)
     macros = con.execute("SELECT function_name, comment FROM duckdb_functions() "
-                         "WHERE function_type = 'table_macro' AND function_name LIKE 'rwn\\_%' ESCAPE '\\'").fetchall()
+                         "WHERE function_type IN ('table_macro', 'macro') AND function_name LIKE 'rwn\\_%' ESCAPE '\\'"
+                         ).fetchall()
     assert {m for m, _ in macros} == {"rwn_perturb", "rwn_neighborhoods", "rwn_neighbor_pairs", "rwn_randomize",
-                                     "rwn_audit", "rwn_estimates", "rwn_query"}
+                                     "rwn_randomize_into", "rwn_audit", "rwn_estimates", "rwn_query"}
     assert all(comment and len(comment) > 60 for _, comment in macros)
     con.execute("CREATE TEMP TABLE private_temp AS SELECT 'a' AS s FROM range(5)").fetchall()
     with pytest.raises(duckdb.Error, match="the domain of 's' has 1 value"):     # planned unseen, checked there

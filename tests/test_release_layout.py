@@ -145,6 +145,41 @@ def test_estimates_read_the_recorded_design(enforced_table):
     assert macro == bare
 
 
+def test_the_macro_writes_a_table_recording_its_design(enforced_table):
+    """SELECT rwn_randomize_into(...) writes the rows randomize(into=) writes for the same key and
+    parameters, with the same design in the table's COMMENT, so rwn_estimates and estimates need
+    no design arguments (before, the macros could only return rows, which record nothing). EXPLAIN
+    writes nothing; an existing table needs "replace" := true; a TEMP source, which the macro's
+    own connection cannot see, and a TEMP target are refused naming that."""
+    con = enforced_table
+    rwn_sql.install(con)
+    call = ("rwn_randomize_into('by_macro', 'people', 'job', 0.4, public := ['sex', 'town'], seed := 5, "
+            "epsilon := 0.9, delta := 0.3, test := 'chernoff'{})")
+    con.execute("EXPLAIN SELECT " + call.format("")).fetchall()
+    tables = "SELECT table_name, comment FROM duckdb_tables() WHERE table_name IN ('by_macro', 'released') ORDER BY 1"
+    assert [t for t, _ in con.execute(tables).fetchall()] == ["released"]
+    (line,), = con.execute("SELECT " + call.format("")).fetchall()
+    assert line == "by_macro: 240 randomized rows; the design is recorded in its COMMENT"
+    (_, by_macro), (_, by_python) = con.execute(tables).fetchall()
+    assert by_macro == by_python and "rwn_sql design v1:" in by_macro
+    rows = "SELECT * FROM {} ORDER BY ALL"
+    assert con.execute(rows.format("by_macro")).fetchall() == con.execute(rows.format("released")).fetchall()
+    given = rwn_sql.estimates(con, "released", "job", 0.4, JOBS, group_by=["sex"], public=["sex", "town"],
+                              enforce=(0.9, 0.3), test="chernoff").fetchall()
+    assert con.execute("SELECT * FROM rwn_estimates('by_macro', 'job', NULL, NULL, group_by := ['sex'])"
+                       ).fetchall() == given == rwn_sql.estimates(con, "by_macro", "job", group_by=["sex"]).fetchall()
+    with pytest.raises(duckdb.Error, match='already exists \\(pass "replace" := true'):
+        con.execute("SELECT " + call.format("")).fetchall()
+    con.execute("SELECT " + call.format(', "replace" := true')).fetchall()
+    con.execute("CREATE TEMP TABLE people_temp AS FROM people").fetchall()
+    with pytest.raises(duckdb.Error, match="does not see this connection's TEMP tables"):
+        con.execute("SELECT " + call.format("").replace("'people'", "'people_temp'").replace("by_macro", "t2")
+                    ).fetchall()
+    with pytest.raises(duckdb.Error, match="is a TEMP table"):
+        con.execute("SELECT " + call.format("").replace("'by_macro'", "'temp.t2'")).fetchall()
+    con.execute("DROP TABLE by_macro").fetchall()
+
+
 def test_estimates_refuse_without_a_design(enforced_table):
     """A table with no recorded design (a copy of the release) needs the design; leaving it out
     is refused, in Python and in the macro."""
