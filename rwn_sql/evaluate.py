@@ -242,8 +242,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
       (perturb(order='input', into=...), `--keep-order`, to Parquet or a DuckDB table), or with
       order='input' for one that cannot record it (a CSV file, a query, a relation).
     Any other release is refused (RWNError): one in keyed order, or one not known to be in
-    input order. With `id` or `key`, a release with fewer rows (on_missing='drop') leaves the
-    original records without a release out and counts them in `dropped`; by the key, those
+    input order. A release with fewer rows (on_missing='drop') leaves the original records
+    without a release out and counts them in `dropped`; by the key or by position, those
     are the records with a missing value (NULL, NaN or inf; NULL for categorical) in
     `columns`, as perturb drops them when `columns` are its columns.
 
@@ -277,13 +277,15 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
     if n == 0:
         raise RWNError(f"the original data ({src_o.label}) has no rows")
     dropped, paired_by = 0, "position"
-    if id is not None or by_key:
+    if id is not None or by_key or n_r < n:
         if id is not None:
             keep_o, keep_r = _pair_by_id(con, src_o, src_r, id)
             paired_by = id
-        else:
+        elif by_key:
             keep_o, keep_r = _pair_by_key(con, src_o, src_r, columns, categorical, the_key, n, n_r)
             paired_by = KEYED_ORDER
+        else:
+            keep_o, keep_r = _pair_in_input_order(con, src_o, src_r, columns, categorical, n, n_r)
         dropped = n - len(keep_o)
         xo, xr = xo[keep_o], xr[keep_r]
         co = [(index[keep_o], values) for index, values in co]
@@ -322,6 +324,20 @@ def _check_pairing(src_r: Source, recorded: str | None, by_key: bool, order: str
                    f"id column in both (id= / --id), by the release's key (key= or seed= / --key-file or --seed), "
                    f"or write the release in input order (order='input' / --keep-order); a release so written to "
                    f"a CSV file (which records no order) is evaluated with order='input' (--input-order)")
+
+
+def _pair_in_input_order(con, src_o: Source, src_r: Source, columns, categorical, n: int, n_r: int):
+    """Row indices (original, released) of an input-order release with fewer rows than the
+    original (on_missing='drop'): the original's records perturb keeps, in input order, paired
+    by position with the release's rows."""
+    spec = rwn.spec(columns, categorical=categorical, on_missing="drop")
+    rows = engine.DuckDBBackend(con).rows(sqlgen.kept_positions_sql(src_o.sql, spec))
+    if len(rows) != n_r:
+        raise RWNError(f"the released data ({src_r.label}) has {n_r} rows but the original ({src_o.label}) has {n}, "
+                       f"{len(rows)} of them with a value in every one of columns (the records on_missing='drop' "
+                       f"keeps): row i of the release must be the release of the i-th such record, or pass id= to "
+                       f"pair records by an id column")
+    return np.fromiter((r[0] for r in rows), np.int64, len(rows)) - 1, np.arange(n_r)
 
 
 def _pair_by_key(con, src_o: Source, src_r: Source, columns, categorical, the_key: str, n: int, n_r: int):

@@ -741,6 +741,16 @@ def keyed_positions_sql(source: str, spec: RWNSpec, key_sql: str, dialect: Diale
             f"ORDER BY {release_sort_key(key_sql, 's.__rwn_rid', dialect)}s.__rwn_rid")
 
 
+def kept_positions_sql(source: str, spec: RWNSpec, dialect: Dialect = DUCKDB) -> str:
+    """The 1-based input positions of the records of `source` that perturb releases (those
+    missing_filter_sql keeps), in input order: perturb(order='input') writes their releases
+    in this order. One column `position`."""
+    return (f"SELECT __rwn_position AS position\n"
+            f"FROM (SELECT row_number() OVER () AS __rwn_position, * FROM {source}) AS src"
+            f"{missing_filter_sql(spec, dialect)}\n"
+            f"ORDER BY __rwn_position")
+
+
 def donor_value_sql(spec: RWNSpec, i: int, reps: int | None = None) -> str:
     """Step i (1-based) of fetching the drawn donors' values one column at a time, for a
     memory-bound engine: perturb_final's one statement hashes the rows once per column, all at
