@@ -1,0 +1,197 @@
+"""Every SQL text the package sends to an engine, over a grid of calls for every method, is
+byte-identical to the corpus in tests/golden/render/ (regenerated with RWN_UPDATE_GOLDEN=1).
+
+The corpus is what a code move must not change: moving a builder, splitting a function or
+renaming a module leaves these texts as they are, and a change that alters one shows up here
+as a diff of the statement, not as a subtle difference in a release. DuckDB's own query log
+records every statement of the connection (cursors and the macros' UDF included); on Spark,
+every text the backend hands to `SparkSession.sql`. Per-run names (staging tokens, temporary
+paths) are replaced by placeholders before the comparison."""
+import difflib
+import os
+import re
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import rwn_sql
+from conftest import BODYFAT, ROOT
+from rwn_sql import rwn
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "render"
+KEY = "render corpus key, long enough to use"
+ADULT = ROOT / "examples" / "data" / "adult.csv"
+SEPARATOR = "\n-- ----------------------------------------------------------------- statement\n"
+
+
+def normalize(text: str, tmp: Path) -> str:
+    """A statement without what differs from run to run: the test's temporary folder, hex
+    tokens (8 or more hex digits after '_' or '-') of staged names, scratch files and DuckDB's own
+scan names, key scope ids (16 hex digits quoted), process ids in scratch names."""
+    text = text.replace(str(tmp), "<tmp>")
+    text = re.sub(r"(?<=[_-])[0-9a-f]{8,}(?![0-9a-zA-Z])|(?<=')[0-9a-f]{16}(?=')", "<hex>", text)
+    return re.sub(r"\b\d{1,8}-<hex>", "<pid>-<hex>", text)
+
+
+def compare(name: str, statements: list[str], tmp: Path) -> None:
+    text = SEPARATOR.join(normalize(s, tmp) for s in statements) + "\n"
+    path = GOLDEN / f"{name}.sql"
+    if os.environ.get("RWN_UPDATE_GOLDEN") == "1":
+        GOLDEN.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    expected = path.read_text(encoding="utf-8")
+    if text != expected:
+        diff = "".join(list(difflib.unified_diff(expected.splitlines(True), text.splitlines(True),
+                                                 f"golden/{name}.sql", "rendered", n=2))[:80])
+        pytest.fail(f"the SQL of {name!r} differs from tests/golden/render/{name}.sql:\n{diff}")
+
+
+def logged(run, tmp: Path) -> list[str]:
+    """The statements `run(con, tmp)` sends to a fresh DuckDB connection, in order, then those it
+    returns (statements run on connections of their own)."""
+    con = duckdb.connect(config={"threads": 2, "memory_limit": "1GB"})
+    con.execute("CREATE TABLE bodyfat AS SELECT * FROM read_csv(?)", [str(BODYFAT)]).fetchall()
+    con.execute("CREATE TABLE adult AS SELECT * FROM read_csv(?) LIMIT 3000", [str(ADULT)]).fetchall()
+    con.execute("CALL enable_logging('QueryLog')").fetchall()
+    try:
+        elsewhere = run(con, tmp) or []
+        con.execute("CALL disable_logging()").fetchall()
+        rows = con.execute("SELECT message FROM duckdb_logs() WHERE type = 'QueryLog'").fetchall()
+    finally:
+        con.close()
+    return [r[0] for r in rows if r[0] != "CALL disable_logging()"] + list(elsewhere)
+
+
+def with_categories(con) -> str:
+    rng = np.random.default_rng(5)
+    n = 241
+    frame = pa.table({"a": rng.random(n), "b": rng.integers(0, 6, n).astype(float), "c": rng.random(n),
+                      "d": rng.random(n), "e": rng.random(n), "colour": rng.choice(["red", "blue", "green"], n),
+                      "region": rng.choice(["north", "south"], n), "w": rng.random(n) + 0.5,
+                      "rid": np.arange(n, 0, -1)})
+    con.register("__frame", frame)
+    con.execute("CREATE TABLE mixed AS SELECT *, CASE WHEN rid % 17 = 0 THEN NULL ELSE c END AS gappy FROM __frame")
+    con.unregister("__frame")
+    return "mixed"
+
+
+def rwn_calls(con, tmp):
+    cols = ["Age", "Weight", "Height"]
+    rwn_sql.perturb(con, "bodyfat", cols, key=KEY).fetchall()
+    rwn_sql.perturb(con, "bodyfat", cols, k=3, eps=0.3, q=0.8, scale="zscore", key=KEY, order="input").fetchall()
+    rwn_sql.perturb(con, "bodyfat", ["Age", "Weight", "Height", "Chest", "Abdomen"], eps=0.2, key=KEY).fetchall()
+    rwn_sql.neighborhoods(con, "bodyfat", cols, eps=0.25).fetchall()
+    rwn_sql.neighborhoods(con, "bodyfat", cols, k=4, pairs=True).fetchall()
+    rwn_sql.donors(con, "bodyfat", cols, eps=0.1, key=KEY).fetchall()
+    rwn_sql.perturb(con, "bodyfat", cols, eps=0.1, key=KEY, into="bodyfat_release")
+    rwn_sql.row_counts(con, "bodyfat", "bodyfat_release")
+    table = with_categories(con)
+    rwn_sql.perturb(con, table, ["a", "b", "colour"], categorical=["colour"], strata=["region"], eps=0.1,
+                    key=KEY).fetchall()
+    rwn_sql.perturb(con, table, ["a", "b", "colour"], categorical=["colour"], weight=0.5, id="rid", key=KEY).fetchall()
+    rwn_sql.perturb(con, table, ["a", "gappy"], on_missing="drop", key=KEY).fetchall()
+    rwn_sql.perturb(con, table, ["a", "b", "c", "d", "e"], eps=0.15, key=KEY).fetchall()
+
+
+def rwn_paths(con, tmp):
+    """The ball path and the search in steps (level by level, and chunked), forced."""
+    cols = ["Age", "Weight", "Height"]
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.setattr(rwn, "ball_path", lambda be, src, spec: 2 if spec.eps > 0 else None)
+        rwn_sql.perturb(con, "bodyfat", cols, eps=0.3, key=KEY).fetchall()
+        mp.undo()
+        mp.setattr(rwn, "RECURSIVE_BYTES_PER_RECORD", 10 ** 15)
+        mp.setattr(rwn, "LEVEL_SHARE", 1.0)
+        rwn_sql.perturb(con, "bodyfat", cols, key=KEY).fetchall()
+        mp.setattr(rwn, "LEVEL_SHARE", 20_000 / (1 << 30))
+        mp.setattr(rwn, "HASHED_BYTES_PER_POINT", 0)
+        rwn_sql.perturb(con, "bodyfat", cols, eps=0.05, key=KEY).fetchall()
+    finally:
+        mp.undo()
+
+
+def rp_calls(con, tmp):
+    public = ["sex", "race"]
+    rwn_sql.randomize(con, "adult", "occupation", p=0.5, public=public, key=KEY).fetchall()
+    rwn_sql.randomize(con, "adult", "occupation", p=0.45, public=public, enforce=(0.5, 0.1), test="exact",
+                      key=KEY, into="adult_rel")
+    rwn_sql.randomize(con, "adult", "occupation", p=0.6, public=["sex", "relationship"], enforce=(0.5, 0.1),
+                      test="chernoff", l_diversity=1, key=KEY).fetchall()
+    rwn_sql.audit(con, "adult", "occupation", p=0.5, public=public, epsilon=0.5, delta=0.1, test="exact")
+    rwn_sql.audit(con, "adult", "occupation", p=0.5, public=["sex", "education"], epsilon=0.5, delta=0.05,
+                  enforce=True, l_diversity=1)
+    rwn_sql.estimates(con, "adult_rel", "occupation", group_by=["sex"]).fetchall()
+    rwn_sql.estimates(con, "adult_rel", "occupation", values=["Sales", "Tech-support"],
+                      where="race = 'White'").fetchall()
+    release = tmp / "release.duckdb"
+    rwn_sql.release(con, "adult", str(release), "occupation", p=0.45, public=public + ["age"],
+                    enforce=(0.5, 0.1), key=KEY, rwn={"columns": ["age"], "k": 5, "eps": 0.1}, l_diversity=1)
+    rewritten = []        # run on the query's own connection, which the log does not see
+    for text in ("SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' GROUP BY sex",
+                 "SELECT occupation, COUNT(*) FROM adult WHERE race IN ('White', 'Black') GROUP BY occupation",
+                 "SELECT race, SUM(age) FROM adult WHERE occupation IN ('Sales', 'Craft-repair') GROUP BY race",
+                 "SELECT AVG(age) FROM adult WHERE occupation = 'Sales' AND sex = 'Female'"):
+        relation, plan = rwn_sql.query(con, text, release=str(release))
+        relation.fetchall()
+        rewritten.append(plan.sql)
+    return rewritten
+
+
+def macro_calls(con, tmp):
+    rwn_sql.install(con)
+    con.sql(f"SELECT * FROM rwn_perturb('bodyfat', ['Age', 'Weight'], key := '{KEY}')").fetchall()
+    con.sql(f"SELECT * FROM rwn_randomize('adult', 'occupation', 0.5, public := ['sex', 'race'], "
+            f"key := '{KEY}')").fetchall()
+    con.sql(f"SELECT rwn_randomize_into('adult_macro', 'adult', 'occupation', 0.5, public := ['sex', 'race'], "
+            f"key := '{KEY}')").fetchall()
+    con.sql("SELECT * FROM rwn_estimates('adult_macro', 'occupation', NULL, NULL)").fetchall()
+
+
+def baseline_calls(con, tmp):
+    cols = ["Age", "Weight", "Height"]
+    rwn_sql.rank_swap(con, "bodyfat", cols, 10, key=KEY).fetchall()
+    rwn_sql.mdav(con, "bodyfat", cols, k=3).fetchall()
+    rwn_sql.perturb(con, "bodyfat", cols, eps=0.2, key=KEY, order="input", into="bf_in_order")
+    rwn_sql.evaluate(con, "bodyfat", "bf_in_order", cols)
+
+
+DUCKDB_CASES = {"rwn": rwn_calls, "rwn_paths": rwn_paths, "rp": rp_calls, "macros": macro_calls,
+                "baselines": baseline_calls}
+
+
+@pytest.mark.parametrize("name", sorted(DUCKDB_CASES))
+def test_duckdb_statements_equal_the_corpus(name, tmp_path):
+    compare(f"duckdb_{name}", logged(DUCKDB_CASES[name], tmp_path), tmp_path)
+
+
+def spark_calls(spark, tmp):
+    """RWN and reconstruction privacy on Spark, from Parquet with an id (Spark has no input order)."""
+    con = duckdb.connect()
+    bodyfat, adult = tmp / "bodyfat.parquet", tmp / "adult.parquet"
+    con.execute(f"COPY (SELECT row_number() OVER () AS rid, * FROM read_csv('{BODYFAT}')) TO '{bodyfat}'").fetchall()
+    con.execute(f"COPY (SELECT row_number() OVER () AS rid, sex, race, occupation FROM read_csv('{ADULT}') "
+                f"LIMIT 3000) TO '{adult}'").fetchall()
+    con.close()
+    cols = ["Age", "Weight", "Height", "Neck"]
+    rwn_sql.perturb(spark, str(bodyfat), cols, k=5, eps=0.05, q=0.7, key=KEY, id="rid").collect()
+    rwn_sql.neighborhoods(spark, str(bodyfat), cols[:3], id="rid").collect()
+    rwn_sql.donors(spark, str(bodyfat), cols[:3], eps=0.1, key=KEY, id="rid").collect()
+    kw = {"public": ["sex", "race"], "key": KEY, "id": "rid"}
+    rwn_sql.randomize(spark, str(adult), "occupation", 0.6, **kw).collect()
+    rwn_sql.randomize(spark, str(adult), "occupation", 0.45, enforce=(0.5, 0.1), **kw).collect()
+    rwn_sql.audit(spark, str(adult), "occupation", p=0.45, public=["sex", "race"], epsilon=0.5, delta=0.1)
+
+
+def test_spark_statements_equal_the_corpus(request, tmp_path, monkeypatch):
+    from conftest import skip_without_spark
+    skip_without_spark()
+    spark = request.getfixturevalue("spark")
+    texts = []
+    real = spark.sql
+    monkeypatch.setattr(spark, "sql", lambda text, *a, **kw: texts.append(text) or real(text, *a, **kw))
+    spark_calls(spark, tmp_path)
+    compare("spark", texts, tmp_path)
