@@ -1668,19 +1668,19 @@ DELETE FROM temp.main.__rwn_keys WHERE id IN ('<hex>', '<hex>')
 -- ----------------------------------------------------------------- statement
 SELECT name, value FROM duckdb_settings() WHERE name IN ('memory_limit', 'threads')
 -- ----------------------------------------------------------------- statement
-SELECT * FROM "__duckdb_source_<hex>_1" AS "arrow_object_<hex>"
+SELECT * FROM "__duckdb_source_<hex>_<n>" AS "arrow_object_<hex>"
 -- ----------------------------------------------------------------- statement
 SELECT name, value FROM duckdb_settings() WHERE name IN ('memory_limit', 'threads')
 -- ----------------------------------------------------------------- statement
-SELECT * FROM "__duckdb_source_<hex>_2" AS "arrow_object_<hex>"
+SELECT * FROM "__duckdb_source_<hex>_<n>" AS "arrow_object_<hex>"
 -- ----------------------------------------------------------------- statement
 SELECT name, value FROM duckdb_settings() WHERE name IN ('memory_limit', 'threads')
 -- ----------------------------------------------------------------- statement
-SELECT * FROM "__duckdb_source_<hex>_3" AS "arrow_object_<hex>"
+SELECT * FROM "__duckdb_source_<hex>_<n>" AS "arrow_object_<hex>"
 -- ----------------------------------------------------------------- statement
 SELECT name, value FROM duckdb_settings() WHERE name IN ('memory_limit', 'threads')
 -- ----------------------------------------------------------------- statement
-SELECT * FROM "__duckdb_source_<hex>_4" AS "arrow_object_<hex>"
+SELECT * FROM "__duckdb_source_<hex>_<n>" AS "arrow_object_<hex>"
 -- ----------------------------------------------------------------- statement
 SELECT estimates.*, coalesce(personal.personal_groups = 1, false) AS micro_reconstruction
 FROM (
