@@ -1,4 +1,4 @@
-"""Benchmark: uniform perturbation and the reconstruction-privacy audit (rwn_sql.rp) in DuckDB
+"""Benchmark: uniform perturbation and the reconstruction-privacy audit (rwn_sql.rp.api) in DuckDB
 against a plain GROUP BY count over the same columns.
 
 One process, one in-memory DuckDB connection. The data are census-like records generated
@@ -41,7 +41,7 @@ import numpy as np
 
 import rwn_sql
 from machine import cpu_seconds, peak_rss_mb, cpu_name
-from rwn_sql import privacy, rp
+from rwn_sql.rp import privacy, api as rp
 
 PUBLIC = ["sex", "race", "age_band", "education", "region"]
 SENSITIVE = "occupation"

@@ -34,7 +34,7 @@ reference's (equal sizes and radii mean equal sets: S_i is everything within the
 check that every released cell of the package comes from a member of the reference's S_i.
 With --compare-listed, the release is timed again with every neighbourhood listed as pairs (the
 path before the ball path: large eps-balls are otherwise counted per grid cell and their donors
-fetched by rank, rwn_sql.sqlgen.BallPieces). With --candidates, per record: the probe rows of the grid's cell join (records times neighbour
+fetched by rank, rwn_sql.rwn.sqlgen.BallPieces). With --candidates, per record: the probe rows of the grid's cell join (records times neighbour
 cells, over all levels) and the candidate pairs it emits (distances computed). With
 --compare-grid, the release is timed again with the grid on the columns instead of principal axes
 (rwn.grid_axes), and the two releases are checked identical. --search one|steps forces the
@@ -276,8 +276,8 @@ def choose_eps(wl: Workload, weight: float, k: int) -> float:
 def run(wl: Workload, eps: float, args) -> dict:
     import duckdb
     import rwn_sql
-    from rwn_sql import rwn, sqlgen
-    from rwn_sql.backends import backend_for
+    from rwn_sql.rwn import run as rwn, sqlgen
+    from rwn_sql.engines.backend import backend_for
     con = duckdb.connect()
     con.execute(f"SET threads = {args.threads}")
     if wl.memory_limit:

@@ -85,8 +85,8 @@ def child_duckdb(data: str, out: str, threads: int) -> dict:
 def child_spark(data: str, out: str, master: str, driver_memory: str, partitions: int, trace: bool) -> dict:
     from pyspark.sql import SparkSession
 
-    from rwn_sql import rwn
-    from rwn_sql.backends import backend_for
+    from rwn_sql.rwn import run as rwn
+    from rwn_sql.engines.backend import backend_for
     spark = (SparkSession.builder.master(master).config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", driver_memory)
              .config("spark.sql.shuffle.partitions", str(partitions)).getOrCreate())

@@ -40,7 +40,7 @@ import pyarrow as pa
 import rwn_sql
 import rwn_sql.randomness
 from machine import cpu_name, peak_rss_mb
-from rwn_sql import tune
+from rwn_sql.evaluation import tune
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "examples" / "data"
@@ -52,6 +52,9 @@ def old_evaluate_module():
     """rwn_sql/evaluate.py as of OLD_COMMIT, imported as a module of the rwn_sql package."""
     text = subprocess.run(["git", "-C", str(ROOT), "show", f"{OLD_COMMIT}:rwn_sql/evaluate.py"],
                           capture_output=True, text=True, check=True).stdout
+    # Its imports named the flat layout of that time; engine.py is now rwn_sql/engines/duckdb.py.
+    text = text.replace("from . import engine\n", "from .engines import duckdb as engine\n").replace(
+        "from .engine import", "from .engines.duckdb import")
     spec = importlib.util.spec_from_loader("rwn_sql._evaluate_before", loader=None)
     module = importlib.util.module_from_spec(spec)
     module.__package__ = "rwn_sql"

@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from rwn_sql import tune
+from rwn_sql.evaluation import tune
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "bodyfat_clean.csv"

@@ -10,22 +10,22 @@
                               release="release.duckdb")
     rwn_sql.report("release.duckdb", "report.html")   # HTML: parameters, audit summary, estimates, plots
 """
-import sys
-import types
 from importlib import import_module
 
 # The public names load on first use (PEP 562), so that importing the package stays cheap: the
 # command line installs its signal handlers before DuckDB, numpy and sqlglot are imported.
-_HOMES = {"neighborhoods": "api", "perturb": "api", "donors": "api", "row_counts": "api",
-          "RowCounts": "api", "audit": "rp", "estimates": "rp", "query": "rp", "randomize": "rp",
-          "release": "rp", "mdav": "baselines", "rank_swap": "baselines", "RWNError": "errors",
-          "Evaluation": "evaluate", "evaluate": "evaluate", "new_key": "randomness", "RWNSpec": "spec",
-          "install": "surface", "report": "report", "forget_keys": "api"}
+_HOMES = {"neighborhoods": "rwn.api", "perturb": "rwn.api", "donors": "rwn.api", "row_counts": "rwn.api",
+          "RowCounts": "rwn.api", "forget_keys": "rwn.api", "RWNSpec": "rwn.spec",
+          "audit": "rp.api", "estimates": "rp.api", "query": "rp.api", "randomize": "rp.api",
+          "release": "rp.api", "report": "rp.report",
+          "mdav": "evaluation.baselines", "rank_swap": "evaluation.baselines",
+          "Evaluation": "evaluation.evaluate", "evaluate": "evaluation.evaluate",
+          "RWNError": "errors", "new_key": "randomness", "install": "macros"}
 
 __all__ = ["install", "neighborhoods", "perturb", "donors", "row_counts", "RowCounts", "randomize",
            "audit", "estimates", "release", "query", "evaluate", "Evaluation", "rank_swap", "mdav", "RWNSpec",
            "RWNError", "new_key", "report", "forget_keys"]
-__version__ = "0.1.0"
+from .version import __version__
 
 
 def __getattr__(name: str):
@@ -39,15 +39,3 @@ def __getattr__(name: str):
 
 def __dir__():
     return sorted(set(globals()) | set(__all__))
-
-
-class _Package(types.ModuleType):
-    def __setattr__(self, name, value):
-        # Importing the submodule rwn_sql.evaluate binds it on the package; the public name
-        # rwn_sql.evaluate stays the function, as it was before the names loaded lazily.
-        if name in _HOMES and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -20,12 +20,12 @@ SIGNAL_MESSAGES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 def exit_on_signal(signum, frame) -> None:
     """Outside the work itself: stop publishing, remove this run's temporary files (if any were
     made), say what was written and leave with 128 + signum; or, once the work has ended on its
-    own (rwn_sql.cli.work_ended), nothing: its outputs are whole and its exit code stands."""
+    own (rwn_sql.cli.main.work_ended), nothing: its outputs are whole and its exit code stands."""
     for s in SIGNAL_MESSAGES:
         signal.signal(s, signal.SIG_IGN)
-    if getattr(sys.modules.get("rwn_sql.cli"), "work_ended", False):
+    if getattr(sys.modules.get("rwn_sql.cli.main"), "work_ended", False):
         return
-    engine = sys.modules.get("rwn_sql.engine")     # possibly still being imported
+    engine = sys.modules.get("rwn_sql.engines.duckdb")     # possibly still being imported
     if hasattr(engine, "cancel"):
         engine.cancel()
     if hasattr(engine, "remove_private_dirs"):
@@ -41,7 +41,7 @@ def exit_on_signal(signum, frame) -> None:
 def main() -> int:
     for s in SIGNAL_MESSAGES:
         signal.signal(s, exit_on_signal)
-    from .cli import main as run
+    from .cli.main import main as run
     code = run()
     # The run is over and has said how it ended; a signal while the interpreter shuts down
     # (its modules half torn down) would misreport it, so its exit code stands.

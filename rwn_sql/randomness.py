@@ -30,7 +30,7 @@ import stat
 import unicodedata
 import weakref
 
-from .dialect import DUCKDB, DuckDBDialect
+from .engines.dialects import DUCKDB, DuckDBDialect
 from .errors import RWNError
 from .identifiers import quote_literal
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import rwn_sql
-from rwn_sql import rp
+from rwn_sql.rp import api as rp
 from rwn_sql.errors import RWNError
 
 ROOT = Path(__file__).resolve().parents[1]

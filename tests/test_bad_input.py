@@ -151,12 +151,13 @@ def test_interrupted_run_leaves_no_table(con):
 
 
 def test_interrupted_file_write_leaves_no_file(con, tmp_path):
-    from rwn_sql import engine
+    from rwn_sql.engines import duckdb as engine
+    from rwn_sql.rwn import sqlgen
     rng = np.random.default_rng(1)
     n = 400_000
     load_numpy(con, "big", {"x": rng.uniform(size=n), "y": rng.uniform(size=n)})
     # built without the pair guard, which would refuse this deliberately huge run at once
-    sql = rwn_sql.sqlgen.perturb_sql('"big"', rwn_sql.RWNSpec(columns=("x", "y"), eps=0.05), "'key'")
+    sql = sqlgen.perturb_sql('"big"', rwn_sql.RWNSpec(columns=("x", "y"), eps=0.05), "'key'")
     timer = threading.Timer(0.5, con.interrupt)
     timer.start()
     with pytest.raises((duckdb.InterruptException, duckdb.Error, KeyboardInterrupt)):
@@ -180,3 +181,19 @@ def test_source_query_with_stacked_statements_is_refused():
     with pytest.raises(rwn_sql.RWNError, match="several statements in the source query"):
         rwn_sql.randomize(con, hostile, "s", 0.5, public=[], seed=1)
     assert con.execute("SELECT count(*) FROM victim").fetchall() == [(1,)]
+
+
+def test_a_relation_or_an_object_as_source_is_named_not_printed():
+    """A DuckDB relation (perturb's result) passed where a source is expected is named with what
+    to do instead; no source's repr, which for a relation is a dump of its rows, ends up in the message."""
+    import duckdb
+    import pytest
+    import rwn_sql
+    con = duckdb.connect()
+    con.execute("CREATE TABLE people AS SELECT range::DOUBLE AS x, (range * 7 % 11)::DOUBLE AS y FROM range(40)").fetchall()
+    rel = rwn_sql.perturb(con, "people", ["x", "y"], k=3, seed=1)
+    with pytest.raises(rwn_sql.RWNError, match=r"got a DuckDB relation: write it first \(into=") as caught:
+        rwn_sql.evaluate(con, "people", rel, ["x", "y"], seed=1)
+    assert len(str(caught.value)) < 200
+    with pytest.raises(rwn_sql.RWNError, match="got an object of type int$"):
+        rwn_sql.perturb(con, 42, ["x"], seed=1)

@@ -13,8 +13,9 @@ from scipy import stats
 import rwn_sql
 from bruteforce import neighborhoods_of, scaled, squared_distances, tie_tolerance
 from conftest import skip_without_spark, tied_data
-from rwn_sql import randomness, rwn, sqlgen
-from rwn_sql.backends import backend_for
+from rwn_sql import randomness
+from rwn_sql.rwn import run as rwn, sqlgen
+from rwn_sql.engines.backend import backend_for
 
 KEY = "ball path key, long enough"
 

@@ -9,17 +9,9 @@ import pytest
 from conftest import BODYFAT, BODYFAT_COLUMNS, load_numpy, tied_data
 from scipy import stats
 
-from rwn_sql import RWNError, engine
-from rwn_sql.baselines import (
-    mdav,
-    mdav_groups,
-    mdav_labels,
-    mdav_statement,
-    rank_swap,
-    rank_swap_donors,
-    rank_swap_pairs,
-    rank_swap_statement,
-)
+from rwn_sql import RWNError
+from rwn_sql.engines import duckdb as engine
+from rwn_sql.evaluation.baselines import mdav, mdav_groups, mdav_labels, mdav_statement, rank_swap, rank_swap_donors, rank_swap_pairs, rank_swap_statement
 from rwn_sql.randomness import keyed_bits
 
 TWO_52 = 2 ** 52
@@ -59,7 +51,7 @@ def naive_rank_swap_donors(values, column, key, window):
 
 
 def naive_mdav(X, k):
-    """MDAV as stated in rwn_sql.baselines.mdav, with Python lists and sorted()."""
+    """MDAV as stated in rwn_sql.evaluation.baselines.mdav, with Python lists and sorted()."""
     X = [list(map(float, row)) for row in X]
     n, p = len(X), len(X[0])
 
@@ -189,7 +181,7 @@ def test_pairing_of_many_rows_equals_one_row_at_a_time(rows, n, window):
 def test_both_numpy_walks_give_the_literal_pairing(n, window):
     """The Fenwick walk and the window walk (rank_swap_pairs picks one by the window's width)
     each give the literal algorithm's pairing, whatever the window."""
-    from rwn_sql.baselines import _pairs_batched, _pairs_batched_window
+    from rwn_sql.evaluation.baselines import _pairs_batched, _pairs_batched_window
     rng = np.random.default_rng(n * 31 + window)
     draws = rng.integers(0, TWO_52, (12, n), dtype=np.int64)
     draws[0], draws[-1] = 0, TWO_52 - 1
@@ -220,7 +212,7 @@ def test_replicates_equal_the_releases_of_their_keys(con, bodyfat):
 
 def test_statements_for_several_p_equal_one_p_at_a_time(con, bodyfat):
     """rank_swap_statements: one query of the draws for every P, the same releases as one call per P."""
-    from rwn_sql.baselines import rank_swap_statements
+    from rwn_sql.evaluation.baselines import rank_swap_statements
     cols, key = ["Age", "Weight", "Knee"], "several-p-key-0123456789"
     for reps in (None, 3):
         statements = rank_swap_statements(con, bodyfat, cols, [0.4, 12, 54], key=key, reps=reps)

@@ -126,7 +126,7 @@ def test_byte_order_mark_is_not_part_of_a_key_or_a_value(tmp_path):
     """A key or domain file saved by an editor that writes a UTF-8 byte-order mark reads as the
     same key and the same first value as without it (before, the mark became part of the key,
     so the same key gave another release, and of the first domain value)."""
-    from rwn_sql import rp_sql
+    from rwn_sql.rp import sqlgen as rp_sql
     key = "0123456789abcdef" * 4
     plain, marked = tmp_path / "plain.key", tmp_path / "marked.key"
     plain.write_text(key + "\n", encoding="utf-8")
@@ -218,7 +218,7 @@ def test_memory_limit_parsed_and_bounded(tmp_path, limit, words):
 
 
 def test_memory_limit_accepts_sizes_and_shares():
-    from rwn_sql.cli import check_memory_limit, physical_memory
+    from rwn_sql.cli.main import check_memory_limit, physical_memory
     assert check_memory_limit("2MB") == 2_000_000
     assert check_memory_limit("1.5 GiB") == 3 << 29
     assert check_memory_limit("50%") == physical_memory() // 2
@@ -304,7 +304,8 @@ def test_integers_beyond_a_float_named(people, call, name):
 def test_parameter_errors_are_rwn_errors(people):
     """Parameter checks in spec, privacy and the SQL builders raised bare ValueError; every one
     reaching the public API is an RWNError."""
-    from rwn_sql import privacy, spec
+    from rwn_sql.rp import privacy
+    from rwn_sql.rwn import spec
     with pytest.raises(RWNError):
         spec.RWNSpec(columns=["a"], q=2)
     with pytest.raises(RWNError):

@@ -10,7 +10,9 @@ import sqlglot
 from sqlglot.tokens import TokenType
 
 import rwn_sql
-from rwn_sql import RWNError, baselines, rp
+from rwn_sql import RWNError
+from rwn_sql.evaluation import baselines
+from rwn_sql.rp import api as rp
 
 KEY = "collision-key-0123456789abcdef"
 BASE = ("SELECT i AS id, ['F', 'M'][1 + i % 2] AS sex, ['a', 'b', 'c'][1 + i % 3] AS race, "

@@ -12,7 +12,8 @@ import pytest
 
 import rwn_sql
 from independent_tails import block_dp_tails, configuration_tails, thresholds, walk_tails
-from rwn_sql import RWNError, privacy, rp
+from rwn_sql import RWNError
+from rwn_sql.rp import privacy, api as rp
 
 SETTINGS = [(0.5, 14, 0.5, 0.05), (0.5, 15, 0.5, 0.1), (0.3, 3, 0.5, 0.1), (0.7, 5, 0.3, 0.1)]
 

@@ -13,8 +13,8 @@ from scipy import spatial, stats
 import rwn_sql
 from conftest import BODYFAT, BODYFAT_COLUMNS, load_numpy
 from rwn_sql import RWNError
-evaluate_module = importlib.import_module("rwn_sql.evaluate")   # rwn_sql.evaluate is also the function
-from rwn_sql.evaluate import Evaluation, ci_overlap, evaluate, nearest_sqdist, t_quantile
+evaluate_module = importlib.import_module("rwn_sql.evaluation.evaluate")   # rwn_sql.evaluate is also the function
+from rwn_sql.evaluation.evaluate import Evaluation, ci_overlap, evaluate, nearest_sqdist, t_quantile
 
 REGRESSORS = [c for c in BODYFAT_COLUMNS if c != "BodyFat"]
 

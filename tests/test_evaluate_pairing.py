@@ -130,7 +130,7 @@ def test_release_with_dropped_records_evaluates_by_key_by_id_and_by_position(con
 
 def run_cli(capsys, *args):
     """rwn-sql in this process (as tests/test_untrusted_inputs.py runs it): exit code, stdout, stderr."""
-    from rwn_sql.cli import main
+    from rwn_sql.cli.main import main
     code = main([str(a) for a in args])
     captured = capsys.readouterr()
     return code, captured.out, captured.err

@@ -348,7 +348,8 @@ def test_a_signal_between_statements_stops_the_publish(tmp_path, target):
     if target.startswith("have"):
         duckdb.connect(str(tmp_path / "have.duckdb")).execute("CREATE TABLE other AS SELECT 1 AS x").fetchall()
     code = ("import sys, time\n"
-            "from rwn_sql import cli, engine\n"
+            "from rwn_sql.cli import main as cli\n"
+            "from rwn_sql.engines import duckdb as engine\n"
             "def pause():\n"
             "    print('paused', file=sys.stderr, flush=True)\n"
             "    time.sleep(0.3)\n"
@@ -393,7 +394,8 @@ def test_a_signal_after_the_publish_lets_the_run_close_up(tmp_path, target):
     if target.startswith("have"):
         duckdb.connect(str(tmp_path / "have.duckdb")).execute("CREATE TABLE other AS SELECT 1 AS x").fetchall()
     code = ("import sys\n"
-            "from rwn_sql import cli, engine\n"
+            "from rwn_sql.cli import main as cli\n"
+            "from rwn_sql.engines import duckdb as engine\n"
             "real_write = engine.write_output\n"
             "def write_output(con, *args, **kwargs):\n"
             "    rows = real_write(con, *args, **kwargs)\n"
@@ -710,7 +712,8 @@ def test_exit_within_2s_even_if_duckdb_never_returns(tmp_path):
     """DuckDB can hang on a cancel (a recursive CTE waiting for its tasks). Simulated by a
     write that never returns and ignores the cancel: the run must still leave in time."""
     code = ("import sys, time\n"
-            "from rwn_sql import cli, engine\n"
+            "from rwn_sql.cli import main as cli\n"
+            "from rwn_sql.engines import duckdb as engine\n"
             "def stuck(*args, **kwargs):\n"
             "    print('stuck', file=sys.stderr, flush=True)\n"
             "    while True:\n"
@@ -761,7 +764,7 @@ def test_signal_at_every_step_of_making_the_private_dir(tmp_path, monkeypatch):
     the run's private directories and exits). Whatever line it interrupts, nothing is left
     behind: directories are registered before they exist. (CI once found a directory left by
     a SIGTERM that came between its rename and its registration.)"""
-    from rwn_sql import engine
+    from rwn_sql.engines import duckdb as engine
 
     import threading
     step = 0
@@ -802,7 +805,7 @@ def test_nothing_is_made_or_published_once_a_signal_ends_the_run(tmp_path, monke
     """The CLI works in a thread; once the main thread has taken a signal and removed the run's
     directories, that thread can neither make a new one nor publish an output (CI once found
     a directory made in that window)."""
-    from rwn_sql import engine
+    from rwn_sql.engines import duckdb as engine
     from rwn_sql.errors import RWNError
 
     tmp = os.path.join(engine.private_dir(str(tmp_path)), "out.csv")

@@ -6,8 +6,8 @@ import pytest
 import bruteforce as bf
 import rwn_sql
 from conftest import load_numpy
-from rwn_sql import rwn, sqlgen
-from rwn_sql.backends import backend_for
+from rwn_sql.rwn import run as rwn, sqlgen
+from rwn_sql.engines.backend import backend_for
 from test_neighborhoods import nonempty, sql_sets
 
 

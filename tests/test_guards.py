@@ -10,9 +10,10 @@ import pytest
 
 import rwn_sql
 from conftest import load_numpy
-from rwn_sql import sqlgen, tune
-from rwn_sql.engine import resolve_source
-from rwn_sql.spec import RWNSpec
+from rwn_sql.rwn import sqlgen
+from rwn_sql.evaluation import tune
+from rwn_sql.engines.duckdb import resolve_source
+from rwn_sql.rwn.spec import RWNSpec
 
 
 def tied_table(con, rows, name="tied"):
@@ -135,7 +136,7 @@ def test_tune_refuses_listed_pairs_beyond_the_limit_before_the_sweep(con):
 def test_cli_tune_refuses_listed_pairs_with_exit_2(con, tmp_path, capsys):
     """rwn-sql tune under a --memory-limit its listed pairs exceed: exit 2 with one line naming
     the estimate and a limit that would do, and nothing written."""
-    from rwn_sql.cli import main
+    from rwn_sql.cli.main import main
     uniform_table(con, 2500)
     data = tmp_path / "u.parquet"
     con.execute(f"COPY uniform TO '{data}'").fetchall()
@@ -198,7 +199,7 @@ def test_sweep_values_are_validated(con):
 
 
 def test_cli_tune_grid_error_exits_2(tmp_path, capsys):
-    from rwn_sql.cli import main
+    from rwn_sql.cli.main import main
     csv = tmp_path / "d.csv"
     csv.write_text("x,y\n1,2\n3,4\n")
     assert main(["tune", str(csv), "--columns", "x,y", "--eps", "0:inf:1", "--output-dir", str(tmp_path)]) == 2

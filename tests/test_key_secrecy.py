@@ -6,10 +6,11 @@ import duckdb
 import pytest
 
 import rwn_sql
-from rwn_sql import RWNError, rp
-from rwn_sql.rp_sql import BLOCK_PURPOSE, ORDER_PURPOSE, RANDOMIZE_PURPOSE
-from rwn_sql.baselines import RANK_SWAP_PURPOSE
-from rwn_sql.sqlgen import ORDER_PURPOSE as RWN_ORDER, PERTURB_PURPOSE
+from rwn_sql import RWNError
+from rwn_sql.rp import api as rp
+from rwn_sql.rp.sqlgen import BLOCK_PURPOSE, ORDER_PURPOSE, RANDOMIZE_PURPOSE
+from rwn_sql.evaluation.baselines import RANK_SWAP_PURPOSE
+from rwn_sql.rwn.sqlgen import ORDER_PURPOSE as RWN_ORDER, PERTURB_PURPOSE
 
 KEY = "Key-Secret-8f3a9c1d2e4b"
 DATA = ("SELECT i AS id, ['F', 'M'][1 + i % 2] AS sex, ['a', 'b'][1 + i % 2] AS race, "
@@ -209,7 +210,7 @@ def test_no_plan_of_a_release_shows_the_key_or_a_subkey(con, tmp_path):
 def test_no_profile_of_an_eager_call_shows_the_key_or_a_subkey(con, tmp_path):
     """Catches subkeys folded into the plans of the calls that run at once (into=, release,
     rank swapping, tune's sweep): their profiling output is the plan form a user sees."""
-    from rwn_sql import baselines, tune
+    from rwn_sql.evaluation import baselines, tune
     calls = {"perturb into=": lambda: rwn_sql.perturb(con, "t", ["u", "v"], k=3, key=KEY, into="p_into", replace=True),
              "randomize into=": lambda: rp.randomize(con, "t", "occ", 0.5, public=["sex"], key=KEY, into="r_into", replace=True),
              "enforced into=": lambda: rp.randomize(con, "t", "occ", 0.5, public=["sex", "race"], key=KEY,
@@ -254,7 +255,7 @@ def test_no_plan_of_a_macro_shows_the_key_or_a_subkey(con, tmp_path):
 def test_keys_are_gone_after_eager_calls(con, tmp_path):
     """Catches keys left in the session (a __rwn_key_* variable per call before) once a call
     that writes at once returns: into=, release, rank swapping, tune's sweep."""
-    from rwn_sql import baselines, tune
+    from rwn_sql.evaluation import baselines, tune
     rwn_sql.perturb(con, "t", ["u", "v"], k=3, key=KEY, into="p_into")
     rp.randomize(con, "t", "occ", 0.5, public=["sex"], key=KEY, into="r_into")
     rp.randomize(con, "t", "occ", 0.5, public=["sex", "race"], key=KEY, enforce=(0.5, 0.05), into="e_into")
@@ -269,7 +270,7 @@ def test_keys_are_gone_after_an_interrupt(con, monkeypatch):
     """Catches a key left behind when a call is interrupted: by conn.interrupt() while the
     statement runs, and by a KeyboardInterrupt (Ctrl-C) while it writes, a lazy call's too."""
     import threading
-    from rwn_sql import engine
+    from rwn_sql.engines import duckdb as engine
     con.execute("CREATE TABLE big AS SELECT i AS id, CAST(hash(i) % 100003 AS DOUBLE) AS u, "
                 "CAST(hash(i + 7) % 100019 AS DOUBLE) AS v FROM range(300000) r(i)").fetchall()
     timer = threading.Timer(0.5, con.interrupt)

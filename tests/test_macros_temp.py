@@ -69,8 +69,8 @@ def test_rwn_macros_same_rows_over_temp_table_and_view(mcon, call):
 def test_rwn_macro_over_temp_skips_principal_axes_with_the_same_release(mcon):
     """6 correlated columns: the persistent table's plan grids on principal axes, the TEMP one's
     (no pre-pass) on the columns; the release is the same."""
-    from rwn_sql import rwn
-    from rwn_sql.backends import backend_for
+    from rwn_sql.rwn import run as rwn
+    from rwn_sql.engines.backend import backend_for
     data = correlated(400, 5)
     mcon.execute("CREATE TABLE corr AS SELECT " + ", ".join(f"unnest(?) AS {c}" for c in data),
                  [v.tolist() for v in data.values()]).fetchall()

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from rwn_sql import rp
+from rwn_sql.rp import api as rp
 from rwn_sql.randomness import keyed_order
 
 ADULT = ROOT / "examples" / "data" / "adult.csv"

@@ -9,10 +9,10 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from rwn_sql import analyst, privacy, rp, rp_sql
-from rwn_sql.dialect import SPARK
-from rwn_sql.release_db import ReleaseMeta
-from rwn_sql.spark_engine import _spark_sql
+from rwn_sql.rp import analyst, privacy, api as rp, sqlgen as rp_sql
+from rwn_sql.engines.dialects import SPARK
+from rwn_sql.rp.release_db import ReleaseMeta
+from rwn_sql.engines.spark import _spark_sql
 
 # Spark SQL built-ins that sqlglot parses as anonymous functions
 SPARK_BUILTINS_SQLGLOT_LACKS = {"conv", "pmod", "raise_error"}
@@ -93,8 +93,8 @@ def test_rwn_plan_is_spark_sql(options):
     level figures, the neighbourhoods, the release and the donors), rendered with the Spark
     dialect, parses as Spark SQL and calls only functions sqlglot knows for Spark or the
     Spark built-ins listed (checked to exist in tests/test_spark.py)."""
-    from rwn_sql.spark_rwn import RWNPlan
-    from rwn_sql.spec import RWNSpec
+    from rwn_sql.rwn.steps import RWNPlan
+    from rwn_sql.rwn.spec import RWNSpec
     spec = RWNSpec(id="rid", **options)
     plan = RWNPlan("src_view", spec)
     key = "(SELECT k FROM key_view)"

@@ -9,8 +9,8 @@ import pytest
 
 import rwn_sql
 from rwn_sql import RWNError
-from rwn_sql.analyst import ESTIMATE_COLUMNS
-from rwn_sql.cli import main
+from rwn_sql.rp.analyst import ESTIMATE_COLUMNS
+from rwn_sql.cli.main import main
 
 SECRET = "TOP-SECRET-7c1e9b3a5d"
 MARKER = "CANARY-RAW-4f2d8e"              # in a raw column the release leaves out

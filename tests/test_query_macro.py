@@ -116,7 +116,7 @@ def test_estimates_macro_reads_the_published_design(release):
     delta / test, gives the block-aware errors of rwn_sql.estimates with enforce= (the published
     rwn_release_trials equal the design recomputed from the group sizes); a p other than the
     published one is refused."""
-    from rwn_sql import rp
+    from rwn_sql.rp import api as rp
     domain = [r[0] for r in duckdb.connect(release, read_only=True).execute(
         "SELECT unnest(domain) FROM rwn_release_metadata").fetchall()]
     con = duckdb.connect()
@@ -141,7 +141,7 @@ def test_macro_sources_view_and_temp(tmp_path):
     """A (persistent) view is a source like a table: rwn_estimates over a view of the released
     rows equals rwn_sql.estimates over it, and so does the macro over a TEMP table or TEMP view
     (which the macros' planner, on a second connection, does not see)."""
-    from rwn_sql import rp
+    from rwn_sql.rp import api as rp
     con = duckdb.connect(str(tmp_path / "work.duckdb"))
     rwn_sql.install(con)
     con.execute(f"CREATE TABLE adult AS SELECT * FROM read_csv('{ADULT}') LIMIT 2000").fetchall()

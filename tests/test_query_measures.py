@@ -11,8 +11,8 @@ import pytest
 from scipy import stats
 
 import rwn_sql
-from rwn_sql.analyst import rewrite
-from rwn_sql.release_db import read_metadata
+from rwn_sql.rp.analyst import rewrite
+from rwn_sql.rp.release_db import read_metadata
 
 P, DOMAIN = 0.5, ("u", "v", "w", "z")
 ENFORCE = (0.5, 0.1)            # with p = 0.5, m = 4: 4 blocks in every personal group of this data
@@ -244,7 +244,7 @@ def monte_carlo(con, enforce, queries, keys):
 
 
 def read_metadata_like(enforce):
-    from rwn_sql.release_db import ReleaseMeta
+    from rwn_sql.rp.release_db import ReleaseMeta
     return ReleaseMeta(table_name="shop_randomized", release_name="shop", sensitive="s", sensitive_type="VARCHAR",
                        public=tuple(PUBLIC), p=P, domain=DOMAIN, enforced=enforce is not None,
                        trials_sql="mc_trials AS __rwn_tr" if enforce else None)

@@ -234,7 +234,8 @@ def test_a_release_s_rows_are_an_input_by_schema_and_name(made, tmp_path):
     is still refused, and a table of main whose name holds a dot is still found by its name.
     Before: "database file ... has no table 'randomized_rows_not_counts.people_randomized'"."""
     con, path = made
-    from rwn_sql import engine, release_db
+    from rwn_sql.engines import duckdb as engine
+    from rwn_sql.rp import release_db
     with duckdb.connect() as c:
         src = engine.resolve_source(c, f"{path}:{release_db.ROWS_SCHEMA}.people_randomized")
         assert c.execute(f"SELECT count(*) FROM {src.sql}").fetchall() == [(240,)]

@@ -19,7 +19,7 @@ import pytest
 
 import rwn_sql
 from conftest import BODYFAT, ROOT
-from rwn_sql import rwn
+from rwn_sql.rwn import run as rwn
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "render"
 KEY = "render corpus key, long enough to use"

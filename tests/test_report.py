@@ -15,7 +15,7 @@ import pytest
 
 import rwn_sql
 from conftest import ROOT
-from rwn_sql.cli import main
+from rwn_sql.cli.main import main
 
 ADULT = ROOT / "examples" / "data" / "adult.csv"
 KIND = "kind <&\"'> ü"                                   # a public column name that needs escaping

@@ -10,7 +10,9 @@ import pytest
 import rwn_sql
 from conftest import ROOT, load_numpy
 from independent_tails import block_dp_tails
-from rwn_sql import RWNError, engine, privacy, rp
+from rwn_sql import RWNError
+from rwn_sql.engines import duckdb as engine
+from rwn_sql.rp import privacy, api as rp
 from rwn_sql.randomness import keyed_order
 
 ADULT = ROOT / "examples" / "data" / "adult.csv"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import rwn_sql
-from rwn_sql import rwn, sqlgen
-from rwn_sql.backends import backend_for
+from rwn_sql.rwn import run as rwn, sqlgen
+from rwn_sql.engines.backend import backend_for
 
 from bruteforce import neighborhoods_of
 from conftest import load_numpy, tied_data
@@ -103,7 +103,7 @@ def test_ball_path_in_steps(con, steps, monkeypatch):
 
 def test_tune_replicates_in_steps(con, steps):
     """tune's replicate releases over neighbourhoods staged once (rwn.stage_neighborhoods)."""
-    from rwn_sql import tune
+    from rwn_sql.evaluation import tune
     data = gaussian(200, 3, 10)
     load_numpy(con, "t", data)
     one, staged = steps(lambda: tune.sweep(con, "t", list(data), [0.0, 0.2], reps=2, seed=3))

@@ -1,14 +1,14 @@
 """Apache Spark (issue 11, first step): the keyed hash is portable. Spark SQL computes, through
-rwn_sql.dialect.SparkDialect, the same 52-bit draws and 62-bit order keys as DuckDB (whose
+rwn_sql.engines.dialects.SparkDialect, the same 52-bit draws and 62-bit order keys as DuckDB (whose
 draws equal the Python mirror in rwn_sql.randomness, tests/test_perturb.py and
 tests/test_order_attack.py). Skipped with the reason when pyspark or Java is missing."""
 import pytest
 
 from conftest import skip_without_spark
-from rwn_sql.dialect import SPARK
+from rwn_sql.engines.dialects import SPARK
 from rwn_sql.identifiers import quote_literal
 from rwn_sql.randomness import bits_sql, hash_sql, keyed_bits, keyed_hash, order_key_sql
-from rwn_sql.release_db import ROWS_SCHEMA
+from rwn_sql.rp.release_db import ROWS_SCHEMA
 
 skip_without_spark()
 
@@ -96,7 +96,7 @@ def _same_rows(a, b, rel=1e-12):
 @pytest.mark.parametrize("enforce", [False, True])
 def test_audit_on_spark_equals_duckdb(spark, people, enforce):
     """The audit's rows, per-group verdicts and summary are the same on both engines, before
-    and after enforcement (the exact tails come from the same rwn_sql.privacy functions:
+    and after enforcement (the exact tails come from the same rwn_sql.rp.privacy functions:
     a UDF on DuckDB, a small table of the distinct cases on Spark)."""
     import rwn_sql
     con, data, _, _ = people
@@ -115,7 +115,7 @@ def test_audit_on_spark_counts_the_data_once(spark, people, monkeypatch):
     then the rows): the per-(group, value) counts are staged once and both read them, so one
     audit statement scans the source; the staged counts are dropped, the rows' tables on close."""
     import rwn_sql
-    from rwn_sql import spark_engine
+    from rwn_sql.engines import spark as spark_engine
     con, data, _, domain = people
     executed = []
     for method in ("rows", "stage"):
@@ -168,7 +168,7 @@ def test_cli_randomize_on_both_engines(spark, tmp_path):
     import duckdb
 
     import rwn_sql
-    from rwn_sql.design_record import parquet_record
+    from rwn_sql.rp.design_record import parquet_record
     data = tmp_path / "in.parquet"
     duckdb.execute(f"""COPY (SELECT 1000 + i AS rid, ['F', 'M'][1 + i % 2] AS sex, ['a', 'b', 'c', 'd'][1 + (i * 7) % 4]
                      AS job FROM range(500) r(i)) TO '{data}' (FORMAT parquet)""").fetchall()

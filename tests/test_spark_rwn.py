@@ -1,5 +1,5 @@
 """RWN on Apache Spark (issue 11): the neighbourhood search driven one statement per level
-(rwn_sql.spark_rwn), the same plan as DuckDB's recursive CTE. Exact neighbourhoods against the
+(rwn_sql.rwn.steps), the same plan as DuckDB's recursive CTE. Exact neighbourhoods against the
 brute force, and the same release and donors as DuckDB for the same data, parameters, id and
 key, row for row. Skipped with the reason when pyspark or Java is missing (RWN_REQUIRE_SPARK=1
 turns that into a failure)."""
@@ -14,8 +14,8 @@ import rwn_sql
 from bruteforce import neighborhoods as brute_neighborhoods
 from bruteforce import scaled, squared_distances
 from conftest import BODYFAT, skip_without_spark, tied_data
-from rwn_sql import spark_engine
-from rwn_sql.dialect import UnsupportedByEngine
+from rwn_sql.engines import spark as spark_engine
+from rwn_sql.engines.dialects import UnsupportedByEngine
 
 skip_without_spark()
 
@@ -182,8 +182,8 @@ def test_record_numbers_are_the_id_rank_over_many_partitions(spark, tmp_path, ki
     offsets): with the input in 7 partitions and the sort in 7, every record's number equals
     DuckDB's rank of its id, the columns come through unchanged, and no step of the numbering
     gathers the table into one partition (the one-statement window does: the check can fail)."""
-    from rwn_sql.spark_rwn import RWNPlan
-    from rwn_sql.spec import RWNSpec
+    from rwn_sql.rwn.steps import RWNPlan
+    from rwn_sql.rwn.spec import RWNSpec
     rng = np.random.default_rng(5)
     n = 500
     if kind == "integer":
@@ -257,8 +257,8 @@ def brute_pairs(data) -> dict:
 def test_principal_axes_on_spark_equal_brute_force(spark, tmp_path):
     """6 integer columns from 3 latent factors: Spark grids on principal axes
     (tests/test_grid_axes.py) and its neighbourhoods equal the brute force, ties included."""
-    from rwn_sql import rwn
-    from rwn_sql.backends import backend_for
+    from rwn_sql.rwn import run as rwn
+    from rwn_sql.engines.backend import backend_for
     n = 200
     rng = np.random.default_rng(6)
     pts = rng.integers(0, 5, (n, 3)) @ rng.integers(-2, 3, (3, 6)) + rng.integers(0, 2, (n, 6))
@@ -275,8 +275,8 @@ def test_four_axes_and_finer_start_levels_on_spark_equal_brute_force(spark, tmp_
     4 principal axes, its second density round starts records finer (the `first_level` step),
     and its neighbourhoods equal the brute force, ties included."""
     from test_grid_axes import clumped
-    from rwn_sql import rwn
-    from rwn_sql.backends import backend_for
+    from rwn_sql.rwn import run as rwn
+    from rwn_sql.engines.backend import backend_for
     n = 300
     data = clumped(n, 11, integer=True)
     path = write_parquet(tmp_path / "clumps.parquet", {"rid": np.arange(n) + 1, **data}, np.arange(n))

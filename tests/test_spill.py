@@ -4,7 +4,7 @@ import duckdb
 import pytest
 
 import rwn_sql
-from rwn_sql import rwn
+from rwn_sql.rwn import run as rwn
 
 ROWS = 200_000
 # The limit, measured on DuckDB 2.0.1 with 2 threads on these 200k uniform rows x 3 columns,

@@ -9,7 +9,8 @@ import pytest
 
 import rwn_sql
 from conftest import BODYFAT_COLUMNS
-from rwn_sql import RWNError, tune
+from rwn_sql import RWNError
+from rwn_sql.evaluation import tune
 
 COLS = ["Age", "Weight", "Height", "Abdomen", "Chest"]
 
@@ -65,7 +66,7 @@ def _batched_against_perturb(con, source, columns, eps_values, k, q, reps, categ
     """Every release of rwn_releases (all eps from one neighbourhood search) equals perturb's
     with the same eps and key#r, row for row; the sizes and closest distances equal the
     neighbourhoods API's."""
-    from rwn_sql import engine
+    from rwn_sql.engines import duckdb as engine
     be = engine.DuckDBBackend(con)
     key = "batched-key-0123456789"
     sizes = []
@@ -132,7 +133,7 @@ def test_batched_releases_equal_perturb_with_ties_empty_and_categories(con, rele
 
 def test_batched_releases_do_not_depend_on_threads(release_path):
     from conftest import BODYFAT
-    from rwn_sql import engine
+    from rwn_sql.engines import duckdb as engine
     tables = []
     for threads in (1, 2):
         c = duckdb.connect()

@@ -16,7 +16,7 @@ import pytest
 
 import rwn_sql
 from rwn_sql import RWNError
-from rwn_sql.cli import main
+from rwn_sql.cli.main import main
 
 CANARY = "CANARY-LOCAL-7731"
 JOBS = ["Clerk", "Nurse", "Smith", "Pilot", "Baker"]

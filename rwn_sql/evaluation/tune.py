@@ -1,0 +1,547 @@
+"""Parameter sweeps and the tuning report: what a release costs in utility and buys in
+protection, per setting, so a data steward can choose eps, k and q with evidence (the RWN
+paper's Sections 7 and 8).
+
+For a grid of eps (k and q fixed) the sweep searches the exact neighbourhoods once, at the
+largest eps (every smaller eps's are prefixes of those lists), and draws `reps` releases
+per eps, on small data all in one SQL statement (rwn_releases; release r of an eps uses the key
+`key#r`, so it equals rwn_sql.perturb(eps=eps, key=f"{key}#{r}")); it evaluates the releases
+of each eps together (evaluate_replicates: per release the numbers of rwn_sql.evaluate) and
+keeps the mean and spread of each measure.
+Baselines (rank swapping, MDAV) can be added on the same measures; rank swapping's releases
+of a P come from one statement too (rank_swap(reps=...), release r with the key key#r).
+The report is a self-contained HTML page: the paper's Figure 1 (distance to the closest
+record against neighbourhood size, one panel per eps), a risk-against-utility plot, and the
+table of every setting; matplotlib (the `report` extra) is imported only to draw it.
+"""
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import json
+import math
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+
+import duckdb
+import numpy as np
+
+from ..engines import duckdb as engine
+from ..rwn import run as rwn, sqlgen
+from ..engines.dialects import require_duckdb
+from ..errors import RWNError
+from .evaluate import Evaluation, evaluate, evaluate_replicates
+from ..identifiers import float_literal, quote_ident
+from ..randomness import KeyScope, bits_sql, hash_sql
+from ..rwn.spec import MAX_COUNT
+
+# The measures a sweep keeps, each a number from one evaluation (None when not defined).
+MEASURES = {
+    "corr_mad": ("utility", lambda ev: ev.utility.corr_mad),
+    "pca_loading_mad": ("utility", lambda ev: ev.utility.pca_loading_mad),
+    "ks_max": ("utility", lambda ev: max(ev.utility.ks.values()) if ev.utility.ks else None),
+    "ols_ci_overlap": ("utility", lambda ev: ev.utility.ols.ci_overlap_mean if ev.utility.ols else None),
+    "ols_r2": ("utility", lambda ev: ev.utility.ols.r2.released if ev.utility.ols else None),
+    "dcr_mean": ("risk", lambda ev: ev.risk.dcr_mean),
+    "linkage_rate": ("risk", lambda ev: ev.risk.linkage_rate),
+    "sdid": ("risk", lambda ev: ev.risk.sdid),
+    "unique_survival": ("risk", lambda ev: ev.risk.unique_survival),
+}
+
+
+MAX_SETTINGS = 10_000      # each setting is a full neighbourhood search plus reps releases
+
+
+def parse_grid(text: str) -> list[float]:
+    """'0.2:1.2:0.05' -> [0.2, 0.25, ..., 1.2] (end included); '0.3,0.5' -> [0.3, 0.5].
+    Every number must be finite, and a grid holds at most MAX_SETTINGS values."""
+    try:
+        parts = [float(x) for x in text.split(":")] if ":" in text else None
+        values = None if parts else [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise RWNError(f"grid {text!r}: use START:STOP:STEP or comma-separated values") from None
+    if parts is not None:
+        if len(parts) != 3:
+            raise RWNError(f"grid {text!r}: use START:STOP:STEP or comma-separated values")
+        bad = [x for x in parts if not math.isfinite(x)]
+        if bad:
+            raise RWNError(f"grid {text!r}: {bad[0]!r} is not a finite number (START, STOP and STEP must be)")
+        start, stop, step = parts
+        if step <= 0:
+            raise RWNError(f"grid {text!r}: the step must be > 0")
+        span = (stop - start) / step      # +-inf only when the count is huge or negative anyway
+        if span < 0:
+            raise RWNError(f"grid {text!r} is empty (STOP is below START)")
+        if span + 1 > MAX_SETTINGS:
+            raise RWNError(f"grid {text!r} has about {span + 1:.3g} values; at most {MAX_SETTINGS} "
+                           f"are allowed (each is a full run): use a larger step")
+        count = math.floor(span + 1e-9) + 1
+        values = [round(start + i * step, 12) for i in range(max(count, 0))]
+    if not values:
+        raise RWNError(f"grid {text!r} is empty")
+    return _checked_grid(values, f"grid {text!r}")
+
+
+def _checked_grid(values, what: str) -> list[float]:
+    """`values` as floats, each finite, at most MAX_SETTINGS of them."""
+    if len(values) > MAX_SETTINGS:
+        raise RWNError(f"{what} has {len(values)} values; at most {MAX_SETTINGS} are allowed")
+    try:
+        out = [float(v) for v in values]
+    except (TypeError, ValueError, OverflowError):    # OverflowError: an int beyond a float
+        raise RWNError(f"{what}: every value must be a number") from None
+    bad = [v for v in out if not math.isfinite(v)]
+    if bad:
+        raise RWNError(f"{what}: {bad[0]!r} is not a finite number (values must be finite)")
+    return out
+
+
+@dataclass
+class Setting:
+    """One setting of one method: the mean, standard deviation and count of every measure
+    over its releases; for RWN also the neighbourhood-size distribution."""
+    method: str
+    parameter: str
+    value: float
+    reps: int
+    measures: dict[str, tuple[float | None, float | None]]     # name -> (mean, sd over reps)
+    sizes: dict[str, float] = field(default_factory=dict)
+
+    def label(self) -> str:
+        return f"{self.method} {self.parameter}={self.value:g}"
+
+
+@dataclass
+class SweepResult:
+    source: str
+    columns: list[str]
+    k: int
+    q: float
+    settings: list[Setting]
+    figure1: dict[float, dict[str, list[float]]]    # eps -> {"size": [...], "dcr": [...]}
+
+    def to_dict(self) -> dict:
+        return {"source": self.source, "columns": self.columns, "k": self.k, "q": self.q,
+                "settings": [s.__dict__ for s in self.settings],
+                "figure1": {repr(e): v for e, v in self.figure1.items()}}
+
+    def to_csv(self, path) -> None:
+        """One row per setting: method, parameter, value, reps, size statistics, and
+        <measure>_mean / <measure>_sd for every measure. Written atomically."""
+        size_keys = ["size_min", "size_median", "size_mean", "size_max", "share_at_k"]
+        header = ["method", "parameter", "value", "reps"] + size_keys + \
+            [f"{m}_{s}" for m in MEASURES for s in ("mean", "sd")]
+        rows = []
+        for st in self.settings:
+            row = [st.method, st.parameter, repr(st.value), st.reps] + [_num(st.sizes.get(k)) for k in size_keys]
+            for m in MEASURES:
+                mean, sd = st.measures.get(m, (None, None))
+                row += [_num(mean), _num(sd)]
+            rows.append(row)
+        _atomic_write(path, lambda fh: (csv.writer(fh).writerow(header), csv.writer(fh).writerows(rows)))
+
+
+def _num(v) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else repr(float(v))
+
+
+def _atomic_write(path, write, mode: str = "w") -> None:
+    target = os.fspath(path)
+    tmp = f"{target}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, mode, encoding=None if "b" in mode else "utf-8", newline="" if "b" not in mode else None) as fh:
+            write(fh)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _summarise(evaluations: list[Evaluation]) -> dict[str, tuple[float | None, float | None]]:
+    out = {}
+    for name, (_, get) in MEASURES.items():
+        vals = [get(ev) for ev in evaluations]
+        vals = [float(v) for v in vals if v is not None and not (isinstance(v, float) and math.isnan(v))]
+        if not vals:
+            out[name] = (None, None)
+        else:
+            out[name] = (float(np.mean(vals)), float(np.std(vals, ddof=1)) if len(vals) > 1 else None)
+    return out
+
+
+def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 5, q: float = 1.0,
+          reps: int = 20, scale: str = "minmax", target: str | None = None, categorical=(),
+          key: str | None = None, seed: int | None = None, rank_swap=(), mdav=(), progress=None) -> SweepResult:
+    """RWN over a grid of eps (k, q fixed), `reps` releases each, plus optional baselines:
+    rank swapping for each P in `rank_swap` (percent, `reps` releases each, drawn in one
+    statement: release r equals rank_swap(key=f"{key}#{r}")) and MDAV for each group size in
+    `mdav` (deterministic: one release). `progress(done, total, label)` counts
+    releases evaluated (total = reps per eps and per P, plus one per MDAV k); it is called
+    when the sweep and each setting start (label says what runs, e.g. "rwn eps=0.25..0.95:
+    neighbourhoods and 20 releases each", then "rwn eps=0.3: 20 releases drawn") and after
+    every release evaluated."""
+    require_duckdb(con, "sweep")
+    if isinstance(reps, bool) or not isinstance(reps, int) or not 1 <= reps <= MAX_COUNT:
+        raise RWNError(f"reps must be an integer >= 1 (at most {MAX_COUNT}), got {reps!r}")
+    eps_values = _checked_grid(list(eps_values), "eps_values")
+    if not eps_values and not rank_swap and not mdav:
+        raise RWNError("the sweep is empty: give at least one eps (or a baseline setting)")
+    the_key = rwn.the_key(key, seed)
+    be = engine.DuckDBBackend(con)          # evaluation reads DuckDB relations: sweeps run on DuckDB
+    src = be.source(source)
+    columns = list(columns)
+    total = (len(eps_values) + len(rank_swap)) * reps + len(mdav)
+    settings, figure1, done = [], {}, 0
+
+    def report(label):
+        if progress:
+            progress(done, total, label)
+
+    def rows_of(released: str, where: str = "true") -> engine.Source:
+        """The rows of table `released` where `where` holds, in the table's order, as a Source
+        (a query text would be checked by tokenizing it, milliseconds each)."""
+        table = be.source(released)
+        return engine.Source(f"(SELECT * FROM {table.sql} WHERE {where} ORDER BY rowid)", table.schema, table.label)
+
+    def evaluated(released: str, label: str, where: str = "true") -> list:
+        """The evaluations of the `reps` releases in the rows of table `released` where `where`
+        holds (one batch, in the table's order), with progress."""
+        nonlocal done
+        evs = []
+        for ev in evaluate_replicates(con, src, rows_of(released, where), reps, columns, target=target,
+                                      categorical=categorical):
+            evs.append(ev)
+            done += 1
+            report(f"{label}: release {len(evs)}/{reps} evaluated")
+        return evs
+
+    table = "__rwn_sweep_releases"
+    table_b = table + "_b"          # the baselines' releases: plain tables (rank_swap's and mdav's into=)
+    try:
+        if eps_values:
+            report(f"rwn eps={eps_values[0]:g}..{eps_values[-1]:g}: neighbourhoods and {reps} releases each")
+            releases = rwn_releases(be, src, columns, eps_values, k=k, q=q, reps=reps, scale=scale,
+                                    categorical=categorical, key=the_key, into=table)
+            try:
+                for setting, where, size, dcr in releases:
+                    eps = eps_values[setting]
+                    report(f"rwn eps={eps:g}: {reps} releases drawn")
+                    figure1[eps] = {"size": size.tolist(), "dcr": dcr.tolist()}
+                    evs = evaluated(table, f"rwn eps={eps:g}", where=where)
+                    settings.append(Setting("rwn", "eps", eps, reps, _summarise(evs), {
+                        "size_min": float(size.min()), "size_median": float(np.median(size)),
+                        "size_mean": float(size.mean()), "size_max": float(size.max()),
+                        "share_at_k": float(np.mean(size == k))}))
+            finally:
+                releases.close()
+        from . import baselines
+        # every P from one query of the keyed draws; all reps releases of a P in one statement,
+        # release r with the key key#r
+        statements = baselines.rank_swap_statements(con, source, columns, rank_swap, key=the_key, reps=reps)
+        for value in rank_swap:
+            report(f"rank_swap P={value:g}: {reps} releases")
+            # the sweep's own table (no write_table: its check that the statement does not read
+            # the table parses the statement, which embeds every swap; so for MDAV)
+            engine.run(con, f"CREATE OR REPLACE TABLE {quote_ident(table_b)} AS\n{next(statements)}")
+            evs = evaluated(table_b, f"rank_swap P={value:g}")
+            settings.append(Setting("rank_swap", "P", float(value), reps, _summarise(evs)))
+        for value in mdav:
+            report(f"mdav k={value:g}: release 1/1")
+            engine.run(con, f"CREATE OR REPLACE TABLE {quote_ident(table_b)} AS\n"
+                            + baselines.mdav_statement(con, source, columns, int(value), scale=scale))
+            evs = [evaluate(con, src, rows_of(table_b), columns, target=target, categorical=categorical,
+                            order="input")]      # mdav_statement writes in input order
+            done += 1
+            settings.append(Setting("mdav", "k", float(value), 1, _summarise(evs)))
+            report(f"mdav k={value:g}: done")
+    finally:
+        for t in (table, table_b):
+            con.execute(f"DROP TABLE IF EXISTS {quote_ident(t)}").fetchall()
+    return SweepResult(source=src.label, columns=columns, k=k, q=q, settings=settings, figure1=figure1)
+
+
+# Peak memory per listed neighbour pair of a sweep: the staged lists of the largest eps, their
+# narrowed copies and the releases drawn from them. Measured: 20k x 3 uniform records, eps up
+# to 0.3 (31.5M pairs), peaked at 10.5 GB (about 330 bytes a pair); 5k x 3 at 0.3 (2M pairs)
+# at 0.5 GB of RSS.
+TUNE_BYTES_PER_PAIR = 320
+
+# The one-statement sweep reads its donor and value lists beside every chunk of release rows,
+# and DuckDB copies a constant list into each chunk (STANDARD_VECTOR_SIZE = 2048 rows): above
+# this many bytes copied, the sweep runs one statement per eps instead (larger data, larger
+# neighbourhoods: the statements' fixed cost no longer matters there).
+ONE_STATEMENT_COPY_BYTES = 256 << 20
+CHUNK_ROWS = 2048
+
+
+def rwn_releases(be, src: engine.Source, columns, eps_values, k: int, q: float, reps: int, scale: str,
+                 categorical, key: str, into: str):
+    """Yields, for each eps of `eps_values` in turn, (setting, where, size, dcr) once its
+    `reps` releases are in the table `into`: they are its rows where the SQL condition `where`
+    holds, columns `replicate` and the source's columns, ordered by (replicate, record) in the
+    table's order (rowid); release r equals rwn_sql.perturb(eps=eps_values[setting],
+    key=f"{key}#{r}", order="input"). size and dcr are the neighbourhoods' sizes and closest
+    distances (the paper's Figure 1), by record. Close the generator when done (its finally
+    drops the staged neighbourhoods).
+
+    One neighbourhood search serves the whole grid: at the largest eps, whose lists hold every
+    smaller eps's as a prefix (narrowed_hoods_sql). On small data (the paper's 241 records)
+    every statement's fixed cost outweighs its work, so all eps and replicates are drawn in
+    one more statement (sweep_release_sql: the keyed draws hashed once for every eps; rows of
+    eps i where setting = i); otherwise one perturb statement per eps over its narrowed lists."""
+    specs = [rwn.spec(tuple(columns), categorical=tuple(categorical), k=k, eps=eps, q=q, scale=scale)
+             for eps in eps_values]
+    widest = specs[max(range(len(specs)), key=lambda i: eps_values[i])]
+    rwn.check_source(be, src, widest)        # the largest eps has the most pairs
+    rwn.listed_pairs_budget(be, src, widest, TUNE_BYTES_PER_PAIR, "tune")
+    hoods = rwn.stage_neighborhoods(be, src, widest)
+    target = quote_ident(into)
+    keys = KeyScope(lasting=False)      # not the session's scope: the caller runs between the yields
+    try:
+        key_sql = be.key_sql(key, keys)
+        data = be.relation(narrowed_hoods_sql(hoods.hood, widest, eps_values, be.dialect)
+                           + "\nSELECT setting, size, sqrt(dcr2) AS dcr FROM hoods ORDER BY setting, rid").fetchnumpy()
+        setting = np.asarray(data["setting"])
+        size, dcr = np.asarray(data["size"], float), np.asarray(data["dcr"], float)
+        n = int(np.sum(setting == 0))
+        listed = n + int(be.rows(f"SELECT coalesce(sum(size), 0) FROM {hoods.hood}")[0][0]) + n * len(src.names)
+        one_statement = math.ceil(len(eps_values) * reps * n / CHUNK_ROWS) * listed * 8 <= ONE_STATEMENT_COPY_BYTES
+        if one_statement:
+            engine.run(be.con, f"CREATE OR REPLACE TEMP TABLE {target} AS "
+                               + sweep_release_sql(hoods.rows, hoods.hood, widest, eps_values, key_sql, reps,
+                                                   src.names, be.dialect))
+        for i, spec in enumerate(specs):
+            if not one_statement:
+                narrowed = None if spec.eps == widest.eps else be.stage(
+                    narrowed_hood_sql(hoods.hood, widest, spec.eps, be.dialect))
+                try:
+                    hood = rwn.Neighborhoods(be, src, spec, hoods.rows, narrowed or hoods.hood, [])
+                    engine.run(be.con, f"CREATE OR REPLACE TEMP TABLE {target} AS "
+                                       + hood.final("perturb", key_sql, reps=reps))
+                finally:
+                    if narrowed:
+                        be.drop(narrowed)
+            yield i, (f"setting = {i}" if one_statement else "true"), size[setting == i], dcr[setting == i]
+    finally:
+        be.forget_keys(keys.made)
+        rwn.forget(be, hoods.staged)
+
+
+def narrowed_hood_sql(hood: str, widest, eps: float, dialect) -> str:
+    """The neighbourhoods (rid, members, radius2, dcr2, size) at `eps` <= widest.eps, from those
+    staged for `widest` (see narrowed_hoods_sql), for Neighborhoods.final."""
+    members, radius2 = sqlgen.members_within("h.members", float_literal(eps * eps), widest, dialect)
+    return (f"SELECT rid, members, radius2, dcr2, {dialect.list_length('members')} AS size\n"
+            f"FROM (SELECT h.rid, {members} AS members, {radius2} AS radius2, h.dcr2 FROM {hood} h)")
+
+
+def narrowed_hoods_sql(hood: str, widest, eps_values, dialect) -> str:
+    """WITH ... hoods(setting, rid, size, dcr2): the neighbourhood sizes for each eps of
+    `eps_values` (setting = its position), from the neighbourhoods `hood` staged for `widest`
+    (the spec of the largest eps); S_i at that eps is the first `size` members of i's list.
+
+    Exact, the same lists as a search at each eps (tests/test_tune.py checks it): the search
+    keeps j when its computed squared distance d2 <= R * F, with R = max(eps^2, d2 of the k-th
+    nearest) and F the tie factor (sqlgen.members_within, the rule applied here too), members
+    sorted by (d2, j) from distances computed by the same expression whatever eps is. A smaller eps gives a smaller R, so its members
+    are the first ones of the widest list with d2 <= R * F, and the k nearest are its first k
+    (dcr2, the closest record's, does not depend on eps)."""
+    grid = ", ".join(f"({i}, {float_literal(eps * eps)})" for i, eps in enumerate(eps_values))
+    members, _ = sqlgen.members_within("h.members", "g.eps2", widest, dialect)
+    return (f"WITH\ngrid(setting, eps2) AS (VALUES {grid}),\n"
+            f"hoods AS (\n    SELECT g.setting, h.rid, {dialect.list_length(members)} AS size, h.dcr2\n"
+            f"    FROM {hood} h, grid g\n)")
+
+
+def sweep_release_sql(rows: str, hood: str, widest, eps_values, key_sql: str, reps: int, names, dialect) -> str:
+    """The statement of rwn_releases' one-statement table, over the staged rows (__rwn_rid and the
+    source's columns `names`) and the neighbourhoods of the largest eps.
+
+    The draws are those of sqlgen.perturb_tail_ctes with reps: for record rid of replicate r
+    and column c, the keyed hash of (key#r, rwn.perturb, rid, c), turned into a draw by
+    sqlgen.cell_draw (keep the value, or take c of the member at 1 + floor(u |S_i|) of S_i in
+    (d2, j) order). They are computed once per (replicate, record) and serve every eps.
+    The donor is read by position from one list `js`: positions 1..n hold the records
+    themselves, then every record's widest members, record after record (member m of record
+    i at n + offset_i + m: S_i at any eps is a prefix of the widest list, narrowed_hoods_sql);
+    its values from one list per column, by record number. No join per column, and no
+    neighbourhood list copied into the release rows."""
+    if widest.id or widest.drop or widest.strata:
+        raise ValueError("sweep_release_sql: tune's specs have no id, drop or strata")
+    key_sql = sqlgen.replicate_key_sql(key_sql, "rep", dialect)
+    bits, positions = [], []
+    for i, c in enumerate(widest.columns, 1):
+        h = hash_sql(key_sql, sqlgen.PERTURB_PURPOSE, "rid", c, dialect)
+        bits.append(f"{bits_sql(h, 0, dialect)} AS keep_{i}, {bits_sql(h, 1, dialect)} AS pick_{i}")
+        replaced, index = sqlgen.cell_draw(f"d.keep_{i}", f"d.pick_{i}", "h.size", widest, dialect)
+        positions.append(f"CASE WHEN NOT ({replaced}) THEN d.rid WHEN h.size > 0 THEN h.offset_ + {index} "
+                         f"END AS pos_{i}")
+    donor = {c: f"p.donor_{i}" for i, c in enumerate(widest.columns, 1)}
+    lists = ", ".join(f"{dialect.sorted_list_agg(quote_ident(c), '__rwn_rid')} AS l_{i}" for i, c in enumerate(names))
+    values = ", ".join(f"{dialect.list_element(f'v.l_{i}', donor.get(c, 'p.rid'))} AS {quote_ident(c)}"
+                       for i, c in enumerate(names))
+    donors = ", ".join(f"{dialect.list_element('e.js', f'p.pos_{i}')} AS donor_{i}"
+                       for i in range(1, len(widest.columns) + 1))
+    m = dialect.materialized()
+    # Each list is read in its own step, beside one row (a cross product): joined with
+    # anything larger, the optimizer may copy the list into every row of a hash table.
+    return (narrowed_hoods_sql(hood, widest, eps_values, dialect) + ",\n"
+            f"records AS (SELECT count(*) AS n FROM {hood}),\n"
+            f"widest AS (\n    SELECT rid, n + CAST(sum(size) OVER (ORDER BY rid) AS BIGINT) - size AS offset_\n"
+            f"    FROM {hood}, records\n),\n"
+            f"everyone AS (\n    SELECT {dialect.sorted_list_agg('j', 'pos')} AS js FROM (\n"
+            f"        SELECT rid AS pos, rid AS j FROM {hood}\n        UNION ALL\n"
+            f"        SELECT n + row_number() OVER (ORDER BY u.rid, u.d2, u.j) AS pos, u.j\n"
+            f"        FROM {dialect.unnest_struct_list(hood, 'rid', 'members', ['rid', 'd2', 'j'])}, records)\n),\n"
+            f"vals AS (SELECT {lists} FROM {rows}),\n"
+            f"draws AS {m}(\n    SELECT rid, rep, {', '.join(bits)}\n"
+            f"    FROM (SELECT rid FROM {hood}), range({int(reps)}) AS r(rep)\n),\n"
+            f"picks AS {m}(\n    SELECT h.setting, d.rep, d.rid, {', '.join(positions)}\n"
+            f"    FROM draws d JOIN (SELECT n.setting, n.rid, n.size, w.offset_ FROM hoods n JOIN widest w ON w.rid = n.rid) h\n"
+            f"        ON h.rid = d.rid\n),\n"
+            f"donors AS {m}(\n    SELECT p.setting, p.rep, p.rid, {donors}\n    FROM picks p, everyone e\n)\n"
+            f"SELECT p.setting, p.rep AS replicate, {values}\n"
+            f"FROM donors p, vals v\n"
+            f"ORDER BY p.setting, p.rep, p.rid")
+
+
+class ProgressBar:
+    """A `progress` callback for sweep() that draws on `stream` (stderr, say). With
+    redraw=True (a terminal): one line, redrawn in place with a bar, the releases evaluated,
+    what runs now and the elapsed seconds, also every `tick` seconds while a long statement
+    runs, so it moves from the first second. With redraw=False (a log file): one line per call.
+    Use as a context manager; leaving it ends the line and stops the redrawing thread."""
+
+    def __init__(self, stream, redraw: bool, width: int = 24, tick: float = 0.5):
+        self.stream, self.redraw, self.width, self.tick = stream, redraw, width, tick
+        self.state = (0, 1, "starting")
+        self.start = time.perf_counter()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._ticks, daemon=True) if redraw else None
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+        if self._thread:
+            self._draw()
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread:
+            self._thread.join()
+            with self._lock:
+                self.stream.write("\n")
+                self.stream.flush()
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        with self._lock:
+            self.state = (done, total, label)
+        self._draw()
+
+    def line(self) -> str:
+        done, total, label = self.state
+        filled = self.width * done // max(total, 1)
+        bar = "#" * filled + "-" * (self.width - filled)
+        return f"[{bar}] {done}/{total} releases  {label}  ({time.perf_counter() - self.start:.0f} s)"
+
+    def _draw(self) -> None:
+        with self._lock:
+            if self.redraw:
+                self.stream.write("\r\x1b[2K" + self.line())      # \x1b[2K: clear the old line
+            else:
+                self.stream.write(self.line() + "\n")
+            self.stream.flush()
+
+    def _ticks(self) -> None:
+        while not self._stop.wait(self.tick):
+            self._draw()
+
+
+# --- the report ---------------------------------------------------------------------------
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    # no bbox_inches="tight": it draws the figure once more to measure it (a third of the
+    # report's time); the figures' margins are fixed (subplots_adjust) and hold the labels
+    fig.savefig(buf, format="png", dpi=110)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def figure1_data(result: SweepResult) -> dict:
+    return {repr(e): v for e, v in result.figure1.items()}
+
+
+def tradeoff_data(result: SweepResult, utility: str = "corr_mad", risk: str = "sdid") -> list[dict]:
+    return [{"label": s.label(), "method": s.method, "utility_loss": s.measures[utility][0],
+             "risk": s.measures[risk][0]} for s in result.settings]
+
+
+def report_html(result: SweepResult, path, utility: str = "corr_mad", risk: str = "sdid") -> None:
+    """Write the self-contained HTML report (plots embedded as PNG; the numbers behind every
+    plot embedded as JSON; every table cell carries its exact value). Written atomically."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise RWNError('the report needs matplotlib: pip install "rwn_sql[report]"') from None
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>rwn_sql tuning report</title>"
+             "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>",
+             f"<h1>RWN tuning report</h1><p>Data: {html.escape(result.source)}; columns: "
+             f"{html.escape(', '.join(result.columns))}; k = {result.k}, q = {result.q:g}.</p>"]
+    if result.figure1:
+        eps_list = sorted(result.figure1)
+        cols = min(4, len(eps_list))
+        rows = math.ceil(len(eps_list) / cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.8 * rows), squeeze=False, sharey=True)
+        for ax, eps in zip(axes.flat, eps_list):
+            d = result.figure1[eps]
+            ax.scatter(d["size"], d["dcr"], s=6, alpha=0.6)
+            ax.axhline(eps, color="red", lw=0.8, label="eps")
+            ax.axvline(result.k, color="green", lw=0.8, label="k")
+            # y given: matplotlib then skips moving the title clear of top ticks (there are none):
+            # the same image (checked byte for byte), about 8 % less drawing time
+            ax.set_title(f"eps = {eps:g}", fontsize=9, y=1.0)
+            ax.set_xlabel("neighbourhood size |S_i|", fontsize=8)
+            ax.set_ylabel("distance to closest record", fontsize=8)
+        for ax in list(axes.flat)[len(eps_list):]:
+            ax.axis("off")
+        fig.subplots_adjust(wspace=0.3, hspace=0.55)     # fixed spacing: tight_layout costs a draw of every panel
+        parts.append("<h2>Closest-record distance against neighbourhood size (the paper's Figure 1)</h2>"
+                     f"<img id='plot-figure1' src='data:image/png;base64,{_png(fig)}'>"
+                     f"<script type='application/json' id='data-figure1'>{json.dumps(figure1_data(result))}</script>")
+        plt.close(fig)
+    points = tradeoff_data(result, utility, risk)
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    for method in dict.fromkeys(p["method"] for p in points):
+        pts = [p for p in points if p["method"] == method and p["utility_loss"] is not None and p["risk"] is not None]
+        ax.plot([p["utility_loss"] for p in pts], [p["risk"] for p in pts], "o-", label=method, ms=4)
+    ax.set_xlabel(f"utility loss ({utility})")
+    ax.set_ylabel(f"risk ({risk})")
+    ax.legend()
+    parts.append(f"<h2>Risk against utility loss, one point per setting</h2>"
+                 f"<img id='plot-tradeoff' src='data:image/png;base64,{_png(fig)}'>"
+                 f"<script type='application/json' id='data-tradeoff'>{json.dumps(points)}</script>")
+    plt.close(fig)
+    head = "".join(f"<th>{m} mean</th><th>{m} sd</th>" for m in MEASURES)
+    parts.append("<h2>Every setting (mean and standard deviation over releases)</h2><table id='settings'>"
+                 f"<tr><th>method</th><th>parameter</th><th>value</th><th>reps</th><th>size max</th>"
+                 f"<th>share at k</th>{head}</tr>")
+
+    def cell(v):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return "<td data-value=''>-</td>"
+        return f"<td data-value='{float(v)!r}'>{float(v):.4g}</td>"
+    for s in result.settings:
+        cells = "".join(cell(s.measures[m][0]) + cell(s.measures[m][1]) for m in MEASURES)
+        parts.append(f"<tr><td>{s.method}</td><td>{s.parameter}</td>{cell(s.value)}<td>{s.reps}</td>"
+                     f"{cell(s.sizes.get('size_max'))}{cell(s.sizes.get('share_at_k'))}{cells}</tr>")
+    parts.append("</table></body></html>")
+    _atomic_write(path, lambda fh: fh.write("\n".join(parts)))

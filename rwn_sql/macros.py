@@ -1,0 +1,205 @@
+"""rwn_sql.install(con): the SQL surface (Python UDFs that build SQL, and table macros)."""
+from __future__ import annotations
+
+import secrets
+
+import duckdb
+
+from .engines import duckdb as engine
+from .rp import api as rp
+from .rwn import run as rwn, sqlgen
+from . import templates
+from .errors import RWNError
+from .identifiers import name_parts, quote_ident, quote_literal
+from .randomness import MACRO_KEYS, KeySQL
+from .rp.duckdb_udfs import BIGINT, BOOLEAN, DOUBLE, VARCHAR, VARCHAR_LIST, register_function, register_tails
+
+
+def _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, drop=(), id_column=None):
+    return rwn.spec(tuple(columns or ()), categorical=tuple(categorical or ()), k=int(k), eps=eps, q=q,
+                    scale=scale, strata=tuple(strata or ()), weight=weight, on_missing=on_missing,
+                    drop=tuple(drop or ()), id=id_column)
+
+
+def _unseen(exc: RWNError) -> bool:
+    """The planner's cursor does not see the source: a TEMP table or view of the caller (or
+    none), which the statement resolves where it runs."""
+    return str(exc).startswith("no table or view named")
+
+
+def _plan(con, name, spec, what: str, key_sql=None, pairs: bool = False) -> str:
+    """A macro's statement: the RWN plan of the table or view `name`, as rwn_sql.perturb /
+    neighborhoods make it (rwn_sql.rwn.run), on a cursor of `con`; for a source the cursor does not
+    see (a TEMP table or view) the same plan with its schema checks in the statement
+    (rwn.unseen_source): the same rows, since only the speed depends on what the pre-passes read."""
+    if not isinstance(name, str):
+        raise RWNError("the first argument must be a table or view name (a string)")
+    be = engine.DuckDBBackend(con.cursor())
+    try:
+        src = rwn.check_source(be, name, spec)
+    except RWNError as exc:
+        if not _unseen(exc):
+            raise
+        src = rwn.unseen_source(be, name, spec)
+    return rwn.prepare(be, src, spec, what, key_sql, pairs=pairs).sql
+
+
+def _query_sql(con, sql, database) -> str:
+    """rwn_query's planner: the analyst's count query rewritten into its reconstruction (as
+    rwn_sql.query rewrites it), over the release in the database named in FROM (FROM rel.adult),
+    else the caller's current database. The text that runs is rendered from the checked parts."""
+    from .rp.analyst import TOO_DEEP, parse, refuse, release_column_types, rewrite, source
+    from .rp.release_db import read_metadata
+    if not isinstance(sql, str):
+        raise RWNError("rwn_query: the query must be a string")
+    try:
+        table = source(parse(sql))
+    except RecursionError:
+        raise refuse(TOO_DEEP) from None
+    where = table.text("db") or database
+    try:
+        meta = read_metadata(con.cursor(), table.name, where)
+    except RWNError as exc:
+        if not str(exc).startswith("not a release database"):
+            raise
+        raise RWNError(f"rwn_query: database {where!r} holds no release (no rwn_release_metadata table); ATTACH "
+                       f"the release file and name it in FROM (FROM rel.{table.name}), or open the release "
+                       f"file itself") from None
+    release = meta.rows_sql
+    return rewrite(sql, meta, release, column_types=release_column_types(con.cursor(), release)).sql
+
+
+def _randomize_into(con, target, database, schema, source, sensitive, p, **options) -> str:
+    """rwn_randomize_into: rwn_sql.randomize(into=target) on a cursor of `con` placed in the
+    caller's current database and schema, so the table holds its design in its COMMENT (what
+    rwn_estimates reads). The cursor is a connection of its own: it does not see the caller's
+    TEMP tables and views, cannot write a TEMP table for it, and commits on its own."""
+    for name, value in (("target", target), ("source", source)):
+        if not isinstance(value, str) or not value.strip():
+            raise RWNError(f"rwn_randomize_into: {name} must name a table, got {value!r}")
+    parts = name_parts(target) if "." in target else [target]
+    if parts and len(parts) > 1 and parts[0].lower() == "temp":
+        raise RWNError(f"rwn_randomize_into: target {target!r} is a TEMP table, which holds no COMMENT another "
+                       f"connection reads: name a table of a database")
+    cursor = con.cursor()
+    cursor.execute(f"USE {quote_ident(database)}.{quote_ident(schema)}").fetchall()
+    try:
+        rp.randomize(cursor, source, sensitive, p, into=target, **options)
+    except RWNError as exc:
+        if str(exc).startswith(f"table {target!r} already exists"):
+            raise RWNError(f"rwn_randomize_into: table {target!r} already exists (pass \"replace\" := true to "
+                           f"replace it)") from None
+        if not _unseen(exc):
+            raise
+        raise RWNError(f"rwn_randomize_into: {exc}; it reads source on a connection of its own, which does not "
+                       f"see this connection's TEMP tables and views: make source a table or view of the database "
+                       f"(or use rwn_randomize, whose rows record no design)") from None
+    rows = cursor.execute(f"SELECT count(*) FROM {engine.table_target(cursor, target)}").fetchall()[0][0]
+    return f"{target}: {rows} randomized rows; the design is recorded in its COMMENT"
+
+
+def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Register rwn_sql's SQL functions and table macros on `con`. Safe to call again."""
+    from .engines.dialects import require_duckdb
+    require_duckdb(con, "install (the SQL macros)")
+    # The macros' generated SQL reads the key through rwn_key_of(token), a function of this
+    # connection, so neither the SQL text run by query() nor its echo in errors holds the key.
+    # The functions run on a cursor and cannot set the caller's variables or TEMP tables. The
+    # token is read from a VALUES scan: over a literal, DuckDB would fold rwn_key_of and the
+    # subkeys into constants that plans and profiles show (randomness.KeySQL). One token per
+    # distinct key, kept until the connection closes or rwn_sql.forget_keys(con).
+    keys = MACRO_KEYS.setdefault(con, {})
+
+    def key_ref(_con, key: str) -> str:
+        token = next((t for t, k in keys.items() if k == key), None) or secrets.token_hex(8)
+        keys[token] = key
+        return KeySQL("rwn_key_of(__rwn_token)", f"(VALUES ({quote_literal(token)})) AS __rwn_key(__rwn_token)")
+
+    def perturb_sql(source, columns, k, eps, q, scale, strata, categorical, weight, on_missing,
+                    drop, key, seed, id_column):
+        spec = _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, drop, id_column)
+        return _plan(con, source, spec, "perturb", key_ref(con, rwn.the_key(key, seed)))
+
+    def neighborhoods_sql(source, columns, k, eps, scale, strata, categorical, weight, on_missing,
+                          pairs):
+        spec = _spec(columns, k, eps, 1.0, scale, strata, categorical, weight, on_missing)
+        return _plan(con, source, spec, "neighborhoods", pairs=bool(pairs))
+
+    def randomize_sql(source, sensitive, p, public, domain, key, seed, epsilon, delta, test, nulls, id_column,
+                      l_diversity, max_top_share):
+        enforce = None if epsilon is None and delta is None else (epsilon, delta)
+        try:
+            return rp.randomize_statement(con.cursor(), source, sensitive, p, public=public, domain=domain,
+                                          key=key, seed=seed, enforce=enforce, test=test, nulls=nulls,
+                                          key_ref=key_ref, id_column=id_column, l_diversity=l_diversity,
+                                          max_top_share=max_top_share)
+        except RWNError as exc:
+            if not _unseen(exc):
+                raise
+        return rp.unseen_randomize(source, sensitive, p, public=public, domain=domain,
+                                   key_sql=key_ref(con, rwn.the_key(key, seed)), enforce=enforce, test=test,
+                                   nulls=nulls, id_column=id_column, l_diversity=l_diversity,
+                                   max_top_share=max_top_share)
+
+    def randomize_into(target, database, schema, source, sensitive, p, public, domain, key, seed, epsilon, delta,
+                       test, nulls, id_column, l_diversity, max_top_share, replace):
+        return _randomize_into(con, target, database, schema, source, sensitive, p, public=public, domain=domain,
+                               key=key, seed=seed, enforce=None if epsilon is None and delta is None
+                               else (epsilon, delta), test=test, nulls=nulls, id=id_column,
+                               l_diversity=l_diversity, max_top_share=max_top_share, replace=bool(replace))
+
+    def audit_sql(source, sensitive, p, epsilon, delta, public, domain, test, enforce, nulls):
+        try:
+            return rp.audit(con.cursor(), source, sensitive, p, epsilon, delta, public=public, domain=domain,
+                            test=test, enforce=bool(enforce), nulls=nulls, sql=True)
+        except RWNError as exc:
+            if not _unseen(exc):
+                raise
+        return rp.unseen_audit(source, sensitive, p, epsilon, delta, public=public, domain=domain, test=test,
+                               enforce=bool(enforce), nulls=nulls)
+
+    def estimates_sql(release, sensitive, p, domain, group_by, where, values, public, epsilon, delta, test,
+                      enforced):
+        if (epsilon is None) != (delta is None):
+            raise RWNError("rwn_estimates: give both epsilon and delta (the release's enforcement) or neither")
+        if enforced is False and epsilon is not None:
+            raise RWNError("rwn_estimates: enforced := false contradicts epsilon and delta")
+        enforce = (epsilon, delta) if epsilon is not None else None if enforced is False else rp.RECORDED
+        if enforced is True and epsilon is None:
+            raise RWNError("rwn_estimates: enforced := true needs the release's epsilon and delta")
+        try:
+            return rp.estimates(con.cursor(), release, sensitive, p, domain, group_by=group_by or (),
+                                where=where, values=values, public=public, enforce=enforce, test=test, sql=True)
+        except RWNError as exc:
+            if not _unseen(exc):
+                raise
+        return rp.unseen_estimates(release, sensitive, p, domain, group_by=group_by or (), where=where,
+                                   values=values, public=public, enforce=enforce, test=test)
+
+    functions = {
+        "rwn_randomize_sql": (randomize_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,
+                                              BIGINT, DOUBLE, DOUBLE, VARCHAR, VARCHAR, VARCHAR, BIGINT, DOUBLE]),
+        "rwn_randomize_into_run": (randomize_into, [VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST,
+                                                    VARCHAR_LIST, VARCHAR, BIGINT, DOUBLE, DOUBLE, VARCHAR, VARCHAR,
+                                                    VARCHAR, BIGINT, DOUBLE, BOOLEAN]),
+        "rwn_audit_sql": (audit_sql, [VARCHAR, VARCHAR, DOUBLE, DOUBLE, DOUBLE, VARCHAR_LIST, VARCHAR_LIST,
+                                      VARCHAR, BOOLEAN, VARCHAR]),
+        "rwn_estimates_sql": (estimates_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,
+                                              VARCHAR_LIST, VARCHAR_LIST, DOUBLE, DOUBLE, VARCHAR, BOOLEAN]),
+        "rwn_query_sql": (lambda sql, database: _query_sql(con, sql, database), [VARCHAR, VARCHAR]),
+        "rwn_perturb_sql": (perturb_sql, [VARCHAR, VARCHAR_LIST, BIGINT, DOUBLE, DOUBLE, VARCHAR,
+                                          VARCHAR_LIST, VARCHAR_LIST, DOUBLE, VARCHAR, VARCHAR_LIST,
+                                          VARCHAR, BIGINT, VARCHAR]),
+        "rwn_neighborhoods_sql": (neighborhoods_sql, [VARCHAR, VARCHAR_LIST, BIGINT, DOUBLE, VARCHAR,
+                                                      VARCHAR_LIST, VARCHAR_LIST, DOUBLE, VARCHAR,
+                                                      BOOLEAN]),
+    }
+    for name, (fn, params) in functions.items():
+        # rwn_randomize_into_run writes a table: run where the statement runs, never folded at planning
+        register_function(con, name, fn, params, VARCHAR, side_effects=name == "rwn_randomize_into_run")
+    register_function(con, "rwn_key_of", lambda token: keys.get(token), [VARCHAR], VARCHAR)
+    register_tails(con)
+    for statement in templates.sql_text("macros.sql").split(";\n"):
+        if statement.strip() and not all(line.startswith("--") for line in statement.strip().splitlines()):
+            con.execute(statement).fetchall()
+    return con
