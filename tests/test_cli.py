@@ -2,13 +2,16 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import duckdb
 
 from conftest import BODYFAT
-from rwn_sql.cli.main import build_parser, main
+from rwn_sql.cli.main import main
+from rwn_sql.cli.parser import build_parser
 
 COLS = "Age,Weight,Height"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(*args):
@@ -293,3 +296,34 @@ def test_a_design_recorded_with_spark_type_names_reads_on_duckdb(tmp_path):
         else:
             with pytest.raises(rwn_sql.RWNError, match="not the recorded BIGINT"):
                 rwn_sql.estimates(con, str(path), "job", group_by=["sex"])
+
+
+def test_every_command_shows_examples_that_parse():
+    """Each command's --help has examples, and every example is a valid invocation of today's
+    options (parsed by the same parser; the examples name bundled data sets)."""
+    import shlex
+    from rwn_sql.cli.parser import COMMAND_TABLE
+    parser = build_parser()
+    assert {c.name for c in COMMAND_TABLE} == set(parser._subparsers._group_actions[0].choices)
+    for command in COMMAND_TABLE:
+        assert command.examples
+        for example in command.examples:
+            words = shlex.split(example)
+            assert words[:2] == ["rwn-sql", command.name]
+            parser.parse_args(words[1:])
+            assert (ROOT / words[2]).exists() or not words[2].startswith("examples/"), example
+    res = run("audit", "--help")
+    assert "examples:\n  rwn-sql audit examples/data/adult.csv" in res.stdout and "exit codes:" in res.stdout
+
+
+def test_a_misspelled_option_is_named_by_its_command():
+    """A misspelled option gets the command's usage and the closest option it has, not the top-level
+    usage nor a complaint that a required option is missing."""
+    res = run("perturb", BODYFAT, "out.csv", "--colums", "Age")
+    assert res.returncode == 2 and "usage: rwn-sql perturb" in res.stderr
+    assert "unrecognized option --colums (did you mean --columns?)" in res.stderr
+    assert "required" not in res.stderr
+    res = run("evaluate", BODYFAT, BODYFAT, "--columns", "Age", "--sdidk=2")
+    assert res.returncode == 2 and "usage: rwn-sql evaluate" in res.stderr and "did you mean --sdid-k?" in res.stderr
+    # a unique prefix stays an accepted abbreviation, as argparse has it
+    assert build_parser().parse_args(["neighborhoods", str(BODYFAT), "--col", "Age"]).columns == ["Age"]

@@ -51,7 +51,7 @@ def test_randomize_on_spark_equals_duckdb(spark, tmp_path):
     changed = sum(a[2] != b for a, b in zip(on_spark, con.execute(
         f"SELECT occupation FROM '{data}'").fetchall()))
     assert changed > 0
-    with pytest.raises(rwn_sql.RWNError, match="id= is required"):
+    with pytest.raises(rwn_sql.RWNError, match=r"id= \(--id\) is required"):
         rwn_sql.randomize(spark, str(data), "occupation", 0.6, public=["sex"], key="k" * 24)
     # with enforcement: the blocks (keyed order within each personal group) are the same too
     enforced = dict(kw, enforce=(0.5, 0.1))

@@ -104,7 +104,7 @@ def test_ties_clusters_strata_and_categories_equal_duckdb(spark, tmp_path):
 def test_spark_refuses_what_it_cannot_do(spark, tmp_path):
     path = write_parquet(tmp_path / "dup.parquet", {"rid": np.array([1, 2, 2, 3, 4, 5, 6, 7]),
                                                      "x": np.arange(8.0)}, np.arange(8))
-    with pytest.raises(rwn_sql.RWNError, match="id= is required"):
+    with pytest.raises(rwn_sql.RWNError, match=r"id= \(--id\) is required"):
         rwn_sql.perturb(spark, path, ["x"], k=2, key=KEY)
     with pytest.raises(UnsupportedByEngine, match="engine spark does not support scale='zscore'"):
         rwn_sql.perturb(spark, path, ["x"], k=2, key=KEY, id="rid", scale="zscore")

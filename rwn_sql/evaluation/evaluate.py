@@ -265,7 +265,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target
     if order is not None and order != "input":
         raise RWNError(f"order must be 'input' (the release is in input order) or left out, got {order!r}")
     if (id is not None) + by_key + (order is not None) > 1:
-        raise RWNError("give one way to pair the records: id=, key= (or seed=), or order='input'")
+        raise RWNError("give one way to pair the records: id= (--id), key= or seed= (--key-file, --seed), or "
+                       "order='input' (--input-order)")
     the_key = rwn.the_key(key, seed) if by_key else None
     for role, src in (("original", src_o), ("released", src_r)):
         _check_columns(src, role, columns, numeric)
@@ -336,8 +337,8 @@ def _pair_in_input_order(con, src_o: Source, src_r: Source, columns, categorical
     if len(rows) != n_r:
         raise RWNError(f"the released data ({src_r.label}) has {n_r} rows but the original ({src_o.label}) has {n}, "
                        f"{len(rows)} of them with a value in every one of columns (the records on_missing='drop' "
-                       f"keeps): row i of the release must be the release of the i-th such record, or pass id= to "
-                       f"pair records by an id column")
+                       f"(--on-missing drop) keeps): row i of the release must be the release of the i-th such "
+                       f"record, or pass id= (--id) to pair records by an id column")
     return np.fromiter((r[0] for r in rows), np.int64, len(rows)) - 1, np.arange(n_r)
 
 
@@ -353,8 +354,8 @@ def _pair_by_key(con, src_o: Source, src_r: Source, columns, categorical, the_ke
     if len(rows) != n_r:
         raise RWNError(f"the released data ({src_r.label}) has {n_r} rows but the original ({src_o.label}) has {n}, "
                        f"{len(rows)} of them with a value in every one of columns (the records on_missing='drop' "
-                       f"keeps): it is not a release of the original by perturb on these columns; pair it by an id "
-                       f"column (id= / --id)")
+                       f"(--on-missing drop) keeps): it is not a release of the original by perturb on these "
+                       f"columns; pair it by an id column (id= / --id)")
     keep_o = np.fromiter((r[0] for r in rows), np.int64, len(rows)) - 1      # by released row
     released_rows = np.argsort(keep_o, kind="stable")                        # by original row
     return keep_o[released_rows], released_rows

@@ -52,7 +52,7 @@ def resolve_domain(be, src, sensitive: str, domain, nulls: str) -> list[str]:
     nnull = sum(n for v, n in counts if v is None)
     if nulls == "error" and nnull:
         raise RWNError(f"the sensitive column {sensitive!r} has {nnull} NULL values; clean them or use "
-                       f"nulls='drop' (those records are then left out of the release)")
+                       f"nulls='drop' (--nulls drop; those records are then left out of the release)")
     if records - (nnull if nulls == "drop" else 0) == 0:
         raise RWNError(f"{src.label} has no records" + (" with a sensitive value" if records else ""))
     if domain is None:
@@ -608,8 +608,8 @@ def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test
     the engine's dialect. key_ref(con, key): SQL reading the key (default: the backend's)."""
     be = backend_for(con)
     if id_column is None and be.name != "duckdb":
-        raise RWNError(f"on {be.name}, id= is required: the engine has no input order to number records by, "
-                       f"so the draws need a unique id column")
+        raise RWNError(f"on {be.name}, id= (--id) is required: the engine has no input order to number records "
+                       f"by, so the draws need a unique id column")
     src, spec, values = _prepare(be, source, sensitive, p, public, domain, nulls, id_column, released=True)
     blocks, left_out = None, (0, 0)
     if enforce is not None:
@@ -1092,8 +1092,8 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
         + quote_literal(FLOAT_SENSITIVE_WHY))]
     if nulls == "error":
         conditions.append(engine.raise_unless(d, f"{s} IS NOT NULL", quote_literal(
-            f"the sensitive column {sensitive!r} has NULL values; clean them or use nulls='drop' (those records "
-            f"are then left out of the release)")))
+            f"the sensitive column {sensitive!r} has NULL values; clean them or use nulls='drop' (--nulls drop; those "
+            f"records are then left out of the release)")))
     if domain is not None:
         literal = _unseen_domain(d, name, sensitive, domain)
         m = len(domain_values(domain))

@@ -7,7 +7,7 @@ into the statement that gives the result:
     (sqlgen.perturb_sql / donors_sql / neighborhoods_sql), so nothing is staged, unless the
     statement would not fit the memory limit (search_in_steps);
   * otherwise (Spark, or DuckDB on data too large for its memory limit) the backend stages the
-    plan's steps (rwn_sql.spark_rwn.RWNPlan): the source with its record numbers, the
+    plan's steps (rwn_sql.rwn.steps.RWNPlan): the source with its record numbers, the
     settings, the grid points, then the neighbourhood search one statement per level until
     no record is left searching; the final statement reads those staged relations.
 Both give the same result for the same key: only the speed and the memory differ.
@@ -80,7 +80,7 @@ def check_source(be, source, spec: RWNSpec, guard: bool = True) -> engine.Source
     right types, the record id is given where the engine needs it, no numeric range overflows
     a double and (with `guard`, where the engine has a memory limit) the neighbourhoods fit."""
     if spec.id is None and not be.has_input_order:
-        raise RWNError(f"on {be.name}, id= is required: the engine has no input order to number records "
+        raise RWNError(f"on {be.name}, id= (--id) is required: the engine has no input order to number records "
                        f"by, so the draws need a unique id column")
     be.dialect.check_scale(spec.scale)
     src = be.source(source)
@@ -429,7 +429,7 @@ def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None, axes=
     """Compute the neighbourhoods once into relations of the backend: with recursive CTEs in
     two statements (the numbered rows, then the whole search; both number the records the same
     way, by input position or id rank), else, or `in_steps` (default: search_in_steps), step
-    by step (rwn_sql.spark_rwn.RWNPlan), the search one statement per level. `trace`: a list that gets one dict per search level
+    by step (rwn_sql.rwn.steps.RWNPlan), the search one statement per level. `trace`: a list that gets one dict per search level
     where the levels run one by one. `axes`: grid_axes(be, src, spec) when already known (they
     depend on the columns and the scale, not on eps: a sweep computes them once). `ball`: see
     ball_path (on DuckDB, this path lists every neighbourhood: tune stages them once for many
