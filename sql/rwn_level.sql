@@ -1,6 +1,6 @@
 -- rwn_sql: one level of the neighbourhood search (sql/rwn_neighborhoods.sql): the records of
 -- `search` still searching try cells of side s = s0 * growth^lvl; DuckDB runs it as the recursive member,
--- Spark once per level (rwn_sql/spark_engine.py).
+-- Spark once per level (rwn_sql/engines/spark.py).
 active AS (
     -- records still searching whose start level is reached; cell side s = s0 * growth^lvl
     SELECT w.lvl + 1 AS lvl, st.s0 * pow($growth, w.lvl + 1) AS s, st.diameter$settings_columns, p.*$grid_columns

@@ -229,8 +229,8 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
     m = dialect.list_length(domain) if domain_sql else len(values)
     pick = bits_sql("__rwn_h", 1, dialect)
     null_check = (f"WHEN {s} IS NULL THEN " + dialect.raise_error(quote_literal(
-        f"rwn_sql: the sensitive column {s} has NULL values; clean them or use nulls='drop' "
-        "(those records are then left out)")) + "\n        ")
+        f"rwn_sql: the sensitive column {s} has NULL values; clean them or use nulls='drop' (--nulls drop; "
+        "those records are then left out)")) + "\n        ")
     domain_check = (f"WHEN NOT {dialect.list_contains(domain, s)} THEN " + dialect.raise_error(
         quote_literal("rwn_sql: the domain misses values present in the data: ") + f" || {dialect.as_text(s)}")
         + "\n        ") if check_domain else ""

@@ -216,7 +216,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
             off, sc = "0.0", "1.0"
         scaling += [f"{off} AS off_{i}", f"{sc} AS sc_{i}"]
         checks.append(f"WHEN bad_{i} > 0 THEN {name} || ' has ' || bad_{i} || "
-                      f"' NULL, NaN or infinite values; clean them or use on_missing=''drop'''")
+                      f"' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'")
         if spec.scale == "minmax":
             checks.append(f"WHEN hi_{i} = lo_{i} THEN {name} || ' is constant (every value is ' "
                           f"|| lo_{i} || '); remove it from the distance columns'")
@@ -234,7 +234,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
     for i, c in enumerate(cat, 1):
         name = quote_literal(f"column {quote_ident(c)}")
         checks.append(f"WHEN badc_{i} > 0 THEN {name} || ' has ' || badc_{i} || "
-                      f"' NULL values; clean them or use on_missing=''drop'''")
+                      f"' NULL values; clean them or use on_missing=''drop'' (--on-missing drop)'")
     if spec.k > 0:
         where = "stratum ' || smallest_label || ' has" if strata else "the input has"
         checks.append(f"WHEN smallest <= {spec.k} THEN '{where} ' || smallest || ' records; "

@@ -183,13 +183,13 @@ params AS (
         hi_3 - lo_3 AS sc_3,
         CASE
             WHEN n = 0 THEN 'the input has no records'
-            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_1 = lo_1 THEN 'column "Age"' || ' is constant (every value is ' || lo_1 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_1 - lo_1) AND isfinite(hi_1 - lo_1) AND isfinite((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 3), false) THEN 'column "Age"' || ' spans ' || lo_1 || ' to ' || hi_1 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_2 = lo_2 THEN 'column "Weight"' || ' is constant (every value is ' || lo_2 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_2 - lo_2) AND isfinite(hi_2 - lo_2) AND isfinite((hi_2 - lo_2) / (hi_2 - lo_2) * (hi_2 - lo_2) / (hi_2 - lo_2) * 3), false) THEN 'column "Weight"' || ' spans ' || lo_2 || ' to ' || hi_2 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_3 = lo_3 THEN 'column "Height"' || ' is constant (every value is ' || lo_3 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_3 - lo_3) AND isfinite(hi_3 - lo_3) AND isfinite((hi_3 - lo_3) / (hi_3 - lo_3) * (hi_3 - lo_3) / (hi_3 - lo_3) * 3), false) THEN 'column "Height"' || ' spans ' || lo_3 || ' to ' || hi_3 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
             WHEN smallest <= 5 THEN 'the input has ' || smallest || ' records; k = 5 needs at least 6 (k must be below the number of records in every stratum)'
@@ -248,7 +248,7 @@ search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
     (WITH
 -- rwn_sql: one level of the neighbourhood search (sql/rwn_neighborhoods.sql): the records of
 -- `search` still searching try cells of side s = s0 * growth^lvl; DuckDB runs it as the recursive member,
--- Spark once per level (rwn_sql/spark_engine.py).
+-- Spark once per level (rwn_sql/engines/spark.py).
 active AS (
     -- records still searching whose start level is reached; cell side s = s0 * growth^lvl
     SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0::DOUBLE, w.lvl + 1) AS s, st.diameter, sc_1, sc_2, sc_3, grid_dims, p.*, (p.v_1 - st.off_1) / st.sc_1 AS g_1, (p.v_2 - st.off_2) / st.sc_2 AS g_2, (p.v_3 - st.off_3) / st.sc_3 AS g_3

@@ -212,7 +212,7 @@ CREATE TABLE "adult_macro" AS
 -- (id=), else the 1-based input
 -- position. The rows are written in the order of a keyed hash of the record (__rwn_o), so the
 -- release order carries nothing about the input order (issue 8, R2).
-SELECT CASE WHEN "occupation" IS NULL THEN error('rwn_sql: the sensitive column "occupation" has NULL values; clean them or use nulls=''drop'' (those records are then left out)')
+SELECT CASE WHEN "occupation" IS NULL THEN error('rwn_sql: the sensitive column "occupation" has NULL values; clean them or use nulls=''drop'' (--nulls drop; those records are then left out)')
         WHEN CAST((__rwn_h >> 76) & 4503599627370495 AS BIGINT) < 2251799813685248 THEN "occupation"
         ELSE CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[])[1 + CAST(floor(CAST((__rwn_h >> 24) & 4503599627370495 AS BIGINT) / 4503599627370496.0 * 15) AS BIGINT)] END AS "occupation",
     "race",

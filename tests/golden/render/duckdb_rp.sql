@@ -26,7 +26,7 @@ INSERT INTO temp.main.__rwn_keys VALUES (?, ?, ?)
 -- (id=), else the 1-based input
 -- position. The rows are written in the order of a keyed hash of the record (__rwn_o), so the
 -- release order carries nothing about the input order (issue 8, R2).
-SELECT CASE WHEN "occupation" IS NULL THEN error('rwn_sql: the sensitive column "occupation" has NULL values; clean them or use nulls=''drop'' (those records are then left out)')
+SELECT CASE WHEN "occupation" IS NULL THEN error('rwn_sql: the sensitive column "occupation" has NULL values; clean them or use nulls=''drop'' (--nulls drop; those records are then left out)')
         WHEN CAST((__rwn_h >> 76) & 4503599627370495 AS BIGINT) < 2251799813685248 THEN "occupation"
         ELSE CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[])[1 + CAST(floor(CAST((__rwn_h >> 24) & 4503599627370495 AS BIGINT) / 4503599627370496.0 * 15) AS BIGINT)] END AS "occupation",
     "race",
@@ -102,7 +102,7 @@ CREATE TABLE "adult_rel" AS
 -- (id=), else the 1-based input
 -- position. The rows are written in the order of a keyed hash of the record (__rwn_o), so the
 -- release order carries nothing about the input order (issue 8, R2).
-SELECT CASE WHEN "occupation" IS NULL THEN error('rwn_sql: the sensitive column "occupation" has NULL values; clean them or use nulls=''drop'' (those records are then left out)')
+SELECT CASE WHEN "occupation" IS NULL THEN error('rwn_sql: the sensitive column "occupation" has NULL values; clean them or use nulls=''drop'' (--nulls drop; those records are then left out)')
         WHEN CAST((__rwn_h >> 76) & 4503599627370495 AS BIGINT) < 2026619832316724 THEN "occupation"
         ELSE CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[])[1 + CAST(floor(CAST((__rwn_h >> 24) & 4503599627370495 AS BIGINT) / 4503599627370496.0 * 15) AS BIGINT)] END AS "occupation",
     "race",
@@ -159,7 +159,7 @@ SELECT id FROM temp.main.__rwn_keys WHERE lasting AND k = ?
 -- (id=), else the 1-based input
 -- position. The rows are written in the order of a keyed hash of the record (__rwn_o), so the
 -- release order carries nothing about the input order (issue 8, R2).
-SELECT CASE WHEN "occupation" IS NULL THEN error('rwn_sql: the sensitive column "occupation" has NULL values; clean them or use nulls=''drop'' (those records are then left out)')
+SELECT CASE WHEN "occupation" IS NULL THEN error('rwn_sql: the sensitive column "occupation" has NULL values; clean them or use nulls=''drop'' (--nulls drop; those records are then left out)')
         WHEN CAST((__rwn_h >> 76) & 4503599627370495 AS BIGINT) < 2702159776422298 THEN "occupation"
         ELSE CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[])[1 + CAST(floor(CAST((__rwn_h >> 24) & 4503599627370495 AS BIGINT) / 4503599627370496.0 * 15) AS BIGINT)] END AS "occupation",
     "relationship",
@@ -686,7 +686,7 @@ params AS (
         hi_1 - lo_1 AS sc_1,
         CASE
             WHEN n = 0 THEN 'the input has no records'
-            WHEN bad_1 > 0 THEN 'column "age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_1 > 0 THEN 'column "age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_1 = lo_1 THEN 'column "age"' || ' is constant (every value is ' || lo_1 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_1 - lo_1) AND isfinite(hi_1 - lo_1) AND isfinite((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 1), false) THEN 'column "age"' || ' spans ' || lo_1 || ' to ' || hi_1 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
             WHEN smallest <= 5 THEN 'the input has ' || smallest || ' records; k = 5 needs at least 6 (k must be below the number of records in every stratum)'
@@ -785,7 +785,7 @@ search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
     (WITH
 -- rwn_sql: one level of the neighbourhood search (sql/rwn_neighborhoods.sql): the records of
 -- `search` still searching try cells of side s = s0 * growth^lvl; DuckDB runs it as the recursive member,
--- Spark once per level (rwn_sql/spark_engine.py).
+-- Spark once per level (rwn_sql/engines/spark.py).
 active AS (
     -- records still searching whose start level is reached; cell side s = s0 * growth^lvl
     SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0::DOUBLE, w.lvl + 1) AS s, st.diameter, sc_1, grid_dims, p.*, (p.v_1 - st.off_1) / st.sc_1 AS g_1
@@ -1036,7 +1036,7 @@ CREATE TABLE "__rwn_release_<hex>"."randomized_rows_not_counts"."adult_randomize
 -- position. The rows are written in the order of a keyed hash of the record (__rwn_o), so the
 -- release order carries nothing about the input order (issue 8, R2).
 SELECT "age",
-    CASE WHEN "occupation" IS NULL THEN error('rwn_sql: the sensitive column "occupation" has NULL values; clean them or use nulls=''drop'' (those records are then left out)')
+    CASE WHEN "occupation" IS NULL THEN error('rwn_sql: the sensitive column "occupation" has NULL values; clean them or use nulls=''drop'' (--nulls drop; those records are then left out)')
         WHEN CAST((__rwn_h >> 76) & 4503599627370495 AS BIGINT) < 2026619832316724 THEN "occupation"
         ELSE CAST(['?', 'Adm-clerical', 'Armed-Forces', 'Craft-repair', 'Exec-managerial', 'Farming-fishing', 'Handlers-cleaners', 'Machine-op-inspct', 'Other-service', 'Priv-house-serv', 'Prof-specialty', 'Protective-serv', 'Sales', 'Tech-support', 'Transport-moving'] AS VARCHAR[])[1 + CAST(floor(CAST((__rwn_h >> 24) & 4503599627370495 AS BIGINT) / 4503599627370496.0 * 15) AS BIGINT)] END AS "occupation",
     "race",

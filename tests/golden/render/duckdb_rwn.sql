@@ -84,13 +84,13 @@ params AS (
         hi_3 - lo_3 AS sc_3,
         CASE
             WHEN n = 0 THEN 'the input has no records'
-            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_1 = lo_1 THEN 'column "Age"' || ' is constant (every value is ' || lo_1 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_1 - lo_1) AND isfinite(hi_1 - lo_1) AND isfinite((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 3), false) THEN 'column "Age"' || ' spans ' || lo_1 || ' to ' || hi_1 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_2 = lo_2 THEN 'column "Weight"' || ' is constant (every value is ' || lo_2 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_2 - lo_2) AND isfinite(hi_2 - lo_2) AND isfinite((hi_2 - lo_2) / (hi_2 - lo_2) * (hi_2 - lo_2) / (hi_2 - lo_2) * 3), false) THEN 'column "Weight"' || ' spans ' || lo_2 || ' to ' || hi_2 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_3 = lo_3 THEN 'column "Height"' || ' is constant (every value is ' || lo_3 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_3 - lo_3) AND isfinite(hi_3 - lo_3) AND isfinite((hi_3 - lo_3) / (hi_3 - lo_3) * (hi_3 - lo_3) / (hi_3 - lo_3) * 3), false) THEN 'column "Height"' || ' spans ' || lo_3 || ' to ' || hi_3 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
             WHEN smallest <= 5 THEN 'the input has ' || smallest || ' records; k = 5 needs at least 6 (k must be below the number of records in every stratum)'
@@ -149,7 +149,7 @@ search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
     (WITH
 -- rwn_sql: one level of the neighbourhood search (sql/rwn_neighborhoods.sql): the records of
 -- `search` still searching try cells of side s = s0 * growth^lvl; DuckDB runs it as the recursive member,
--- Spark once per level (rwn_sql/spark_engine.py).
+-- Spark once per level (rwn_sql/engines/spark.py).
 active AS (
     -- records still searching whose start level is reached; cell side s = s0 * growth^lvl
     SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0::DOUBLE, w.lvl + 1) AS s, st.diameter, sc_1, sc_2, sc_3, grid_dims, p.*, (p.v_1 - st.off_1) / st.sc_1 AS g_1, (p.v_2 - st.off_2) / st.sc_2 AS g_2, (p.v_3 - st.off_3) / st.sc_3 AS g_3
@@ -347,13 +347,13 @@ params AS (
         CASE WHEN isfinite(sd_3) AND sd_3 > 0 THEN round(sd_3, 9 - CAST(floor(log10(sd_3)) AS INTEGER)) END AS sc_3,
         CASE
             WHEN n = 0 THEN 'the input has no records'
-            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN coalesce(sd_1, 0) = 0 OR hi_1 = lo_1 THEN 'column "Age"' || ' is constant; remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_1 - lo_1) AND isfinite(CASE WHEN isfinite(sd_1) AND sd_1 > 0 THEN round(sd_1, 9 - CAST(floor(log10(sd_1)) AS INTEGER)) END) AND isfinite((hi_1 - lo_1) / (CASE WHEN isfinite(sd_1) AND sd_1 > 0 THEN round(sd_1, 9 - CAST(floor(log10(sd_1)) AS INTEGER)) END) * (hi_1 - lo_1) / (CASE WHEN isfinite(sd_1) AND sd_1 > 0 THEN round(sd_1, 9 - CAST(floor(log10(sd_1)) AS INTEGER)) END) * 3), false) THEN 'column "Age"' || ' spans ' || lo_1 || ' to ' || hi_1 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN coalesce(sd_2, 0) = 0 OR hi_2 = lo_2 THEN 'column "Weight"' || ' is constant; remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_2 - lo_2) AND isfinite(CASE WHEN isfinite(sd_2) AND sd_2 > 0 THEN round(sd_2, 9 - CAST(floor(log10(sd_2)) AS INTEGER)) END) AND isfinite((hi_2 - lo_2) / (CASE WHEN isfinite(sd_2) AND sd_2 > 0 THEN round(sd_2, 9 - CAST(floor(log10(sd_2)) AS INTEGER)) END) * (hi_2 - lo_2) / (CASE WHEN isfinite(sd_2) AND sd_2 > 0 THEN round(sd_2, 9 - CAST(floor(log10(sd_2)) AS INTEGER)) END) * 3), false) THEN 'column "Weight"' || ' spans ' || lo_2 || ' to ' || hi_2 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN coalesce(sd_3, 0) = 0 OR hi_3 = lo_3 THEN 'column "Height"' || ' is constant; remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_3 - lo_3) AND isfinite(CASE WHEN isfinite(sd_3) AND sd_3 > 0 THEN round(sd_3, 9 - CAST(floor(log10(sd_3)) AS INTEGER)) END) AND isfinite((hi_3 - lo_3) / (CASE WHEN isfinite(sd_3) AND sd_3 > 0 THEN round(sd_3, 9 - CAST(floor(log10(sd_3)) AS INTEGER)) END) * (hi_3 - lo_3) / (CASE WHEN isfinite(sd_3) AND sd_3 > 0 THEN round(sd_3, 9 - CAST(floor(log10(sd_3)) AS INTEGER)) END) * 3), false) THEN 'column "Height"' || ' spans ' || lo_3 || ' to ' || hi_3 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
             WHEN smallest <= 3 THEN 'the input has ' || smallest || ' records; k = 3 needs at least 4 (k must be below the number of records in every stratum)'
@@ -412,7 +412,7 @@ search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
     (WITH
 -- rwn_sql: one level of the neighbourhood search (sql/rwn_neighborhoods.sql): the records of
 -- `search` still searching try cells of side s = s0 * growth^lvl; DuckDB runs it as the recursive member,
--- Spark once per level (rwn_sql/spark_engine.py).
+-- Spark once per level (rwn_sql/engines/spark.py).
 active AS (
     -- records still searching whose start level is reached; cell side s = s0 * growth^lvl
     SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0::DOUBLE, w.lvl + 1) AS s, st.diameter, sc_1, sc_2, sc_3, grid_dims, p.*, (p.v_1 - st.off_1) / st.sc_1 AS g_1, (p.v_2 - st.off_2) / st.sc_2 AS g_2, (p.v_3 - st.off_3) / st.sc_3 AS g_3
@@ -626,19 +626,19 @@ params AS (
         hi_5 - lo_5 AS sc_5,
         CASE
             WHEN n = 0 THEN 'the input has no records'
-            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_1 = lo_1 THEN 'column "Age"' || ' is constant (every value is ' || lo_1 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_1 - lo_1) AND isfinite(hi_1 - lo_1) AND isfinite((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 5), false) THEN 'column "Age"' || ' spans ' || lo_1 || ' to ' || hi_1 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_2 = lo_2 THEN 'column "Weight"' || ' is constant (every value is ' || lo_2 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_2 - lo_2) AND isfinite(hi_2 - lo_2) AND isfinite((hi_2 - lo_2) / (hi_2 - lo_2) * (hi_2 - lo_2) / (hi_2 - lo_2) * 5), false) THEN 'column "Weight"' || ' spans ' || lo_2 || ' to ' || hi_2 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_3 = lo_3 THEN 'column "Height"' || ' is constant (every value is ' || lo_3 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_3 - lo_3) AND isfinite(hi_3 - lo_3) AND isfinite((hi_3 - lo_3) / (hi_3 - lo_3) * (hi_3 - lo_3) / (hi_3 - lo_3) * 5), false) THEN 'column "Height"' || ' spans ' || lo_3 || ' to ' || hi_3 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_4 > 0 THEN 'column "Chest"' || ' has ' || bad_4 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_4 > 0 THEN 'column "Chest"' || ' has ' || bad_4 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_4 = lo_4 THEN 'column "Chest"' || ' is constant (every value is ' || lo_4 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_4 - lo_4) AND isfinite(hi_4 - lo_4) AND isfinite((hi_4 - lo_4) / (hi_4 - lo_4) * (hi_4 - lo_4) / (hi_4 - lo_4) * 5), false) THEN 'column "Chest"' || ' spans ' || lo_4 || ' to ' || hi_4 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_5 > 0 THEN 'column "Abdomen"' || ' has ' || bad_5 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_5 > 0 THEN 'column "Abdomen"' || ' has ' || bad_5 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_5 = lo_5 THEN 'column "Abdomen"' || ' is constant (every value is ' || lo_5 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_5 - lo_5) AND isfinite(hi_5 - lo_5) AND isfinite((hi_5 - lo_5) / (hi_5 - lo_5) * (hi_5 - lo_5) / (hi_5 - lo_5) * 5), false) THEN 'column "Abdomen"' || ' spans ' || lo_5 || ' to ' || hi_5 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
             WHEN smallest <= 5 THEN 'the input has ' || smallest || ' records; k = 5 needs at least 6 (k must be below the number of records in every stratum)'
@@ -700,7 +700,7 @@ search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
     (WITH
 -- rwn_sql: one level of the neighbourhood search (sql/rwn_neighborhoods.sql): the records of
 -- `search` still searching try cells of side s = s0 * growth^lvl; DuckDB runs it as the recursive member,
--- Spark once per level (rwn_sql/spark_engine.py).
+-- Spark once per level (rwn_sql/engines/spark.py).
 active AS (
     -- records still searching whose start level is reached; cell side s = s0 * growth^lvl
     SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0::DOUBLE, w.lvl + 1) AS s, st.diameter, sc_1, sc_2, sc_3, sc_4, sc_5, grid_dims, p.*
@@ -902,13 +902,13 @@ params AS (
         hi_3 - lo_3 AS sc_3,
         CASE
             WHEN n = 0 THEN 'the input has no records'
-            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_1 = lo_1 THEN 'column "Age"' || ' is constant (every value is ' || lo_1 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_1 - lo_1) AND isfinite(hi_1 - lo_1) AND isfinite((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 3), false) THEN 'column "Age"' || ' spans ' || lo_1 || ' to ' || hi_1 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_2 = lo_2 THEN 'column "Weight"' || ' is constant (every value is ' || lo_2 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_2 - lo_2) AND isfinite(hi_2 - lo_2) AND isfinite((hi_2 - lo_2) / (hi_2 - lo_2) * (hi_2 - lo_2) / (hi_2 - lo_2) * 3), false) THEN 'column "Weight"' || ' spans ' || lo_2 || ' to ' || hi_2 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_3 = lo_3 THEN 'column "Height"' || ' is constant (every value is ' || lo_3 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_3 - lo_3) AND isfinite(hi_3 - lo_3) AND isfinite((hi_3 - lo_3) / (hi_3 - lo_3) * (hi_3 - lo_3) / (hi_3 - lo_3) * 3), false) THEN 'column "Height"' || ' spans ' || lo_3 || ' to ' || hi_3 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
             WHEN smallest <= 5 THEN 'the input has ' || smallest || ' records; k = 5 needs at least 6 (k must be below the number of records in every stratum)'
@@ -967,7 +967,7 @@ search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
     (WITH
 -- rwn_sql: one level of the neighbourhood search (sql/rwn_neighborhoods.sql): the records of
 -- `search` still searching try cells of side s = s0 * growth^lvl; DuckDB runs it as the recursive member,
--- Spark once per level (rwn_sql/spark_engine.py).
+-- Spark once per level (rwn_sql/engines/spark.py).
 active AS (
     -- records still searching whose start level is reached; cell side s = s0 * growth^lvl
     SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0::DOUBLE, w.lvl + 1) AS s, st.diameter, sc_1, sc_2, sc_3, grid_dims, p.*, (p.v_1 - st.off_1) / st.sc_1 AS g_1, (p.v_2 - st.off_2) / st.sc_2 AS g_2, (p.v_3 - st.off_3) / st.sc_3 AS g_3
@@ -1139,13 +1139,13 @@ params AS (
         hi_3 - lo_3 AS sc_3,
         CASE
             WHEN n = 0 THEN 'the input has no records'
-            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_1 = lo_1 THEN 'column "Age"' || ' is constant (every value is ' || lo_1 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_1 - lo_1) AND isfinite(hi_1 - lo_1) AND isfinite((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 3), false) THEN 'column "Age"' || ' spans ' || lo_1 || ' to ' || hi_1 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_2 = lo_2 THEN 'column "Weight"' || ' is constant (every value is ' || lo_2 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_2 - lo_2) AND isfinite(hi_2 - lo_2) AND isfinite((hi_2 - lo_2) / (hi_2 - lo_2) * (hi_2 - lo_2) / (hi_2 - lo_2) * 3), false) THEN 'column "Weight"' || ' spans ' || lo_2 || ' to ' || hi_2 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_3 = lo_3 THEN 'column "Height"' || ' is constant (every value is ' || lo_3 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_3 - lo_3) AND isfinite(hi_3 - lo_3) AND isfinite((hi_3 - lo_3) / (hi_3 - lo_3) * (hi_3 - lo_3) / (hi_3 - lo_3) * 3), false) THEN 'column "Height"' || ' spans ' || lo_3 || ' to ' || hi_3 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
             WHEN smallest <= 4 THEN 'the input has ' || smallest || ' records; k = 4 needs at least 5 (k must be below the number of records in every stratum)'
@@ -1204,7 +1204,7 @@ search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
     (WITH
 -- rwn_sql: one level of the neighbourhood search (sql/rwn_neighborhoods.sql): the records of
 -- `search` still searching try cells of side s = s0 * growth^lvl; DuckDB runs it as the recursive member,
--- Spark once per level (rwn_sql/spark_engine.py).
+-- Spark once per level (rwn_sql/engines/spark.py).
 active AS (
     -- records still searching whose start level is reached; cell side s = s0 * growth^lvl
     SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0::DOUBLE, w.lvl + 1) AS s, st.diameter, sc_1, sc_2, sc_3, grid_dims, p.*, (p.v_1 - st.off_1) / st.sc_1 AS g_1, (p.v_2 - st.off_2) / st.sc_2 AS g_2, (p.v_3 - st.off_3) / st.sc_3 AS g_3
@@ -1372,13 +1372,13 @@ params AS (
         hi_3 - lo_3 AS sc_3,
         CASE
             WHEN n = 0 THEN 'the input has no records'
-            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_1 = lo_1 THEN 'column "Age"' || ' is constant (every value is ' || lo_1 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_1 - lo_1) AND isfinite(hi_1 - lo_1) AND isfinite((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 3), false) THEN 'column "Age"' || ' spans ' || lo_1 || ' to ' || hi_1 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_2 = lo_2 THEN 'column "Weight"' || ' is constant (every value is ' || lo_2 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_2 - lo_2) AND isfinite(hi_2 - lo_2) AND isfinite((hi_2 - lo_2) / (hi_2 - lo_2) * (hi_2 - lo_2) / (hi_2 - lo_2) * 3), false) THEN 'column "Weight"' || ' spans ' || lo_2 || ' to ' || hi_2 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_3 = lo_3 THEN 'column "Height"' || ' is constant (every value is ' || lo_3 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_3 - lo_3) AND isfinite(hi_3 - lo_3) AND isfinite((hi_3 - lo_3) / (hi_3 - lo_3) * (hi_3 - lo_3) / (hi_3 - lo_3) * 3), false) THEN 'column "Height"' || ' spans ' || lo_3 || ' to ' || hi_3 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
             WHEN smallest <= 5 THEN 'the input has ' || smallest || ' records; k = 5 needs at least 6 (k must be below the number of records in every stratum)'
@@ -1437,7 +1437,7 @@ search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
     (WITH
 -- rwn_sql: one level of the neighbourhood search (sql/rwn_neighborhoods.sql): the records of
 -- `search` still searching try cells of side s = s0 * growth^lvl; DuckDB runs it as the recursive member,
--- Spark once per level (rwn_sql/spark_engine.py).
+-- Spark once per level (rwn_sql/engines/spark.py).
 active AS (
     -- records still searching whose start level is reached; cell side s = s0 * growth^lvl
     SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0::DOUBLE, w.lvl + 1) AS s, st.diameter, sc_1, sc_2, sc_3, grid_dims, p.*, (p.v_1 - st.off_1) / st.sc_1 AS g_1, (p.v_2 - st.off_2) / st.sc_2 AS g_2, (p.v_3 - st.off_3) / st.sc_3 AS g_3
@@ -1637,13 +1637,13 @@ params AS (
         hi_3 - lo_3 AS sc_3,
         CASE
             WHEN n = 0 THEN 'the input has no records'
-            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_1 = lo_1 THEN 'column "Age"' || ' is constant (every value is ' || lo_1 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_1 - lo_1) AND isfinite(hi_1 - lo_1) AND isfinite((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 3), false) THEN 'column "Age"' || ' spans ' || lo_1 || ' to ' || hi_1 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_2 = lo_2 THEN 'column "Weight"' || ' is constant (every value is ' || lo_2 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_2 - lo_2) AND isfinite(hi_2 - lo_2) AND isfinite((hi_2 - lo_2) / (hi_2 - lo_2) * (hi_2 - lo_2) / (hi_2 - lo_2) * 3), false) THEN 'column "Weight"' || ' spans ' || lo_2 || ' to ' || hi_2 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_3 = lo_3 THEN 'column "Height"' || ' is constant (every value is ' || lo_3 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_3 - lo_3) AND isfinite(hi_3 - lo_3) AND isfinite((hi_3 - lo_3) / (hi_3 - lo_3) * (hi_3 - lo_3) / (hi_3 - lo_3) * 3), false) THEN 'column "Height"' || ' spans ' || lo_3 || ' to ' || hi_3 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
             WHEN smallest <= 5 THEN 'the input has ' || smallest || ' records; k = 5 needs at least 6 (k must be below the number of records in every stratum)'
@@ -1702,7 +1702,7 @@ search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
     (WITH
 -- rwn_sql: one level of the neighbourhood search (sql/rwn_neighborhoods.sql): the records of
 -- `search` still searching try cells of side s = s0 * growth^lvl; DuckDB runs it as the recursive member,
--- Spark once per level (rwn_sql/spark_engine.py).
+-- Spark once per level (rwn_sql/engines/spark.py).
 active AS (
     -- records still searching whose start level is reached; cell side s = s0 * growth^lvl
     SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0::DOUBLE, w.lvl + 1) AS s, st.diameter, sc_1, sc_2, sc_3, grid_dims, p.*, (p.v_1 - st.off_1) / st.sc_1 AS g_1, (p.v_2 - st.off_2) / st.sc_2 AS g_2, (p.v_3 - st.off_3) / st.sc_3 AS g_3
@@ -1930,13 +1930,13 @@ params AS (
         hi_2 - lo_2 AS sc_2,
         CASE
             WHEN n = 0 THEN 'the input has no records'
-            WHEN bad_1 > 0 THEN 'column "a"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_1 > 0 THEN 'column "a"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_1 = lo_1 THEN 'column "a"' || ' is constant (every value is ' || lo_1 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_1 - lo_1) AND isfinite(hi_1 - lo_1) AND isfinite((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 3), false) THEN 'column "a"' || ' spans ' || lo_1 || ' to ' || hi_1 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_2 > 0 THEN 'column "b"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_2 > 0 THEN 'column "b"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_2 = lo_2 THEN 'column "b"' || ' is constant (every value is ' || lo_2 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_2 - lo_2) AND isfinite(hi_2 - lo_2) AND isfinite((hi_2 - lo_2) / (hi_2 - lo_2) * (hi_2 - lo_2) / (hi_2 - lo_2) * 3), false) THEN 'column "b"' || ' spans ' || lo_2 || ' to ' || hi_2 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN badc_1 > 0 THEN 'column "colour"' || ' has ' || badc_1 || ' NULL values; clean them or use on_missing=''drop'''
+            WHEN badc_1 > 0 THEN 'column "colour"' || ' has ' || badc_1 || ' NULL values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN smallest <= 5 THEN 'stratum ' || smallest_label || ' has ' || smallest || ' records; k = 5 needs at least 6 (k must be below the number of records in every stratum)'
         END AS problem
     FROM stats, strata_sizes
@@ -1993,7 +1993,7 @@ search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
     (WITH
 -- rwn_sql: one level of the neighbourhood search (sql/rwn_neighborhoods.sql): the records of
 -- `search` still searching try cells of side s = s0 * growth^lvl; DuckDB runs it as the recursive member,
--- Spark once per level (rwn_sql/spark_engine.py).
+-- Spark once per level (rwn_sql/engines/spark.py).
 active AS (
     -- records still searching whose start level is reached; cell side s = s0 * growth^lvl
     SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0::DOUBLE, w.lvl + 1) AS s, st.diameter, sc_1, sc_2, grid_dims, p.*, (p.v_1 - st.off_1) / st.sc_1 AS g_1, (p.v_2 - st.off_2) / st.sc_2 AS g_2
@@ -2177,13 +2177,13 @@ params AS (
         hi_2 - lo_2 AS sc_2,
         CASE
             WHEN n = 0 THEN 'the input has no records'
-            WHEN bad_1 > 0 THEN 'column "a"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_1 > 0 THEN 'column "a"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_1 = lo_1 THEN 'column "a"' || ' is constant (every value is ' || lo_1 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_1 - lo_1) AND isfinite(hi_1 - lo_1) AND isfinite((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 3), false) THEN 'column "a"' || ' spans ' || lo_1 || ' to ' || hi_1 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_2 > 0 THEN 'column "b"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_2 > 0 THEN 'column "b"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_2 = lo_2 THEN 'column "b"' || ' is constant (every value is ' || lo_2 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_2 - lo_2) AND isfinite(hi_2 - lo_2) AND isfinite((hi_2 - lo_2) / (hi_2 - lo_2) * (hi_2 - lo_2) / (hi_2 - lo_2) * 3), false) THEN 'column "b"' || ' spans ' || lo_2 || ' to ' || hi_2 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN badc_1 > 0 THEN 'column "colour"' || ' has ' || badc_1 || ' NULL values; clean them or use on_missing=''drop'''
+            WHEN badc_1 > 0 THEN 'column "colour"' || ' has ' || badc_1 || ' NULL values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN smallest <= 5 THEN 'the input has ' || smallest || ' records; k = 5 needs at least 6 (k must be below the number of records in every stratum)'
             WHEN id_count < n THEN 'the id column "rid"' || ' has ' || (n - id_count) || ' NULL values; every record needs an id'
             WHEN id_distinct < id_count THEN 'the id column "rid"' || ' has duplicate values ('  || (id_count - id_distinct) || ' records share an id with another); every record needs its own id'
@@ -2241,7 +2241,7 @@ search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
     (WITH
 -- rwn_sql: one level of the neighbourhood search (sql/rwn_neighborhoods.sql): the records of
 -- `search` still searching try cells of side s = s0 * growth^lvl; DuckDB runs it as the recursive member,
--- Spark once per level (rwn_sql/spark_engine.py).
+-- Spark once per level (rwn_sql/engines/spark.py).
 active AS (
     -- records still searching whose start level is reached; cell side s = s0 * growth^lvl
     SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0::DOUBLE, w.lvl + 1) AS s, st.diameter, sc_1, sc_2, grid_dims, p.*, (p.v_1 - st.off_1) / st.sc_1 AS g_1, (p.v_2 - st.off_2) / st.sc_2 AS g_2
@@ -2426,10 +2426,10 @@ params AS (
         hi_2 - lo_2 AS sc_2,
         CASE
             WHEN n = 0 THEN 'the input has no records'
-            WHEN bad_1 > 0 THEN 'column "a"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_1 > 0 THEN 'column "a"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_1 = lo_1 THEN 'column "a"' || ' is constant (every value is ' || lo_1 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_1 - lo_1) AND isfinite(hi_1 - lo_1) AND isfinite((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 2), false) THEN 'column "a"' || ' spans ' || lo_1 || ' to ' || hi_1 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_2 > 0 THEN 'column "gappy"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_2 > 0 THEN 'column "gappy"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_2 = lo_2 THEN 'column "gappy"' || ' is constant (every value is ' || lo_2 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_2 - lo_2) AND isfinite(hi_2 - lo_2) AND isfinite((hi_2 - lo_2) / (hi_2 - lo_2) * (hi_2 - lo_2) / (hi_2 - lo_2) * 2), false) THEN 'column "gappy"' || ' spans ' || lo_2 || ' to ' || hi_2 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
             WHEN smallest <= 5 THEN 'the input has ' || smallest || ' records; k = 5 needs at least 6 (k must be below the number of records in every stratum)'
@@ -2486,7 +2486,7 @@ search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
     (WITH
 -- rwn_sql: one level of the neighbourhood search (sql/rwn_neighborhoods.sql): the records of
 -- `search` still searching try cells of side s = s0 * growth^lvl; DuckDB runs it as the recursive member,
--- Spark once per level (rwn_sql/spark_engine.py).
+-- Spark once per level (rwn_sql/engines/spark.py).
 active AS (
     -- records still searching whose start level is reached; cell side s = s0 * growth^lvl
     SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0::DOUBLE, w.lvl + 1) AS s, st.diameter, sc_1, sc_2, grid_dims, p.*, (p.v_1 - st.off_1) / st.sc_1 AS g_1, (p.v_2 - st.off_2) / st.sc_2 AS g_2
@@ -2705,19 +2705,19 @@ params AS (
         hi_5 - lo_5 AS sc_5,
         CASE
             WHEN n = 0 THEN 'the input has no records'
-            WHEN bad_1 > 0 THEN 'column "a"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_1 > 0 THEN 'column "a"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_1 = lo_1 THEN 'column "a"' || ' is constant (every value is ' || lo_1 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_1 - lo_1) AND isfinite(hi_1 - lo_1) AND isfinite((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 5), false) THEN 'column "a"' || ' spans ' || lo_1 || ' to ' || hi_1 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_2 > 0 THEN 'column "b"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_2 > 0 THEN 'column "b"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_2 = lo_2 THEN 'column "b"' || ' is constant (every value is ' || lo_2 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_2 - lo_2) AND isfinite(hi_2 - lo_2) AND isfinite((hi_2 - lo_2) / (hi_2 - lo_2) * (hi_2 - lo_2) / (hi_2 - lo_2) * 5), false) THEN 'column "b"' || ' spans ' || lo_2 || ' to ' || hi_2 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_3 > 0 THEN 'column "c"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_3 > 0 THEN 'column "c"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_3 = lo_3 THEN 'column "c"' || ' is constant (every value is ' || lo_3 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_3 - lo_3) AND isfinite(hi_3 - lo_3) AND isfinite((hi_3 - lo_3) / (hi_3 - lo_3) * (hi_3 - lo_3) / (hi_3 - lo_3) * 5), false) THEN 'column "c"' || ' spans ' || lo_3 || ' to ' || hi_3 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_4 > 0 THEN 'column "d"' || ' has ' || bad_4 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_4 > 0 THEN 'column "d"' || ' has ' || bad_4 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_4 = lo_4 THEN 'column "d"' || ' is constant (every value is ' || lo_4 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_4 - lo_4) AND isfinite(hi_4 - lo_4) AND isfinite((hi_4 - lo_4) / (hi_4 - lo_4) * (hi_4 - lo_4) / (hi_4 - lo_4) * 5), false) THEN 'column "d"' || ' spans ' || lo_4 || ' to ' || hi_4 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_5 > 0 THEN 'column "e"' || ' has ' || bad_5 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'''
+            WHEN bad_5 > 0 THEN 'column "e"' || ' has ' || bad_5 || ' NULL, NaN or infinite values; clean them or use on_missing=''drop'' (--on-missing drop)'
             WHEN hi_5 = lo_5 THEN 'column "e"' || ' is constant (every value is ' || lo_5 || '); remove it from the distance columns'
             WHEN NOT coalesce(isfinite(hi_5 - lo_5) AND isfinite(hi_5 - lo_5) AND isfinite((hi_5 - lo_5) / (hi_5 - lo_5) * (hi_5 - lo_5) / (hi_5 - lo_5) * 5), false) THEN 'column "e"' || ' spans ' || lo_5 || ' to ' || hi_5 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
             WHEN smallest <= 5 THEN 'the input has ' || smallest || ' records; k = 5 needs at least 6 (k must be below the number of records in every stratum)'
@@ -2781,7 +2781,7 @@ search(lvl, rid, start_lvl, done, members, radius2, dcr2) AS (
     (WITH
 -- rwn_sql: one level of the neighbourhood search (sql/rwn_neighborhoods.sql): the records of
 -- `search` still searching try cells of side s = s0 * growth^lvl; DuckDB runs it as the recursive member,
--- Spark once per level (rwn_sql/spark_engine.py).
+-- Spark once per level (rwn_sql/engines/spark.py).
 active AS (
     -- records still searching whose start level is reached; cell side s = s0 * growth^lvl
     SELECT w.lvl + 1 AS lvl, st.s0 * pow(CASE st.grid_dims WHEN 3 THEN 2.0::DOUBLE WHEN 4 THEN 1.4142135623730951::DOUBLE WHEN 5 THEN 1.2599210498948732::DOUBLE END, w.lvl + 1) AS s, st.diameter, sc_1, sc_2, sc_3, sc_4, sc_5, grid_dims, p.*, (p.v_1 - st.off_1) / st.sc_1 AS g_1, (p.v_2 - st.off_2) / st.sc_2 AS g_2, (p.v_3 - st.off_3) / st.sc_3 AS g_3, CASE WHEN st.grid_dims >= 4 THEN (p.v_4 - st.off_4) / st.sc_4 ELSE 0.0 END AS g_4, CASE WHEN st.grid_dims >= 5 THEN (p.v_5 - st.off_5) / st.sc_5 ELSE 0.0 END AS g_5

@@ -69,16 +69,16 @@ params AS (
         hi_4 - lo_4 AS sc_4,
         CASE
             WHEN n = 0 THEN 'the input has no records'
-            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\''
+            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\' (--on-missing drop)'
             WHEN hi_1 = lo_1 THEN 'column "Age"' || ' is constant (every value is ' || lo_1 || '); remove it from the distance columns'
             WHEN NOT coalesce((NOT isnan(hi_1 - lo_1) AND abs(hi_1 - lo_1) < 'Infinity'::DOUBLE) AND (NOT isnan(hi_1 - lo_1) AND abs(hi_1 - lo_1) < 'Infinity'::DOUBLE) AND (NOT isnan((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 4) AND abs((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 4) < 'Infinity'::DOUBLE), false) THEN 'column "Age"' || ' spans ' || lo_1 || ' to ' || hi_1 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\''
+            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\' (--on-missing drop)'
             WHEN hi_2 = lo_2 THEN 'column "Weight"' || ' is constant (every value is ' || lo_2 || '); remove it from the distance columns'
             WHEN NOT coalesce((NOT isnan(hi_2 - lo_2) AND abs(hi_2 - lo_2) < 'Infinity'::DOUBLE) AND (NOT isnan(hi_2 - lo_2) AND abs(hi_2 - lo_2) < 'Infinity'::DOUBLE) AND (NOT isnan((hi_2 - lo_2) / (hi_2 - lo_2) * (hi_2 - lo_2) / (hi_2 - lo_2) * 4) AND abs((hi_2 - lo_2) / (hi_2 - lo_2) * (hi_2 - lo_2) / (hi_2 - lo_2) * 4) < 'Infinity'::DOUBLE), false) THEN 'column "Weight"' || ' spans ' || lo_2 || ' to ' || hi_2 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\''
+            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\' (--on-missing drop)'
             WHEN hi_3 = lo_3 THEN 'column "Height"' || ' is constant (every value is ' || lo_3 || '); remove it from the distance columns'
             WHEN NOT coalesce((NOT isnan(hi_3 - lo_3) AND abs(hi_3 - lo_3) < 'Infinity'::DOUBLE) AND (NOT isnan(hi_3 - lo_3) AND abs(hi_3 - lo_3) < 'Infinity'::DOUBLE) AND (NOT isnan((hi_3 - lo_3) / (hi_3 - lo_3) * (hi_3 - lo_3) / (hi_3 - lo_3) * 4) AND abs((hi_3 - lo_3) / (hi_3 - lo_3) * (hi_3 - lo_3) / (hi_3 - lo_3) * 4) < 'Infinity'::DOUBLE), false) THEN 'column "Height"' || ' spans ' || lo_3 || ' to ' || hi_3 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_4 > 0 THEN 'column "Neck"' || ' has ' || bad_4 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\''
+            WHEN bad_4 > 0 THEN 'column "Neck"' || ' has ' || bad_4 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\' (--on-missing drop)'
             WHEN hi_4 = lo_4 THEN 'column "Neck"' || ' is constant (every value is ' || lo_4 || '); remove it from the distance columns'
             WHEN NOT coalesce((NOT isnan(hi_4 - lo_4) AND abs(hi_4 - lo_4) < 'Infinity'::DOUBLE) AND (NOT isnan(hi_4 - lo_4) AND abs(hi_4 - lo_4) < 'Infinity'::DOUBLE) AND (NOT isnan((hi_4 - lo_4) / (hi_4 - lo_4) * (hi_4 - lo_4) / (hi_4 - lo_4) * 4) AND abs((hi_4 - lo_4) / (hi_4 - lo_4) * (hi_4 - lo_4) / (hi_4 - lo_4) * 4) < 'Infinity'::DOUBLE), false) THEN 'column "Neck"' || ' spans ' || lo_4 || ' to ' || hi_4 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
             WHEN smallest <= 5 THEN 'the input has ' || smallest || ' records; k = 5 needs at least 6 (k must be below the number of records in every stratum)'
@@ -551,13 +551,13 @@ params AS (
         hi_3 - lo_3 AS sc_3,
         CASE
             WHEN n = 0 THEN 'the input has no records'
-            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\''
+            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\' (--on-missing drop)'
             WHEN hi_1 = lo_1 THEN 'column "Age"' || ' is constant (every value is ' || lo_1 || '); remove it from the distance columns'
             WHEN NOT coalesce((NOT isnan(hi_1 - lo_1) AND abs(hi_1 - lo_1) < 'Infinity'::DOUBLE) AND (NOT isnan(hi_1 - lo_1) AND abs(hi_1 - lo_1) < 'Infinity'::DOUBLE) AND (NOT isnan((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 3) AND abs((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 3) < 'Infinity'::DOUBLE), false) THEN 'column "Age"' || ' spans ' || lo_1 || ' to ' || hi_1 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\''
+            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\' (--on-missing drop)'
             WHEN hi_2 = lo_2 THEN 'column "Weight"' || ' is constant (every value is ' || lo_2 || '); remove it from the distance columns'
             WHEN NOT coalesce((NOT isnan(hi_2 - lo_2) AND abs(hi_2 - lo_2) < 'Infinity'::DOUBLE) AND (NOT isnan(hi_2 - lo_2) AND abs(hi_2 - lo_2) < 'Infinity'::DOUBLE) AND (NOT isnan((hi_2 - lo_2) / (hi_2 - lo_2) * (hi_2 - lo_2) / (hi_2 - lo_2) * 3) AND abs((hi_2 - lo_2) / (hi_2 - lo_2) * (hi_2 - lo_2) / (hi_2 - lo_2) * 3) < 'Infinity'::DOUBLE), false) THEN 'column "Weight"' || ' spans ' || lo_2 || ' to ' || hi_2 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\''
+            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\' (--on-missing drop)'
             WHEN hi_3 = lo_3 THEN 'column "Height"' || ' is constant (every value is ' || lo_3 || '); remove it from the distance columns'
             WHEN NOT coalesce((NOT isnan(hi_3 - lo_3) AND abs(hi_3 - lo_3) < 'Infinity'::DOUBLE) AND (NOT isnan(hi_3 - lo_3) AND abs(hi_3 - lo_3) < 'Infinity'::DOUBLE) AND (NOT isnan((hi_3 - lo_3) / (hi_3 - lo_3) * (hi_3 - lo_3) / (hi_3 - lo_3) * 3) AND abs((hi_3 - lo_3) / (hi_3 - lo_3) * (hi_3 - lo_3) / (hi_3 - lo_3) * 3) < 'Infinity'::DOUBLE), false) THEN 'column "Height"' || ' spans ' || lo_3 || ' to ' || hi_3 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
             WHEN smallest <= 5 THEN 'the input has ' || smallest || ' records; k = 5 needs at least 6 (k must be below the number of records in every stratum)'
@@ -993,13 +993,13 @@ params AS (
         hi_3 - lo_3 AS sc_3,
         CASE
             WHEN n = 0 THEN 'the input has no records'
-            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\''
+            WHEN bad_1 > 0 THEN 'column "Age"' || ' has ' || bad_1 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\' (--on-missing drop)'
             WHEN hi_1 = lo_1 THEN 'column "Age"' || ' is constant (every value is ' || lo_1 || '); remove it from the distance columns'
             WHEN NOT coalesce((NOT isnan(hi_1 - lo_1) AND abs(hi_1 - lo_1) < 'Infinity'::DOUBLE) AND (NOT isnan(hi_1 - lo_1) AND abs(hi_1 - lo_1) < 'Infinity'::DOUBLE) AND (NOT isnan((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 3) AND abs((hi_1 - lo_1) / (hi_1 - lo_1) * (hi_1 - lo_1) / (hi_1 - lo_1) * 3) < 'Infinity'::DOUBLE), false) THEN 'column "Age"' || ' spans ' || lo_1 || ' to ' || hi_1 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\''
+            WHEN bad_2 > 0 THEN 'column "Weight"' || ' has ' || bad_2 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\' (--on-missing drop)'
             WHEN hi_2 = lo_2 THEN 'column "Weight"' || ' is constant (every value is ' || lo_2 || '); remove it from the distance columns'
             WHEN NOT coalesce((NOT isnan(hi_2 - lo_2) AND abs(hi_2 - lo_2) < 'Infinity'::DOUBLE) AND (NOT isnan(hi_2 - lo_2) AND abs(hi_2 - lo_2) < 'Infinity'::DOUBLE) AND (NOT isnan((hi_2 - lo_2) / (hi_2 - lo_2) * (hi_2 - lo_2) / (hi_2 - lo_2) * 3) AND abs((hi_2 - lo_2) / (hi_2 - lo_2) * (hi_2 - lo_2) / (hi_2 - lo_2) * 3) < 'Infinity'::DOUBLE), false) THEN 'column "Weight"' || ' spans ' || lo_2 || ' to ' || hi_2 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
-            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\''
+            WHEN bad_3 > 0 THEN 'column "Height"' || ' has ' || bad_3 || ' NULL, NaN or infinite values; clean them or use on_missing=\'drop\' (--on-missing drop)'
             WHEN hi_3 = lo_3 THEN 'column "Height"' || ' is constant (every value is ' || lo_3 || '); remove it from the distance columns'
             WHEN NOT coalesce((NOT isnan(hi_3 - lo_3) AND abs(hi_3 - lo_3) < 'Infinity'::DOUBLE) AND (NOT isnan(hi_3 - lo_3) AND abs(hi_3 - lo_3) < 'Infinity'::DOUBLE) AND (NOT isnan((hi_3 - lo_3) / (hi_3 - lo_3) * (hi_3 - lo_3) / (hi_3 - lo_3) * 3) AND abs((hi_3 - lo_3) / (hi_3 - lo_3) * (hi_3 - lo_3) / (hi_3 - lo_3) * 3) < 'Infinity'::DOUBLE), false) THEN 'column "Height"' || ' spans ' || lo_3 || ' to ' || hi_3 || ', too wide for double-precision distances; rescale it (e.g. divide it by a power of ten)'
             WHEN smallest <= 5 THEN 'the input has ' || smallest || ' records; k = 5 needs at least 6 (k must be below the number of records in every stratum)'
@@ -1419,7 +1419,7 @@ SELECT CAST(CAST('?' AS string) AS STRING), CAST(CAST('Adm-clerical' AS string) 
 
 SELECT `sex`,
     `race`,
-    CASE WHEN `occupation` IS NULL THEN raise_error('rwn_sql: the sensitive column "occupation" has NULL values; clean them or use nulls=\'drop\' (those records are then left out)')
+    CASE WHEN `occupation` IS NULL THEN raise_error('rwn_sql: the sensitive column "occupation" has NULL values; clean them or use nulls=\'drop\' (--nulls drop; those records are then left out)')
         WHEN CAST(pmod(CAST(conv(concat(substr(__rwn_h, 31, 1), substr(__rwn_h, 32, 1), substr(__rwn_h, 29, 1), substr(__rwn_h, 30, 1), substr(__rwn_h, 27, 1), substr(__rwn_h, 28, 1), substr(__rwn_h, 25, 1), substr(__rwn_h, 26, 1), substr(__rwn_h, 23, 1), substr(__rwn_h, 24, 1), substr(__rwn_h, 21, 1), substr(__rwn_h, 22, 1), substr(__rwn_h, 19, 1)), 16, 10) AS DECIMAL(20, 0)), 4503599627370496) AS BIGINT) < 2702159776422298 THEN `occupation`
         ELSE element_at(array(CAST('?' AS string), CAST('Adm-clerical' AS string), CAST('Armed-Forces' AS string), CAST('Craft-repair' AS string), CAST('Exec-managerial' AS string), CAST('Farming-fishing' AS string), CAST('Handlers-cleaners' AS string), CAST('Machine-op-inspct' AS string), CAST('Other-service' AS string), CAST('Priv-house-serv' AS string), CAST('Prof-specialty' AS string), CAST('Protective-serv' AS string), CAST('Sales' AS string), CAST('Tech-support' AS string), CAST('Transport-moving' AS string)), CAST(1 + CAST(floor(CAST(CAST(pmod(CAST(conv(concat(substr(__rwn_h, 20, 1), substr(__rwn_h, 17, 1), substr(__rwn_h, 18, 1), substr(__rwn_h, 15, 1), substr(__rwn_h, 16, 1), substr(__rwn_h, 13, 1), substr(__rwn_h, 14, 1), substr(__rwn_h, 11, 1), substr(__rwn_h, 12, 1), substr(__rwn_h, 9, 1), substr(__rwn_h, 10, 1), substr(__rwn_h, 7, 1), substr(__rwn_h, 8, 1)), 16, 10) AS DECIMAL(20, 0)), 4503599627370496) AS BIGINT) AS DOUBLE) / 4503599627370496.0D * 15) AS BIGINT) AS INT)) END AS `occupation`
 FROM (
@@ -1478,7 +1478,7 @@ FROM (SELECT `sex`, `race`, sum(c) AS n, max(c) AS top, sum(c * ln(c)) AS slc
 
 SELECT `sex`,
     `race`,
-    CASE WHEN `occupation` IS NULL THEN raise_error('rwn_sql: the sensitive column "occupation" has NULL values; clean them or use nulls=\'drop\' (those records are then left out)')
+    CASE WHEN `occupation` IS NULL THEN raise_error('rwn_sql: the sensitive column "occupation" has NULL values; clean them or use nulls=\'drop\' (--nulls drop; those records are then left out)')
         WHEN CAST(pmod(CAST(conv(concat(substr(__rwn_h, 31, 1), substr(__rwn_h, 32, 1), substr(__rwn_h, 29, 1), substr(__rwn_h, 30, 1), substr(__rwn_h, 27, 1), substr(__rwn_h, 28, 1), substr(__rwn_h, 25, 1), substr(__rwn_h, 26, 1), substr(__rwn_h, 23, 1), substr(__rwn_h, 24, 1), substr(__rwn_h, 21, 1), substr(__rwn_h, 22, 1), substr(__rwn_h, 19, 1)), 16, 10) AS DECIMAL(20, 0)), 4503599627370496) AS BIGINT) < 2026619832316724 THEN `occupation`
         ELSE element_at(array(CAST('?' AS string), CAST('Adm-clerical' AS string), CAST('Armed-Forces' AS string), CAST('Craft-repair' AS string), CAST('Exec-managerial' AS string), CAST('Farming-fishing' AS string), CAST('Handlers-cleaners' AS string), CAST('Machine-op-inspct' AS string), CAST('Other-service' AS string), CAST('Priv-house-serv' AS string), CAST('Prof-specialty' AS string), CAST('Protective-serv' AS string), CAST('Sales' AS string), CAST('Tech-support' AS string), CAST('Transport-moving' AS string)), CAST(1 + CAST(floor(CAST(CAST(pmod(CAST(conv(concat(substr(__rwn_h, 20, 1), substr(__rwn_h, 17, 1), substr(__rwn_h, 18, 1), substr(__rwn_h, 15, 1), substr(__rwn_h, 16, 1), substr(__rwn_h, 13, 1), substr(__rwn_h, 14, 1), substr(__rwn_h, 11, 1), substr(__rwn_h, 12, 1), substr(__rwn_h, 9, 1), substr(__rwn_h, 10, 1), substr(__rwn_h, 7, 1), substr(__rwn_h, 8, 1)), 16, 10) AS DECIMAL(20, 0)), 4503599627370496) AS BIGINT) AS DOUBLE) / 4503599627370496.0D * 15) AS BIGINT) AS INT)) END AS `occupation`
 FROM (
