@@ -94,8 +94,10 @@ def test_near_proxy_and_pair_proxy_are_flagged():
     # 40 codes of 200 records; every 50th record of a code moved to the next category (2 %)
     con.execute("CREATE TABLE gss AS SELECT i % 40 AS code, chr(65 + CAST((i % 40 + CASE WHEN i // 40 % 50 = 0 "
                 "THEN 1 ELSE 0 END) % 10 AS INTEGER)) AS occ FROM range(8000) t(i)").fetchall()
-    result = rp.audit(con, "gss", "occ", 0.5, 0.5, 0.05, public=["code"], l_diversity=2)
+    # the top-share part off (max_top_share=1), so that the proxy alone must fail the audit
+    result = rp.audit(con, "gss", "occ", 0.5, 0.5, 0.05, public=["code"], l_diversity=2, max_top_share=1)
     assert result.disclosure.l_failing_records == 0                 # l-diverse: 40 groups of ~200 records
+    assert result.disclosure.share_failing_records == 0 and result.disclosure.failing_records == 0
     (proxy,) = result.disclosure.proxies
     assert proxy.columns == ("code",) and proxy.exposed == 7840 and proxy.records == 8000
     assert not result.disclosure.ok and not result.ok
