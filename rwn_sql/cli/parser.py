@@ -7,6 +7,7 @@ import argparse
 import csv
 import difflib
 import os
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
@@ -21,7 +22,6 @@ def column_list(text: str) -> list[str]:
     if not names or any(n == "" for n in names):
         raise argparse.ArgumentTypeError(f"expected comma-separated column names, got {text!r}")
     return names
-
 
 
 def _add_rwn_options(p: argparse.ArgumentParser, with_q: bool) -> None:
@@ -48,7 +48,6 @@ def _add_rwn_options(p: argparse.ArgumentParser, with_q: bool) -> None:
                         "from the output")
     p.add_argument("--threads", type=int, default=None, help=THREADS_HELP)
     p.add_argument("--memory-limit", default=None, metavar="SIZE", help=MEMORY_HELP)
-
 
 
 def _ram_gb() -> str:
@@ -89,14 +88,12 @@ FORMATS = ("INPUT/OUTPUT: .csv, .tsv (tab-separated), .csv.gz/.tsv.gz (gzip), .p
            "Outputs appear whole or not at all.")
 
 
-
 class _HelpFormatter(argparse.HelpFormatter):
     """Wraps descriptions as usual; keeps texts laid out in lines (the exit-code table) as written."""
     def _fill_text(self, text, width, indent):
         if "\n" in text:
             return "".join(indent + line for line in text.splitlines(keepends=True))
         return super()._fill_text(text, width, indent)
-
 
 
 def _add_engine_options(parser, spark_note: str) -> None:
@@ -106,7 +103,6 @@ def _add_engine_options(parser, spark_note: str) -> None:
                         help="with --engine spark: the Spark master (default local[*])")
     parser.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                         help="with --engine spark: a Spark configuration setting (repeatable)")
-
 
 
 def _add_perturb(sub) -> argparse.ArgumentParser:
@@ -133,7 +129,6 @@ def _add_perturb(sub) -> argparse.ArgumentParser:
     return sp
 
 
-
 def _add_neighborhoods(sub) -> argparse.ArgumentParser:
     sp = sub.add_parser("neighborhoods", help="print the neighbourhood-size and closest-record distributions",
                         description="Compute the exact RWN neighbourhoods of INPUT and print the distribution of "
@@ -146,7 +141,6 @@ def _add_neighborhoods(sub) -> argparse.ArgumentParser:
     _add_id_option(sp, "records are numbered by its rank")
     _add_engine_options(sp, "needs --id; --output a .parquet directory; the same neighbourhoods as on DuckDB")
     return sp
-
 
 
 def _add_randomize(sub) -> argparse.ArgumentParser:
@@ -167,7 +161,6 @@ def _add_randomize(sub) -> argparse.ArgumentParser:
     sp.add_argument("--show-sql", action="store_true",
                     help="print the SQL the run executes (the key shown as getvariable('rwn_key'))")
     return sp
-
 
 
 def _add_audit(sub) -> argparse.ArgumentParser:
@@ -195,7 +188,6 @@ def _add_audit(sub) -> argparse.ArgumentParser:
     return sp
 
 
-
 def _add_query(sub) -> argparse.ArgumentParser:
     from ..rp.release_db import METADATA_LIMITS, QUERY_GRAMMAR, QUERY_LIMITS
     sp = sub.add_parser("query", help="answer a COUNT(*), SUM or AVG query on a release with reconstruction",
@@ -214,7 +206,6 @@ def _add_query(sub) -> argparse.ArgumentParser:
     _add_engine_options(sp, "RELEASE a release folder written by release --engine spark; --output a .parquet "
                             "directory")
     return sp
-
 
 
 def _add_release(sub) -> argparse.ArgumentParser:
@@ -239,7 +230,6 @@ def _add_release(sub) -> argparse.ArgumentParser:
     return sp
 
 
-
 def _add_report(sub) -> argparse.ArgumentParser:
     from ..rp.release_db import METADATA_LIMITS
     sp = sub.add_parser("report", help="write a self-contained HTML report of a release database",
@@ -255,7 +245,6 @@ def _add_report(sub) -> argparse.ArgumentParser:
     sp.add_argument("-o", "--output", required=True, metavar="REPORT.html", help="the HTML file to write")
     sp.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
     return sp
-
 
 
 def _add_evaluate(sub) -> argparse.ArgumentParser:
@@ -294,7 +283,6 @@ def _add_evaluate(sub) -> argparse.ArgumentParser:
     return sp
 
 
-
 def _add_tune(sub) -> argparse.ArgumentParser:
     sp = sub.add_parser("tune", help="sweep eps (and baselines) and write a CSV and an HTML report",
                         description="For each eps of a grid (k, q fixed): the neighbourhood-size distribution and "
@@ -328,7 +316,6 @@ def _add_tune(sub) -> argparse.ArgumentParser:
     return sp
 
 
-
 def _add_rank_swap(sub) -> argparse.ArgumentParser:
     sp = sub.add_parser("rank-swap", help="baseline: rank swapping of INPUT to OUTPUT",
                         description="Rank swapping (a baseline of the RWN paper): independently per column, values "
@@ -344,7 +331,6 @@ def _add_rank_swap(sub) -> argparse.ArgumentParser:
     _add_key_options(sp)
     sp.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     return sp
-
 
 
 def _add_mdav(sub) -> argparse.ArgumentParser:
@@ -406,10 +392,8 @@ COMMAND_TABLE = (
 )
 
 
-
 def _examples(lines) -> str:
     return "examples:\n" + "\n".join(f"  {line}" for line in lines)
-
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -433,14 +417,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-
 def _enforce_pair(text: str):
     try:
         eps, delta = (float(x) for x in text.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected EPS,DELTA such as 0.5,0.1; got {text!r}") from None
     return eps, delta
-
 
 
 def _add_rp_options(p: argparse.ArgumentParser, audit: bool = False) -> None:
@@ -479,13 +461,11 @@ def _add_rp_options(p: argparse.ArgumentParser, audit: bool = False) -> None:
         _add_id_option(p, "never released")
 
 
-
 def _add_id_option(p: argparse.ArgumentParser, fate: str) -> None:
     p.add_argument("--id", default=None, metavar="COLUMN",
                    help="record id column (integer or text, unique, no NULL): the identity of every keyed "
                         f"draw and of the row order, so the release does not depend on the input order; "
                         f"{fate} (default: the input position)")
-
 
 
 def _add_key_options(p: argparse.ArgumentParser) -> None:
@@ -525,7 +505,6 @@ def _check_options(parser: argparse.ArgumentParser, argv: list[str]) -> None:
 
 
 def parse_arguments(argv=None) -> argparse.Namespace:
-    import sys
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     _check_options(parser, argv)
