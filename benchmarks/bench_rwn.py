@@ -34,7 +34,7 @@ reference's (equal sizes and radii mean equal sets: S_i is everything within the
 check that every released cell of the package comes from a member of the reference's S_i.
 With --compare-listed, the release is timed again with every neighbourhood listed as pairs (the
 path before the ball path: large eps-balls are otherwise counted per grid cell and their donors
-fetched by rank, rwn_sql.rwn.sqlgen.BallPieces). With --candidates, per record: the probe rows of the grid's cell join (records times neighbour
+fetched by rank, rwn_sql.rwn.ball_sql.BallPieces). With --candidates, per record: the probe rows of the grid's cell join (records times neighbour
 cells, over all levels) and the candidate pairs it emits (distances computed). With
 --compare-grid, the release is timed again with the grid on the columns instead of principal axes
 (rwn.grid_axes), and the two releases are checked identical. --search one|steps forces the
@@ -276,7 +276,7 @@ def choose_eps(wl: Workload, weight: float, k: int) -> float:
 def run(wl: Workload, eps: float, args) -> dict:
     import duckdb
     import rwn_sql
-    from rwn_sql.rwn import run as rwn, sqlgen
+    from rwn_sql.rwn import ball_sql, run as rwn
     from rwn_sql.engines.backend import backend_for
     con = duckdb.connect()
     con.execute(f"SET threads = {args.threads}")
@@ -326,7 +326,7 @@ def run(wl: Workload, eps: float, args) -> dict:
               f"{'identical' if same else 'DIFFER'})")
     if args.compare_listed:
         # the same parameters with every neighbourhood listed (the path before the ball path), same process
-        least, sqlgen.BALL_MIN_MEMBERS = sqlgen.BALL_MIN_MEMBERS, float("inf")
+        least, ball_sql.BALL_MIN_MEMBERS = ball_sql.BALL_MIN_MEMBERS, float("inf")
         try:
             _reset_peak()
             t0 = time.perf_counter()
@@ -334,7 +334,7 @@ def run(wl: Workload, eps: float, args) -> dict:
             out["package_listed"] = time.perf_counter() - t0
             out["rss_listed"] = peak_rss_mb()
         finally:
-            sqlgen.BALL_MIN_MEMBERS = least
+            ball_sql.BALL_MIN_MEMBERS = least
         con.execute("DROP TABLE released_listed")
         print(f"listed    {out['package_listed']:8.2f} s   the same with every neighbourhood listed "
               f"(no ball path; peak RSS {out['rss_listed']:,.0f} MB)")
@@ -540,7 +540,7 @@ def main(argv=None) -> None:
                          "and check that both releases are identical")
     ap.add_argument("--compare-listed", action="store_true",
                     help="also time the package with every neighbourhood listed as pairs (no ball path: "
-                         "sqlgen.BALL_MIN_MEMBERS set to infinity); W6 at 20k rows needs about 2 GB that way")
+                         "ball_sql.BALL_MIN_MEMBERS set to infinity); W6 at 20k rows needs about 2 GB that way")
     ap.add_argument("--package-only", action="store_true",
                     help="time the package only: no reference, no checks (for sizes the reference or the "
                          "checks would take too long for)")

@@ -23,3 +23,9 @@ def template(name: str) -> Template:
 
 def render(name: str, **values) -> str:
     return template(name).substitute(**values)
+
+
+def joined(pieces, sep: str = ",\n        ", lead: str = ",\n        ") -> str:
+    """SQL pieces joined by `sep`, after `lead` (a list's continuation), or '' when there are none."""
+    pieces = list(pieces)
+    return (lead + sep.join(pieces)) if pieces else ""

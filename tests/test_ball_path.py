@@ -1,4 +1,4 @@
-"""The ball path (sqlgen.BallPieces): records whose neighbourhood is their eps-ball get their
+"""The ball path (ball_sql.BallPieces): records whose neighbourhood is their eps-ball get their
 donors by rank from per-cell counts, without the members listed. Checked against the brute force
 (tests/bruteforce.py) on data where ball records and k-NN records mix, ties at exactly eps,
 strata, categorical columns and q < 1; the draw is uniform over S_i; the release is the same for
@@ -14,7 +14,7 @@ import rwn_sql
 from bruteforce import neighborhoods_of, scaled, squared_distances, tie_tolerance
 from conftest import skip_without_spark, tied_data
 from rwn_sql import randomness
-from rwn_sql.rwn import run as rwn, sqlgen
+from rwn_sql.rwn import ball_sql, run as rwn, sqlgen
 from rwn_sql.engines.backend import backend_for
 
 KEY = "ball path key, long enough"
@@ -127,7 +127,7 @@ def test_strata_categorical_and_q(con, levels):
 def test_large_neighbourhoods_take_the_ball_path(con, levels, monkeypatch):
     """The path's own choice: dense data with a mean |S_i| of about 100 takes it, eps = 0 and a
     small eps do not (the pair threshold lowered to this small input)."""
-    monkeypatch.setattr(sqlgen, "BALL_MIN_PAIRS", 10_000)
+    monkeypatch.setattr(ball_sql, "BALL_MIN_PAIRS", 10_000)
     rng = np.random.default_rng(1)
     data = {c: rng.random(1500) for c in "abc"}
     table(con, "t", data)
@@ -145,9 +145,9 @@ def test_the_estimate_never_exceeds_the_other_records():
     capped at the other records, so an input of 600 records, whose neighbourhoods hold at most
     600 * 599 pairs, never takes the ball path (BALL_MIN_PAIRS is above that)."""
     spec = rwn.spec([f"v{i}" for i in range(11)], k=4, eps=0.02)
-    assert 600 * 599 < sqlgen.BALL_MIN_PAIRS
-    assert sqlgen.ball_levels(600, 600 * 599, spec) is None
-    assert sqlgen.ball_levels(600, 600, spec) is None
+    assert 600 * 599 < ball_sql.BALL_MIN_PAIRS
+    assert ball_sql.ball_levels(600, 600 * 599, spec) is None
+    assert ball_sql.ball_levels(600, 600, spec) is None
 
 
 @pytest.mark.parametrize("levels", [2], indirect=True)
@@ -220,12 +220,12 @@ def test_memory_guard_counts_what_is_still_listed(con, levels, monkeypatch):
     table(con, "t", {c: rng.random(1500) for c in "abc"})
     table(con, "tied", {c: np.repeat(rng.random(150), 10) for c in "abc"})
     monkeypatch.setattr(rwn, "BYTES_PER_PAIR", 10 ** 12)           # any pair beyond k is too many
-    monkeypatch.setattr(sqlgen, "BALL_MIN_PAIRS", 10_000)
+    monkeypatch.setattr(ball_sql, "BALL_MIN_PAIRS", 10_000)
     rwn_sql.neighborhoods(con, "t", list("abc"), eps=0.25)           # the ball path: accepted
-    monkeypatch.setattr(sqlgen, "BALL_MIN_MEMBERS", float("inf"))
+    monkeypatch.setattr(ball_sql, "BALL_MIN_MEMBERS", float("inf"))
     with pytest.raises(rwn_sql.RWNError, match="values within eps"):
         rwn_sql.neighborhoods(con, "t", list("abc"), eps=0.25)       # the same listed: refused
-    monkeypatch.setattr(sqlgen, "BALL_MIN_MEMBERS", 64)
+    monkeypatch.setattr(ball_sql, "BALL_MIN_MEMBERS", 64)
     with pytest.raises(rwn_sql.RWNError, match="identical values"):
         rwn_sql.neighborhoods(con, "tied", list("abc"), k=2, eps=0.25)
 

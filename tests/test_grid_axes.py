@@ -1,4 +1,4 @@
-"""Principal axes as grid coordinates (rwn.grid_axes, sqlgen.check_axes): on correlated data the
+"""Principal axes as grid coordinates (rwn.grid_axes, geometry.check_axes): on correlated data the
 grid runs along the data's leading directions. Only the speed may change: neighbourhoods equal
 the brute force and releases equal those of the column grid, bit for bit."""
 import duckdb
@@ -8,7 +8,7 @@ import pytest
 import bruteforce as bf
 import rwn_sql
 from conftest import load_numpy
-from rwn_sql.rwn import run as rwn, sqlgen
+from rwn_sql.rwn import geometry, run as rwn, sqlgen
 from rwn_sql.engines.backend import backend_for
 from test_neighborhoods import nonempty, sql_sets
 
@@ -45,9 +45,9 @@ def test_correlated_data_gets_axes_and_equals_brute_force(con, monkeypatch, inte
     load_numpy(con, "corr", data)
     cols = list(data)
     axes = axes_of(con, "corr", cols)
-    assert axes is not None and sqlgen.BASE_GRID_DIMS <= len(axes) <= 5
+    assert axes is not None and geometry.BASE_GRID_DIMS <= len(axes) <= 5
     for u in axes:
-        assert sum(c * c for c in u) <= 1 + sqlgen.AXIS_NORM_SLACK
+        assert sum(c * c for c in u) <= 1 + geometry.AXIS_NORM_SLACK
     for k, eps, scale in [(5, 0.0, "minmax"), (1, 0.0, "minmax"), (3, 0.1, "minmax"),
                           (4, 0.0, "zscore"), (2, 0.0, "none")]:
         got = sql_sets(con, "corr", cols, k=k, eps=eps, scale=scale)
@@ -105,14 +105,14 @@ def test_any_unit_directions_stay_exact(con):
 def test_directions_longer_than_one_are_refused():
     spec = rwn_sql.RWNSpec(columns=tuple(f"v{i}" for i in range(4)))
     unit = [tuple(1.0 if j == i else 0.0 for j in range(4)) for i in range(4)]
-    sqlgen.check_axes(unit, spec)
+    geometry.check_axes(unit, spec)
     with pytest.raises(ValueError, match="norm at most 1"):
-        sqlgen.check_axes([(1.0, 0.01, 0.0, 0.0)] + unit[1:], spec)
-    sqlgen.check_axes(unit[:3], spec)                      # a 3-d grid on 4 columns
+        geometry.check_axes([(1.0, 0.01, 0.0, 0.0)] + unit[1:], spec)
+    geometry.check_axes(unit[:3], spec)                      # a 3-d grid on 4 columns
     with pytest.raises(ValueError, match="3 to 4 directions of 4"):
-        sqlgen.check_axes(unit[:2], spec)
+        geometry.check_axes(unit[:2], spec)
     with pytest.raises(ValueError):
-        sqlgen.check_axes(unit[:3], rwn_sql.RWNSpec(columns=("a", "b", "c")))
+        geometry.check_axes(unit[:3], rwn_sql.RWNSpec(columns=("a", "b", "c")))
 
 
 def test_the_statement_is_a_function_of_spec_and_axes():

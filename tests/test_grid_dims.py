@@ -6,7 +6,7 @@ import pytest
 import bruteforce as bf
 import rwn_sql
 from conftest import load_numpy
-from rwn_sql.rwn import run as rwn, sqlgen
+from rwn_sql.rwn import geometry, run as rwn, search_sql, sqlgen
 from rwn_sql.engines.backend import backend_for
 from test_neighborhoods import nonempty, sql_sets
 
@@ -87,7 +87,7 @@ def test_strata_and_categorical_columns_on_a_5d_grid(con):
 def test_cell_keys_that_wrap_stay_exact(con, monkeypatch, dims):
     """With 2 bits per grid dimension, far cells share a packed key: they only add candidates,
     which the margin filters."""
-    monkeypatch.setattr(sqlgen, "CELL_KEY_BITS", 2 * dims)
+    monkeypatch.setattr(geometry, "CELL_KEY_BITS", 2 * dims)
     rng = np.random.default_rng(dims + 20)
     pts = rng.normal(size=(400, dims)) * np.where(rng.random((400, 1)) < 0.5, 0.01, 1.0)  # dense core
     data = {f"v{i}": pts[:, i] for i in range(dims)}
@@ -149,20 +149,20 @@ def test_far_cells_are_skipped_and_neighbourhoods_stay_exact(con, monkeypatch, d
     for k, eps in [(5, 0.0), (2, 0.1)]:
         check(con, "spread", data, list(data), k, eps)
     skipping = candidate_pairs(con, "spread", list(data), k=5)
-    monkeypatch.setattr(sqlgen, "SKIP_FAR_CELLS", None)
+    monkeypatch.setattr(search_sql, "SKIP_FAR_CELLS", None)
     joining_all = candidate_pairs(con, "spread", list(data), k=5)
     assert skipping <= (1 - SKIPPED_AT_LEAST[dims]) * joining_all
 
 
 def test_gram_bound_bounds_the_projection():
     """|U^T v|^2 <= gram_bound(U) |v|^2 for directions that are not orthogonal; 1 on the columns."""
-    assert sqlgen.gram_bound(None) == 1.0
+    assert geometry.gram_bound(None) == 1.0
     rng = np.random.default_rng(3)
     u = rng.normal(size=(4, 6))
     u /= np.linalg.norm(u, axis=1, keepdims=True)
-    bound = sqlgen.gram_bound(tuple(map(tuple, u)))
+    bound = geometry.gram_bound(tuple(map(tuple, u)))
     assert bound >= np.linalg.eigvalsh(u @ u.T).max() > 1.0
     v = rng.normal(size=(6, 10000))
     assert np.all(((u @ v) ** 2).sum(0) <= bound * (v ** 2).sum(0))
     eye = tuple(tuple(1.0 if j == i else 0.0 for j in range(6)) for i in range(4))
-    assert sqlgen.gram_bound(eye) == pytest.approx(1.0, abs=1e-8)
+    assert geometry.gram_bound(eye) == pytest.approx(1.0, abs=1e-8)

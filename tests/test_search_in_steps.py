@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import rwn_sql
-from rwn_sql.rwn import run as rwn, sqlgen
+from rwn_sql.rwn import ball_sql, run as rwn
 from rwn_sql.engines.backend import backend_for
 
 from bruteforce import neighborhoods_of
@@ -89,9 +89,9 @@ def test_strata_categorical_id_and_pairs(con, steps):
 
 
 def test_ball_path_in_steps(con, steps, monkeypatch):
-    """Large eps-balls counted, not listed (sqlgen.BallPieces): the same draws in steps."""
-    monkeypatch.setattr(sqlgen, "BALL_MIN_PAIRS", 1_000)
-    monkeypatch.setattr(sqlgen, "BALL_MIN_MEMBERS", 8)
+    """Large eps-balls counted, not listed (ball_sql.BallPieces): the same draws in steps."""
+    monkeypatch.setattr(ball_sql, "BALL_MIN_PAIRS", 1_000)
+    monkeypatch.setattr(ball_sql, "BALL_MIN_MEMBERS", 8)
     data = gaussian(400, 3, 9)
     load_numpy(con, "t", data)
     be = backend_for(con)

@@ -93,7 +93,7 @@ def test_pythagorean_ties_that_rounding_breaks_are_kept(con):
     distances from the centre (6, 6) to (9, 10), (10, 9), (11, 6), (6, 11) are all exactly
     25/144, but computed in floating point they differ in the last bits (3/12 and 4/12 are not
     exact). With k = 1 the centre's S must hold all four; the corners fix the range. Catches a
-    tie tolerance of 0 (`return 0.0 * (terms + 4) * UNIT_ROUNDOFF` in sqlgen.tie_tolerance),
+    tie tolerance of 0 (`return 0.0 * (terms + 4) * UNIT_ROUNDOFF` in geometry.tie_tolerance),
     under which the SQL keeps two of them; verified on that mutant (fails) and on the code."""
     x = [6, 9, 10, 11, 6, 0, 12, 0, 12]
     y = [6, 10, 9, 6, 11, 0, 12, 12, 0]

@@ -159,11 +159,11 @@ def _dropped_rows(be, args, written: int) -> None:
             f"{', '.join(args.columns)}")
 
 
-def _rwn_run(be, args, source, what: str, spec_params=None):
+def _rwn_run(be, args, source, spec_params=None):
     """The checked source and spec of an RWN command (rwn_sql.rwn.run, as the Python API uses it)."""
     from ..rwn import run as rwn
     spec = rwn.spec(args.columns, **_common(args), **(spec_params or {}), id=args.id)
-    return rwn.check_source(be, source, spec, guard=not getattr(args, "show_sql", False)), spec
+    return rwn.check_source(be, source, spec), spec
 
 
 def cmd_perturb(args) -> int:
@@ -176,8 +176,9 @@ def cmd_perturb(args) -> int:
         be = backend_for(session)
         the_key = rwn.the_key(key, args.seed)
         source = be.passthrough_source(args.input, args.output, [c for c in args.columns if c not in args.categorical])
+        start = time.perf_counter()
+        src, spec = _rwn_run(be, args, source, dict(q=args.q, drop=args.drop))
         if args.show_sql:
-            src, spec = _rwn_run(be, args, source, "perturb", dict(q=args.q, drop=args.drop))
             print(rwn.script(be, src, spec, "perturb", order=order))
         log(f"rwn-sql perturb{_on(be, args)}: {args.input} -> {args.output}")
         log(f"  columns {', '.join(args.columns)}; k = {args.k}, eps = {args.eps}, q = {args.q}, "
@@ -185,9 +186,6 @@ def cmd_perturb(args) -> int:
         log("  key: " + ("from " + args.key_file if args.key_file else
                          f"seed {args.seed} (experiments only)" if args.seed is not None else
                          "fresh random key (not stored; the release cannot be reproduced)"))
-        start = time.perf_counter()
-        args.show_sql = False
-        src, spec = _rwn_run(be, args, source, "perturb", dict(q=args.q, drop=args.drop))
         with key_scope(be, lasting=False):
             prepared = rwn.prepare(be, src, spec, "perturb", be.key_sql(the_key), order=order)
             rows = rwn.write(be, prepared, args.output, overwrite=args.overwrite)
@@ -209,7 +207,7 @@ def cmd_neighborhoods(args) -> int:
     with _session(args) as session:
         be = backend_for(session)
         start = time.perf_counter()
-        src, spec = _rwn_run(be, args, args.input, "neighborhoods")
+        src, spec = _rwn_run(be, args, args.input)
         hoods = rwn.stage(be, rwn.prepare(be, src, spec, "neighborhoods"))
         try:
             elapsed = time.perf_counter() - start

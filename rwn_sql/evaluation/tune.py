@@ -31,7 +31,7 @@ import duckdb
 import numpy as np
 
 from ..engines import duckdb as engine
-from ..rwn import run as rwn, sqlgen
+from ..rwn import run as rwn, search_sql, sqlgen
 from ..engines.dialects import require_duckdb
 from ..errors import RWNError
 from .evaluate import Evaluation, evaluate, evaluate_replicates
@@ -334,7 +334,7 @@ def rwn_releases(be, src: engine.Source, columns, eps_values, k: int, q: float, 
 def narrowed_hood_sql(hood: str, widest, eps: float, dialect) -> str:
     """The neighbourhoods (rid, members, radius2, dcr2, size) at `eps` <= widest.eps, from those
     staged for `widest` (see narrowed_hoods_sql), for Neighborhoods.final."""
-    members, radius2 = sqlgen.members_within("h.members", float_literal(eps * eps), widest, dialect)
+    members, radius2 = search_sql.members_within("h.members", float_literal(eps * eps), widest, dialect)
     return (f"SELECT rid, members, radius2, dcr2, {dialect.list_length('members')} AS size\n"
             f"FROM (SELECT h.rid, {members} AS members, {radius2} AS radius2, h.dcr2 FROM {hood} h)")
 
@@ -346,12 +346,12 @@ def narrowed_hoods_sql(hood: str, widest, eps_values, dialect) -> str:
 
     Exact, the same lists as a search at each eps (tests/test_tune.py checks it): the search
     keeps j when its computed squared distance d2 <= R * F, with R = max(eps^2, d2 of the k-th
-    nearest) and F the tie factor (sqlgen.members_within, the rule applied here too), members
+    nearest) and F the tie factor (search_sql.members_within, the rule applied here too), members
     sorted by (d2, j) from distances computed by the same expression whatever eps is. A smaller eps gives a smaller R, so its members
     are the first ones of the widest list with d2 <= R * F, and the k nearest are its first k
     (dcr2, the closest record's, does not depend on eps)."""
     grid = ", ".join(f"({i}, {float_literal(eps * eps)})" for i, eps in enumerate(eps_values))
-    members, _ = sqlgen.members_within("h.members", "g.eps2", widest, dialect)
+    members, _ = search_sql.members_within("h.members", "g.eps2", widest, dialect)
     return (f"WITH\ngrid(setting, eps2) AS (VALUES {grid}),\n"
             f"hoods AS (\n    SELECT g.setting, h.rid, {dialect.list_length(members)} AS size, h.dcr2\n"
             f"    FROM {hood} h, grid g\n)")

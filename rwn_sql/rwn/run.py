@@ -19,12 +19,13 @@ import math
 from dataclasses import dataclass, field, replace
 
 from ..engines import duckdb as engine
-from . import sqlgen
+from . import ball_sql, geometry, sqlgen
 from ..engines.backend import backend_for
 from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident, quote_literal
 from ..randomness import KEY_PLACEHOLDER, resolve_key
 from .spec import RWNSpec
+from .steps import BALL_STEPS, RWNPlan, bind
 
 WHATS = ("perturb", "donors", "neighborhoods")
 MAX_LEVELS = 400        # the search ends by level log2(2 diameter / s0) + a few; this only guards a bug
@@ -234,13 +235,13 @@ AXES_LEFT_OUT = 0.05
 def grid_axes(be, src: engine.Source, spec: RWNSpec):
     """The grid's directions for more than 3 numeric columns: the leading eigenvectors of the
     scaled covariance (one aggregate pass through the backend, numpy's eigh on the driver), as
-    many as the grid has dimensions (3 to 5: see AXES_LEFT_OUT), or None to grid on the columns. Only the speed depends on them (sqlgen.check_axes): any unit
+    many as the grid has dimensions (3 to 5: see AXES_LEFT_OUT), or None to grid on the columns. Only the speed depends on them (geometry.check_axes): any unit
     directions keep the neighbourhoods exact, so the covariance is taken over all records,
     finite values only, with the scale approximated here; a pass that fails leaves the columns
     (the statement then reports the data's problem)."""
     import numpy as np
     D = len(spec.numeric)
-    if D <= sqlgen.BASE_GRID_DIMS:
+    if D <= geometry.BASE_GRID_DIMS:
         return None
     finite = be.dialect.is_finite
     x = [f"CAST({quote_ident(c)} AS DOUBLE)" for c in spec.numeric]
@@ -266,8 +267,8 @@ def grid_axes(be, src: engine.Source, spec: RWNSpec):
     values, vectors = values[::-1], vectors[:, ::-1]
     # the grid dimension the statement would choose on the columns (rotation does not change it)
     ratio = np.trace(cov) ** 2 / np.sum(cov * cov)
-    top = min(D, sqlgen.MAX_GRID_DIMS)
-    g = int(min(max(round(ratio), sqlgen.BASE_GRID_DIMS), top))
+    top = min(D, geometry.MAX_GRID_DIMS)
+    g = int(min(max(round(ratio), geometry.BASE_GRID_DIMS), top))
     if values[:g].sum() < PCA_GAIN * np.sort(np.diag(cov))[::-1][:g].sum():
         return None
     # one more axis while those left out hold more than AXES_LEFT_OUT of the variance
@@ -352,19 +353,19 @@ def search_in_steps(be, src: engine.Source) -> bool:
 
 
 def ball_path(be, src: engine.Source, spec: RWNSpec) -> int | None:
-    """Whether the ball path draws the donors (sqlgen.BallPieces): None (every neighbourhood is
+    """Whether the ball path draws the donors (ball_sql.BallPieces): None (every neighbourhood is
     listed), or its number of halving levels. It is taken for eps > 0 when a cheap pre-pass
-    (sqlgen.ball_estimate_sql) estimates the mean |S_i| at sqlgen.BALL_MIN_MEMBERS or more and
-    the listed pairs at sqlgen.BALL_MIN_PAIRS or more. The
+    (ball_sql.ball_estimate_sql) estimates the mean |S_i| at ball_sql.BALL_MIN_MEMBERS or more and
+    the listed pairs at ball_sql.BALL_MIN_PAIRS or more. The
     choice is a function of the data and the parameters only, so a key still gives one release;
     the neighbourhoods are exact either way."""
     if spec.eps <= 0 or not spec.numeric:
         return None
-    row = be.try_rows(sqlgen.ball_estimate_sql(src.sql, spec, be.dialect))
+    row = be.try_rows(ball_sql.ball_estimate_sql(src.sql, spec, be.dialect))
     if not row:
         return None
     records, pairs = row[0]
-    return sqlgen.ball_levels(records, pairs, spec)
+    return ball_sql.ball_levels(records, pairs, spec)
 
 
 @dataclass
@@ -388,7 +389,6 @@ class Neighborhoods:
         """The statement of `what` over the staged neighbourhoods (no search runs again). With
         values_in_steps, a release first stages its donors' values one column at a time (their
         tables join `staged`, to be forgotten with it)."""
-        from .steps import RWNPlan, bind
         d, spec, bound = self.be.dialect, self.spec, {"staged": self.rows, "hood": self.hood, **self.ball_steps}
         if what == "neighborhoods":
             if pairs and self.ball is not None:
@@ -396,13 +396,13 @@ class Neighborhoods:
             return bind({"hood": self.hood}, [], sqlgen.neighborhoods_final(pairs, d))
         if what == "perturb" and self.values_in_steps:
             plan = RWNPlan(self.src.sql, spec, d, self.axes, self.ball)
-            fetched = self._step(plan.picks(self.rows, self.hood, key_sql, self.ball_steps, reps))
-            for i in range(1, len(spec.columns) + 1):
-                # hash the one column of the rows (as written), not the picks
-                previous, fetched = fetched, self._step(plan.donor_values(self.rows, fetched, i, reps), True)
-                self.staged.remove(previous)
-                self.be.drop(previous)
-            return plan.release(self.rows, fetched, key_sql, self.src.names, order, reps)
+            tables = dict(bound)
+            for step in plan.value_steps(key_sql, reps):
+                tables[step.name] = self._step(step.sql(tables), step.joins_as_written)
+                if step.replaces:
+                    self.staged.remove(tables[step.replaces])
+                    self.be.drop(tables.pop(step.replaces))
+            return plan.release(self.rows, tables[step.name], key_sql, self.src.names, order, reps)
         tail = [sqlgen.perturb_tail_ctes(spec, key_sql, d, reps, self.ball, self.axes)]
         if what == "donors":
             return bind(bound, tail, sqlgen.donors_final(spec, d))
@@ -434,7 +434,6 @@ def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None, axes=
     depend on the columns and the scale, not on eps: a sweep computes them once). `ball`: see
     ball_path (on DuckDB, this path lists every neighbourhood: tune stages them once for many
     replicates)."""
-    from .steps import RWNPlan
     if axes is FROM_DATA:
         axes = grid_axes(be, src, spec)
     if in_steps is None:
@@ -456,28 +455,19 @@ def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None, axes=
             rows_of = step(plan.staged())
             hood = step("WITH RECURSIVE\n" + sqlgen.neighborhood_ctes(src.sql, spec, be.dialect, axes) + "\nSELECT * FROM hood")
             return Neighborhoods(be, src, spec, rows_of, hood, staged)
-        rows_of = None
-        for _, make in plan.numbering():
-            previous, rows_of = rows_of, step(make(rows_of))
-            if previous is not None:        # a copy of the table the search does not read
-                drop(previous)
-        settings = step(plan.settings(rows_of))
-        points = step(plan.points(rows_of, settings))
-        balls = {}
-        if ball is not None:
-            balls["ball_points"] = step(plan.ball_points(points, settings))
-            balls["ball_counts"] = step(plan.ball_counts(points, settings, balls["ball_points"]))
-            balls["ball_records"] = step(plan.ball_records(balls["ball_points"], balls["ball_counts"]))
-            balls["ball_cells"] = step(plan.ball_cells(balls["ball_counts"], balls["ball_records"]))
-        hood = step(plan.hood(settings, _search(be, plan, points, settings, step, drop, trace,
-                                                balls.get("ball_records")),
-                              balls.get("ball_records")))
+        tables = {}
+        for s in plan.staging_steps():
+            tables[s.name] = step(s.sql(tables), s.joins_as_written)
+            if s.replaces:          # a copy of the table the search does not read
+                drop(tables.pop(s.replaces))
+        ball_records = tables.get("ball_records")
+        hood = step(plan.hood(tables["settings"], _search(be, plan, tables["points"], tables["settings"], step, drop,
+                                                          trace, ball_records), ball_records))
     except BaseException:
         forget(be, staged)
         raise
-    ball_steps = {} if ball is None else {"settings": settings, "ball_points": balls["ball_points"],
-                                          "ball_cells": balls["ball_cells"]}
-    return Neighborhoods(be, src, spec, rows_of, hood, staged, ball, ball_steps, axes, values_in_steps(be))
+    ball_steps = {} if ball is None else {n: tables[n] for n in BALL_STEPS}
+    return Neighborhoods(be, src, spec, tables["staged"], hood, staged, ball, ball_steps, axes, values_in_steps(be))
 
 
 # A level of the search in steps keeps, per searching record, its candidates within the margin
@@ -578,26 +568,18 @@ def script(be, src: engine.Source, spec: RWNSpec, what: str, order: str = "keyed
     d = be.dialect
     if not search_in_steps(be, src):
         return be.engine_sql(prepare(be, src, spec, what, KEY_PLACEHOLDER, order=order, pairs=pairs, in_steps=False).sql)
-    from .steps import RWNPlan
     # an unseen source (a TEMP one of the SQL macros' caller) cannot be read for the decision:
     # it keeps the listed path (README: "SQL")
     ball = None if (what == "neighborhoods" and pairs) or not src.schema else ball_path(be, src, spec)
     plan = RWNPlan(src.sql, spec, d, grid_axes(be, src, spec), ball)
     key = "(SELECT k FROM rwn_key)"
-    steps, previous = [], None
-    for name, make in plan.numbering():
-        steps.append((f"rwn_{name}", make(previous)))
-        previous = f"rwn_{name}"
-    steps += [("rwn_settings", plan.settings("rwn_staged")),
-              ("rwn_points", plan.points("rwn_staged", "rwn_settings"))]
-    balls, ball_records = {}, None
-    if ball is not None:
-        ball_records = "rwn_ball_records"
-        steps += [("rwn_ball_points", plan.ball_points("rwn_points", "rwn_settings")),
-                  ("rwn_ball_counts", plan.ball_counts("rwn_points", "rwn_settings", "rwn_ball_points")),
-                  ("rwn_ball_records", plan.ball_records("rwn_ball_points", "rwn_ball_counts")),
-                  ("rwn_ball_cells", plan.ball_cells("rwn_ball_counts", "rwn_ball_records"))]
-        balls = {"settings": "rwn_settings", "ball_points": "rwn_ball_points", "ball_cells": "rwn_ball_cells"}
+    names = {}
+    steps = []
+    for step in plan.staging_steps():
+        names[step.name] = f"rwn_{step.name}"
+        steps.append((names[step.name], step.sql(names)))
+    ball_records = names.get("ball_records")
+    balls = {n: names[n] for n in BALL_STEPS} if ball is not None else {}
     steps += [("rwn_level_0", plan.seed("rwn_points", ball_records)),
               ("rwn_level_<L+1>  -- repeated, L = 0, 1, ..., until no row of the level has done = false",
                plan.level("rwn_points", "rwn_settings", "rwn_level_<L>")),
@@ -605,9 +587,10 @@ def script(be, src: engine.Source, spec: RWNSpec, what: str, order: str = "keyed
                plan.hood("rwn_settings", "rwn_done_rows", ball_records))]
     fetched = what == "perturb" and values_in_steps(be)
     if fetched:
-        steps.append(("rwn_values_0", plan.picks("rwn_staged", "rwn_hood", key, balls)))
-        steps += [(f"rwn_values_{i}", plan.donor_values("rwn_staged", f"rwn_values_{i - 1}", i))
-                  for i in range(1, len(spec.columns) + 1)]
+        names["hood"] = "rwn_hood"
+        for step in plan.value_steps(key):
+            names[step.name] = f"rwn_{step.name}"
+            steps.append((names[step.name], step.sql(names)))
     final = {"perturb": lambda: (plan.release("rwn_staged", f"rwn_values_{len(spec.columns)}", key, src.names, order)
                                  if fetched
                                  else plan.perturb("rwn_staged", "rwn_hood", key, src.names, order, balls)),

@@ -10,8 +10,9 @@ touches a session (rwn_sql.engines.spark runs the plan).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
-from . import sqlgen
+from . import geometry, sqlgen
 from ..engines.dialects import SPARK, Dialect
 from ..identifiers import quote_ident
 from .spec import RWNSpec
@@ -23,6 +24,20 @@ def bind(bound: dict, ctes, final: str) -> str:
     """WITH the `bound` steps (name -> table of the backend), then `ctes`, then `final`."""
     heads = [f"{name} AS (SELECT * FROM {table})" for name, table in bound.items()] + list(ctes)
     return "WITH\n" + ",\n".join(heads) + "\n" + final
+
+
+@dataclass(frozen=True)
+class Step:
+    """One staged statement of a run: `name` (rwn_<name> in --show-sql), `sql` its text from
+    the tables of the steps before it (a dict by step name), `replaces` an earlier step whose
+    table the run no longer reads once this one is staged, `joins_as_written` (Backend.stage)."""
+    name: str
+    sql: Callable[[dict], str]
+    replaces: str | None = None
+    joins_as_written: bool = False
+
+
+BALL_STEPS = ("settings", "ball_points", "ball_cells")      # the staged tables a ball path's release reads
 
 
 @dataclass
@@ -53,6 +68,36 @@ class RWNPlan:
         return [("positions", lambda _: self.dialect.sorted_positions(rows, quote_ident(self.spec.id))),
                 ("staged", lambda positions: self.dialect.ranks_from_positions(positions, "__rwn_rid"))]
 
+    def staging_steps(self) -> list[Step]:
+        """The steps before the search, in order: the numbered rows (`staged`), `settings`,
+        `points`, and the ball path's pre-pass. Staging (rwn.run.stage_neighborhoods) and
+        --show-sql (rwn.run.script) both walk this list."""
+        steps, previous = [], None
+        for name, make in self.numbering():
+            steps.append(Step(name, lambda t, make=make, previous=previous: make(t.get(previous)), previous))
+            previous = name
+        steps += [Step("settings", lambda t: self.settings(t["staged"])),
+                  Step("points", lambda t: self.points(t["staged"], t["settings"]))]
+        if self.ball is not None:
+            steps += [Step("ball_points", lambda t: self.ball_points(t["points"], t["settings"])),
+                      Step("ball_counts", lambda t: self.ball_counts(t["points"], t["settings"], t["ball_points"])),
+                      Step("ball_records", lambda t: self.ball_records(t["ball_points"], t["ball_counts"])),
+                      Step("ball_cells", lambda t: self.ball_cells(t["ball_counts"], t["ball_records"]))]
+        return steps
+
+    def value_steps(self, key_sql: str, reps: int | None = None) -> list[Step]:
+        """The steps of a release that fetches its donors' values one column at a time (after
+        `staged`, `hood` and the ball path's tables): the picks, then one step per column, each
+        replacing the one before; the last is what `release` reads."""
+        def balls(t):
+            return {n: t[n] for n in BALL_STEPS} if self.ball is not None else {}
+        steps = [Step("values_0", lambda t: self.picks(t["staged"], t["hood"], key_sql, balls(t), reps))]
+        for i in range(1, len(self.spec.columns) + 1):
+            # hash the one column of the rows (as written), not the picks
+            steps.append(Step(f"values_{i}", lambda t, i=i: self.donor_values(t["staged"], t[f"values_{i - 1}"], i, reps),
+                              f"values_{i - 1}", joins_as_written=True))
+        return steps
+
     def settings(self, staged: str) -> str:
         """One row: `settings` (the starting cell side s0, the offsets and scales); fails the
         statement with the first problem found in the data."""
@@ -69,7 +114,7 @@ class RWNPlan:
         return bind({"points": points, **({"ball_records": ball_records} if ball_records else {})}, [],
                     self.steps["seed"])
 
-    # the ball path's pre-pass (sqlgen.BallPieces), one staged step each
+    # the ball path's pre-pass (ball_sql.BallPieces), one staged step each
     def ball_points(self, points: str, settings: str) -> str:
         return bind({"points": points, "settings": settings}, [self.steps["ball_points"]], "SELECT * FROM ball_points")
 
@@ -93,7 +138,7 @@ class RWNPlan:
     @property
     def grid_dims(self) -> int:
         """The grid coordinates g_1..g_G of `points` (0: no numeric column)."""
-        return sqlgen.grid_coordinates(self.spec, self.axes)
+        return geometry.grid_coordinates(self.spec, self.axes)
 
     def level_side(self, points: str, settings: str, previous: str) -> str:
         """One row: the cell side s of the next level (NULL when no record searches at it)."""
