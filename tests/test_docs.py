@@ -52,3 +52,15 @@ def test_the_readme_is_a_front_door():
     commands = re.search(r"```bash\n(.*?)```", text, re.S).group(1).splitlines()
     assert commands[0].startswith("python3 -m venv .venv") and "pip install \".[test]\"" in commands[0]
     assert commands[1].endswith("pytest -q")
+
+
+def test_the_python_reference_documents_every_public_name_at_its_home():
+    """docs/reference/python.md renders each public name from its docstring (mkdocstrings):
+    every name of rwn_sql.__all__ must be there, at the module it loads from, or the page
+    silently misses it (or the strict build fails on a moved one)."""
+    import rwn_sql
+    page = (ROOT / "docs" / "reference" / "python.md").read_text(encoding="utf-8")
+    documented = re.findall(r"^::: rwn_sql\.([\w.]+)\.(\w+)$", page, re.M)
+    assert sorted(name for _, name in documented) == sorted(rwn_sql.__all__)
+    for home, name in documented:
+        assert rwn_sql._HOMES[name] == home, name

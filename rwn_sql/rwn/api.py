@@ -63,7 +63,7 @@ def perturb(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: fl
     seed a fresh 256-bit key is drawn from the operating system and never stored.
     `seed` is for experiments only: anyone who knows it can redo the draws. The key is held
     in a TEMP table of `con` and read by a scan, never written into the SQL text or its plans
-    (see the README, *Randomness*).
+    (see the docs, design/randomness.md).
 
     Row order: order='keyed' (default) writes the rows in an order drawn by the keyed hash, so
     it reveals nothing about the input order (a sorted input would otherwise leak through

@@ -316,7 +316,7 @@ def _prepare(be, src, spec, what, key_sql, order, pairs, reps, trace, in_steps) 
         raise ValueError("perturb and donors need key_sql")
     d = be.dialect
     # an unseen source (a TEMP one of the SQL macros' caller) cannot be read for the decision:
-    # it keeps the listed path (README: "SQL")
+    # it keeps the listed path (docs/reference/sql.md)
     ball = None if (what == "neighborhoods" and pairs) or not src.schema else ball_path(be, src, spec)
     if not (search_in_steps(be, src) if in_steps is None else in_steps):
         axes = grid_axes(be, src, spec) if src.schema else None    # an unseen source: no pre-pass
@@ -569,7 +569,7 @@ def script(be, src: engine.Source, spec: RWNSpec, what: str, order: str = "keyed
     if not search_in_steps(be, src):
         return be.engine_sql(prepare(be, src, spec, what, KEY_PLACEHOLDER, order=order, pairs=pairs, in_steps=False).sql)
     # an unseen source (a TEMP one of the SQL macros' caller) cannot be read for the decision:
-    # it keeps the listed path (README: "SQL")
+    # it keeps the listed path (docs/reference/sql.md)
     ball = None if (what == "neighborhoods" and pairs) or not src.schema else ball_path(be, src, spec)
     plan = RWNPlan(src.sql, spec, d, grid_axes(be, src, spec), ball)
     key = "(SELECT k FROM rwn_key)"
