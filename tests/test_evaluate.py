@@ -13,8 +13,11 @@ from scipy import spatial, stats
 import rwn_sql
 from conftest import BODYFAT, BODYFAT_COLUMNS, load_numpy
 from rwn_sql import RWNError
+from rwn_sql.evaluation import risk, utility
 evaluate_module = importlib.import_module("rwn_sql.evaluation.evaluate")   # rwn_sql.evaluate is also the function
-from rwn_sql.evaluation.evaluate import Evaluation, ci_overlap, evaluate, nearest_sqdist, t_quantile
+from rwn_sql.evaluation.evaluate import Evaluation, evaluate
+from rwn_sql.evaluation.risk import nearest_sqdist
+from rwn_sql.evaluation.utility import ci_overlap, t_quantile
 
 REGRESSORS = [c for c in BODYFAT_COLUMNS if c != "BodyFat"]
 
@@ -269,12 +272,12 @@ def test_nearest_search_is_exact(monkeypatch, seed, small_search, few_groups, qu
     force once a mismatch is within reach; small_search=10**12 takes the blocked brute force
     for everything (in blocks of 3 query rows; onehot_levels=1 compares categories directly,
     not by product)."""
-    monkeypatch.setattr(evaluate_module, "SMALL_SEARCH", small_search)
-    monkeypatch.setattr(evaluate_module, "GROUP_QUERY_COST", query_cost)
-    monkeypatch.setattr(evaluate_module, "FEW_GROUPS", few_groups)
-    monkeypatch.setattr(evaluate_module, "SMALL_REFERENCE", 0)
-    monkeypatch.setattr(evaluate_module, "ONEHOT_LEVELS", onehot_levels)
-    monkeypatch.setattr(evaluate_module, "CHUNK_ELEMENTS", 3 * 250)
+    monkeypatch.setattr(risk, "SMALL_SEARCH", small_search)
+    monkeypatch.setattr(risk, "GROUP_QUERY_COST", query_cost)
+    monkeypatch.setattr(risk, "FEW_GROUPS", few_groups)
+    monkeypatch.setattr(risk, "SMALL_REFERENCE", 0)
+    monkeypatch.setattr(risk, "ONEHOT_LEVELS", onehot_levels)
+    monkeypatch.setattr(risk, "CHUNK_ELEMENTS", 3 * 250)
     rng = np.random.default_rng(seed)
     shapes = [(3, 2), (3, 0), (0, 2), (1, 1), (5, 3)]
     zeros = most_ties = 0
@@ -317,8 +320,8 @@ def test_risk_measures_match_brute_force_with_categories_ties_and_duplicates(con
     """dcr_mean, linkage_rate and linkage_rate_expected from the full distance matrices, on
     integer data with duplicate records, exact ties and two categorical columns (one of them
     with NULLs), paired by position and by id with dropped records."""
-    monkeypatch.setattr(evaluate_module, "SMALL_SEARCH", small_search)
-    monkeypatch.setattr(evaluate_module, "SMALL_REFERENCE", min(small_search, 512))
+    monkeypatch.setattr(risk, "SMALL_SEARCH", small_search)
+    monkeypatch.setattr(risk, "SMALL_REFERENCE", min(small_search, 512))
     rng = np.random.default_rng(7)
     n = 400
     a, b = rng.integers(0, 5, n).astype(float), rng.integers(0, 3, n).astype(float)
@@ -510,8 +513,8 @@ def test_replicates_evaluate_as_single_releases(con, monkeypatch, small_search):
     release, what evaluate gives for that release alone: risk measures exactly (exact distances,
     ties and counts), utility to 1e-12; with categorical columns (one with NULLs), duplicate
     records, ties and an OLS target, and a batch size that splits the releases unevenly."""
-    monkeypatch.setattr(evaluate_module, "SMALL_SEARCH", small_search)
-    monkeypatch.setattr(evaluate_module, "SMALL_REFERENCE", min(small_search, 512))
+    monkeypatch.setattr(risk, "SMALL_SEARCH", small_search)
+    monkeypatch.setattr(risk, "SMALL_REFERENCE", min(small_search, 512))
     monkeypatch.setattr(evaluate_module, "BATCH_ELEMENTS", 300 * 5 * 3)         # 3 releases a batch
     rng = np.random.default_rng(21)
     n, reps = 300, 7
@@ -550,7 +553,7 @@ def test_ks_statistic_with_ties_equals_scipy():
     rng = np.random.default_rng(3)
     xo = rng.integers(0, 9, size=(200, 3)).astype(float)
     xr = np.stack([rng.integers(0, 9, size=(200, 3)).astype(float), xo + 0.0, rng.normal(4, 3, size=(200, 3))])
-    got = evaluate_module._ks(xo, xr)
+    got = utility.ks(xo, xr)
 
     def at_every_point(a, b):        # both empirical CDFs at every data point, as ks_2samp evaluates them
         a, b = np.sort(a), np.sort(b)
@@ -566,7 +569,7 @@ def test_ks_statistic_with_ties_equals_scipy():
     # counted by value codes, the same numbers
     xr = np.stack([xo[rng.integers(0, 200, size=200)] for _ in range(4)] + [xo[::-1]])
     xr[:, :, 2] = np.where(xr[:, :, 2] == 4, 3, xr[:, :, 2])
-    swapped = evaluate_module._ks(xo, xr)
+    swapped = utility.ks(xo, xr)
     for r in range(len(xr)):
         for j in range(3):
             assert swapped[r, j] == at_every_point(xo[:, j], xr[r, :, j])
@@ -603,7 +606,7 @@ def test_combination_counts_equal_unique_rows():
         k = np.column_stack([rng.integers(0, n, 500) for n in levels])
         k[:100] = k[100:200]                                  # repeated combinations
         k[0, :] = np.array(levels) - 1                        # the largest codes occur
-        np.testing.assert_array_equal(evaluate_module._combinations(k)[1],
+        np.testing.assert_array_equal(risk.category_combinations(k)[1],
                                       np.unique(k, axis=0, return_counts=True)[1])
 
 
@@ -614,15 +617,15 @@ def test_both_way_searches_of_many_small_releases_match_brute_force(monkeypatch,
     data full of ties and duplicates, categorical columns (one-hot and, with onehot_levels=1,
     compared directly), the original's rows standing for several records, releases in blocks
     of 3 and of all."""
-    monkeypatch.setattr(evaluate_module, "ONEHOT_LEVELS", onehot_levels)
-    monkeypatch.setattr(evaluate_module, "CACHED_ELEMENTS", cached)
+    monkeypatch.setattr(risk, "ONEHOT_LEVELS", onehot_levels)
+    monkeypatch.setattr(risk, "CACHED_ELEMENTS", cached)
     rng = np.random.default_rng(5)
     for p, m in [(3, 2), (2, 0), (0, 2)]:
         no, n, reps = 40, 30, 7
         o, oc = rng.integers(0, 4, size=(no, p)) / 3.0, rng.integers(0, 3, size=(no, m))
         counts = rng.integers(1, 4, no)
         r, rc = rng.integers(0, 4, size=(reps, n, p)) / 3.0, rng.integers(0, 3, size=(reps, n, m))
-        dcr2, nearest, ties = evaluate_module._searches_both_ways(o, oc, counts, r, rc)
+        dcr2, nearest, ties = risk._searches_both_ways(o, oc, counts, r, rc)
         for k in range(reps):
             full = brute_force(o, oc, r[k], rc[k])                         # original rows x release rows
             np.testing.assert_array_equal(dcr2[k], full.min(axis=1))

@@ -25,7 +25,7 @@ ENGINE_MODULES = {"engines", "macros", "rp.duckdb_udfs"}   # may import duckdb /
 ENGINE_IMPORTS_TO_REMOVE = {"cli.main", "evaluation.baselines", "evaluation.evaluate", "evaluation.tune",
                             "rp.analyst", "rp.api", "rp.design_record", "rp.release_db", "rwn.api"}
 MAX_FILE_LINES, MAX_FUNCTION_LINES = 800, 80
-FILES_TO_SPLIT = {"engines.duckdb", "evaluation.evaluate", "rp.analyst", "rp.api"}
+FILES_TO_SPLIT = {"engines.duckdb", "rp.analyst", "rp.api"}
 FUNCTIONS_TO_SPLIT = {"evaluation.tune.sweep", "macros.install",
                       "rp.api.unseen_randomize", "rp.api.estimates"}
 
