@@ -26,8 +26,7 @@ ENGINE_IMPORTS_TO_REMOVE = {"cli.main", "evaluation.baselines", "evaluation.eval
                             "rp.analyst", "rp.api", "rp.design_record", "rp.release_db", "rwn.api"}
 MAX_FILE_LINES, MAX_FUNCTION_LINES = 800, 80
 FILES_TO_SPLIT = {"engines.duckdb", "rp.analyst", "rp.api"}
-FUNCTIONS_TO_SPLIT = {"evaluation.tune.sweep", "macros.install",
-                      "rp.api.unseen_randomize", "rp.api.estimates"}
+FUNCTIONS_TO_SPLIT = {"macros.install", "rp.api.unseen_randomize", "rp.api.estimates"}
 
 
 def modules() -> dict[str, Path]:

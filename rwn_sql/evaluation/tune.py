@@ -185,83 +185,120 @@ def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 
     neighbourhoods and 20 releases each", then "rwn eps=0.3: 20 releases drawn") and after
     every release evaluated."""
     require_duckdb(con, "sweep")
+    eps_values = _checked_sweep(reps, eps_values, rank_swap, mdav)
+    the_key = rwn.the_key(key, seed)
+    run = _SweepRun(con, source, columns, reps, target, categorical, progress,
+                    total=(len(eps_values) + len(rank_swap)) * reps + len(mdav))
+    try:
+        settings, figure1 = _rwn_settings(run, eps_values, k, q, scale, the_key) if eps_values else ([], {})
+        settings += _rank_swap_settings(run, source, rank_swap, the_key)
+        settings += _mdav_settings(run, source, mdav, scale)
+    finally:
+        for t in (RWN_TABLE, BASELINE_TABLE):
+            con.execute(f"DROP TABLE IF EXISTS {quote_ident(t)}").fetchall()
+    return SweepResult(source=run.src.label, columns=run.columns, k=k, q=q, settings=settings, figure1=figure1)
+
+
+RWN_TABLE = "__rwn_sweep_releases"      # the RWN releases of every eps (rwn_releases' into=)
+BASELINE_TABLE = RWN_TABLE + "_b"       # the baselines' releases: plain tables (rank_swap's and mdav's into=)
+
+
+def _checked_sweep(reps, eps_values, rank_swap, mdav) -> list[float]:
+    """The eps grid, checked (after reps); RWNError for a sweep without any setting."""
     if isinstance(reps, bool) or not isinstance(reps, int) or not 1 <= reps <= MAX_COUNT:
         raise RWNError(f"reps must be an integer >= 1 (at most {MAX_COUNT}), got {reps!r}")
     eps_values = _checked_grid(list(eps_values), "eps_values")
     if not eps_values and not rank_swap and not mdav:
         raise RWNError("the sweep is empty: give at least one eps (or a baseline setting)")
-    the_key = rwn.the_key(key, seed)
-    be = engine.DuckDBBackend(con)          # evaluation reads DuckDB relations: sweeps run on DuckDB
-    src = be.source(source)
-    columns = list(columns)
-    total = (len(eps_values) + len(rank_swap)) * reps + len(mdav)
-    settings, figure1, done = [], {}, 0
+    return eps_values
 
-    def report(label):
-        if progress:
-            progress(done, total, label)
 
-    def rows_of(released: str, where: str = "true") -> engine.Source:
+class _SweepRun:
+    """What the settings of one sweep share: the connection and source, the columns and
+    measures of the evaluations, and the count of releases evaluated that progress reports."""
+
+    def __init__(self, con, source, columns, reps: int, target, categorical, progress, total: int):
+        self.con = con
+        self.be = engine.DuckDBBackend(con)          # evaluation reads DuckDB relations: sweeps run on DuckDB
+        self.src = self.be.source(source)
+        self.columns = list(columns)
+        self.reps, self.target, self.categorical = reps, target, categorical
+        self.progress, self.total, self.done = progress, total, 0
+
+    def report(self, label):
+        if self.progress:
+            self.progress(self.done, self.total, label)
+
+    def rows_of(self, released: str, where: str = "true") -> engine.Source:
         """The rows of table `released` where `where` holds, in the table's order, as a Source
         (a query text would be checked by tokenizing it, milliseconds each)."""
-        table = be.source(released)
+        table = self.be.source(released)
         return engine.Source(f"(SELECT * FROM {table.sql} WHERE {where} ORDER BY rowid)", table.schema, table.label)
 
-    def evaluated(released: str, label: str, where: str = "true") -> list:
+    def evaluated(self, released: str, label: str, where: str = "true") -> list:
         """The evaluations of the `reps` releases in the rows of table `released` where `where`
         holds (one batch, in the table's order), with progress."""
-        nonlocal done
         evs = []
-        for ev in evaluate_replicates(con, src, rows_of(released, where), reps, columns, target=target,
-                                      categorical=categorical):
+        for ev in evaluate_replicates(self.con, self.src, self.rows_of(released, where), self.reps, self.columns,
+                                      target=self.target, categorical=self.categorical):
             evs.append(ev)
-            done += 1
-            report(f"{label}: release {len(evs)}/{reps} evaluated")
+            self.done += 1
+            self.report(f"{label}: release {len(evs)}/{self.reps} evaluated")
         return evs
 
-    table = "__rwn_sweep_releases"
-    table_b = table + "_b"          # the baselines' releases: plain tables (rank_swap's and mdav's into=)
+
+def _rwn_settings(run: _SweepRun, eps_values, k: int, q: float, scale: str, the_key: str):
+    """(RWN's settings, one per eps, figure1: each eps's neighbourhood sizes and distances to
+    the closest record); every eps's releases drawn into RWN_TABLE by rwn_releases."""
+    run.report(f"rwn eps={eps_values[0]:g}..{eps_values[-1]:g}: neighbourhoods and {run.reps} releases each")
+    releases = rwn_releases(run.be, run.src, run.columns, eps_values, k=k, q=q, reps=run.reps, scale=scale,
+                            categorical=run.categorical, key=the_key, into=RWN_TABLE)
+    settings, figure1 = [], {}
     try:
-        if eps_values:
-            report(f"rwn eps={eps_values[0]:g}..{eps_values[-1]:g}: neighbourhoods and {reps} releases each")
-            releases = rwn_releases(be, src, columns, eps_values, k=k, q=q, reps=reps, scale=scale,
-                                    categorical=categorical, key=the_key, into=table)
-            try:
-                for setting, where, size, dcr in releases:
-                    eps = eps_values[setting]
-                    report(f"rwn eps={eps:g}: {reps} releases drawn")
-                    figure1[eps] = {"size": size.tolist(), "dcr": dcr.tolist()}
-                    evs = evaluated(table, f"rwn eps={eps:g}", where=where)
-                    settings.append(Setting("rwn", "eps", eps, reps, _summarise(evs), {
-                        "size_min": float(size.min()), "size_median": float(np.median(size)),
-                        "size_mean": float(size.mean()), "size_max": float(size.max()),
-                        "share_at_k": float(np.mean(size == k))}))
-            finally:
-                releases.close()
-        from . import baselines
-        # every P from one query of the keyed draws; all reps releases of a P in one statement,
-        # release r with the key key#r
-        statements = baselines.rank_swap_statements(con, source, columns, rank_swap, key=the_key, reps=reps)
-        for value in rank_swap:
-            report(f"rank_swap P={value:g}: {reps} releases")
-            # the sweep's own table (no write_table: its check that the statement does not read
-            # the table parses the statement, which embeds every swap; so for MDAV)
-            engine.run(con, f"CREATE OR REPLACE TABLE {quote_ident(table_b)} AS\n{next(statements)}")
-            evs = evaluated(table_b, f"rank_swap P={value:g}")
-            settings.append(Setting("rank_swap", "P", float(value), reps, _summarise(evs)))
-        for value in mdav:
-            report(f"mdav k={value:g}: release 1/1")
-            engine.run(con, f"CREATE OR REPLACE TABLE {quote_ident(table_b)} AS\n"
-                            + baselines.mdav_statement(con, source, columns, int(value), scale=scale))
-            evs = [evaluate(con, src, rows_of(table_b), columns, target=target, categorical=categorical,
-                            order="input")]      # mdav_statement writes in input order
-            done += 1
-            settings.append(Setting("mdav", "k", float(value), 1, _summarise(evs)))
-            report(f"mdav k={value:g}: done")
+        for setting, where, size, dcr in releases:
+            eps = eps_values[setting]
+            run.report(f"rwn eps={eps:g}: {run.reps} releases drawn")
+            figure1[eps] = {"size": size.tolist(), "dcr": dcr.tolist()}
+            evs = run.evaluated(RWN_TABLE, f"rwn eps={eps:g}", where=where)
+            settings.append(Setting("rwn", "eps", eps, run.reps, _summarise(evs), {
+                "size_min": float(size.min()), "size_median": float(np.median(size)),
+                "size_mean": float(size.mean()), "size_max": float(size.max()),
+                "share_at_k": float(np.mean(size == k))}))
     finally:
-        for t in (table, table_b):
-            con.execute(f"DROP TABLE IF EXISTS {quote_ident(t)}").fetchall()
-    return SweepResult(source=src.label, columns=columns, k=k, q=q, settings=settings, figure1=figure1)
+        releases.close()
+    return settings, figure1
+
+
+def _rank_swap_settings(run: _SweepRun, source, p_values, the_key: str) -> list[Setting]:
+    """Rank swapping's settings, one per P: every P from one query of the keyed draws; all
+    reps releases of a P in one statement, release r with the key key#r."""
+    from . import baselines
+    statements = baselines.rank_swap_statements(run.con, source, run.columns, p_values, key=the_key, reps=run.reps)
+    settings = []
+    for value in p_values:
+        run.report(f"rank_swap P={value:g}: {run.reps} releases")
+        # the sweep's own table (no write_table: its check that the statement does not read
+        # the table parses the statement, which embeds every swap; so for MDAV)
+        engine.run(run.con, f"CREATE OR REPLACE TABLE {quote_ident(BASELINE_TABLE)} AS\n{next(statements)}")
+        evs = run.evaluated(BASELINE_TABLE, f"rank_swap P={value:g}")
+        settings.append(Setting("rank_swap", "P", float(value), run.reps, _summarise(evs)))
+    return settings
+
+
+def _mdav_settings(run: _SweepRun, source, group_sizes, scale: str) -> list[Setting]:
+    """MDAV's settings, one per group size k: one release each (MDAV is deterministic)."""
+    from . import baselines
+    settings = []
+    for value in group_sizes:
+        run.report(f"mdav k={value:g}: release 1/1")
+        engine.run(run.con, f"CREATE OR REPLACE TABLE {quote_ident(BASELINE_TABLE)} AS\n"
+                            + baselines.mdav_statement(run.con, source, run.columns, int(value), scale=scale))
+        evs = [evaluate(run.con, run.src, run.rows_of(BASELINE_TABLE), run.columns, target=run.target,
+                        categorical=run.categorical, order="input")]      # mdav_statement writes in input order
+        run.done += 1
+        settings.append(Setting("mdav", "k", float(value), 1, _summarise(evs)))
+        run.report(f"mdav k={value:g}: done")
+    return settings
 
 
 # Peak memory per listed neighbour pair of a sweep: the staged lists of the largest eps, their
