@@ -20,6 +20,11 @@ from .dialects import DUCKDB, source_from_table
 from ..errors import RWNError
 from ..identifiers import name_parts, quote_ident, quote_literal
 
+# DuckDB's connection and error types, for the modules that take a connection or catch its
+# errors without importing duckdb (only the engines import it).
+Connection = duckdb.DuckDBPyConnection
+Error = duckdb.Error
+
 NUMERIC_TYPES = DUCKDB.NUMERIC
 MEMORY_UNITS = {"bytes": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
                 "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}

@@ -26,7 +26,6 @@ import math
 import re
 from fractions import Fraction
 
-import duckdb
 import numpy as np
 
 from ..engines import duckdb as engine
@@ -95,7 +94,7 @@ def _fingerprint(columns) -> str:
 def _fetch(con, sql: str) -> dict:
     try:
         return con.execute(sql).fetchnumpy()
-    except duckdb.Error as exc:
+    except engine.Error as exc:
         raise engine.translate(exc) from None
 
 
@@ -424,7 +423,7 @@ def _rank_swap_plans(con, source, columns, p_values, key: str, reps: int | None 
     return src, columns, n, int(data["fp"][0]), donors_of
 
 
-def rank_swap(con: duckdb.DuckDBPyConnection, source, columns, p_percent: float,
+def rank_swap(con: engine.Connection, source, columns, p_percent: float,
               key: str | None = None, seed: int | None = None, into: str | None = None,
               replace: bool = False, sql: bool = False, reps: int | None = None):
     """Rank swapping (Moore 1996), in the simplified form stated here.
@@ -467,7 +466,7 @@ def rank_swap(con: duckdb.DuckDBPyConnection, source, columns, p_percent: float,
     return engine.deliver(con, text, into, replace, row_order="input")
 
 
-def rank_swap_statement(con: duckdb.DuckDBPyConnection, source, columns, p_percent: float,
+def rank_swap_statement(con: engine.Connection, source, columns, p_percent: float,
                         key: str | None = None, seed: int | None = None, reps: int | None = None) -> str:
     """The SELECT statement of a `rank_swap` release (same arguments), for writers such as
     `engine.write_output`. It embeds the computed swaps (not the key): treat it like the key,
@@ -479,7 +478,7 @@ def rank_swap_statement(con: duckdb.DuckDBPyConnection, source, columns, p_perce
     return next(rank_swap_statements(con, source, columns, [p_percent], key=the_key, reps=reps))
 
 
-def rank_swap_statements(con: duckdb.DuckDBPyConnection, source, columns, p_values,
+def rank_swap_statements(con: engine.Connection, source, columns, p_values,
                          key: str | None = None, seed: int | None = None, reps: int | None = None):
     """Yields rank_swap_statement for each P of `p_values` in turn (the same release for the same
     key), all from one query of the data, since the ranks and keyed draws do not depend on P
@@ -510,7 +509,7 @@ def _rank_swap_release(src, columns, n: int, fp: int, donors: dict, reps: int | 
             f"WHERE {guard_ok}\nORDER BY p.pos")
 
 
-def rank_swap_donors(con: duckdb.DuckDBPyConnection, source, columns, p_percent: float,
+def rank_swap_donors(con: engine.Connection, source, columns, p_percent: float,
                      key: str | None = None, seed: int | None = None) -> dict[str, np.ndarray]:
     """Diagnostics for the data steward (never publish): per column, the 1-based input
     position of the record whose value each record receives in `rank_swap` with the same
@@ -644,7 +643,7 @@ def _group_means(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return sums / counts[:, None]
 
 
-def mdav(con: duckdb.DuckDBPyConnection, source, columns, k: int, scale: str = "minmax",
+def mdav(con: engine.Connection, source, columns, k: int, scale: str = "minmax",
          into: str | None = None, replace: bool = False, sql: bool = False):
     """MDAV microaggregation (Maximum Distance to Average Vector; Domingo-Ferrer and
     Mateo-Sanz 2002, the fixed-size variant of sdcMicro / mu-Argus).
@@ -676,7 +675,7 @@ def mdav(con: duckdb.DuckDBPyConnection, source, columns, k: int, scale: str = "
     return engine.deliver(con, mdav_statement(con, source, columns, k, scale=scale), into, replace, row_order="input")
 
 
-def mdav_statement(con: duckdb.DuckDBPyConnection, source, columns, k: int,
+def mdav_statement(con: engine.Connection, source, columns, k: int,
                    scale: str = "minmax") -> str:
     """The SELECT statement of an `mdav` release (same arguments), for writers such as
     `engine.write_output`. It embeds the group of every record and the group means."""
@@ -695,7 +694,7 @@ def mdav_statement(con: duckdb.DuckDBPyConnection, source, columns, k: int,
             f"WHERE {guard_ok}\nORDER BY s.{RID}")
 
 
-def mdav_groups(con: duckdb.DuckDBPyConnection, source, columns, k: int,
+def mdav_groups(con: engine.Connection, source, columns, k: int,
                 scale: str = "minmax") -> np.ndarray:
     """The MDAV group label of every record (input order; labels 0, 1, ... in the order the
     groups are formed), as used by `mdav` with the same arguments."""

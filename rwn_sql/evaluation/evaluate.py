@@ -28,7 +28,6 @@ import math
 import os
 from dataclasses import dataclass
 
-import duckdb
 import numpy as np
 
 from ..engines import duckdb as engine
@@ -103,7 +102,7 @@ def _plain(value):
 
 # ----------------------------------------------------------------------------- entry point
 
-def evaluate(con: duckdb.DuckDBPyConnection, original, released, columns, target: str | None = None,
+def evaluate(con: engine.Connection, original, released, columns, target: str | None = None,
              categorical=(), sdid_k: float = 1.0, id: str | None = None, key: str | None = None,
              seed: int | None = None, order: str | None = None) -> Evaluation:
     """Compare `released` with `original` (each a table/view name, a SQL query, a CSV/Parquet
@@ -236,7 +235,7 @@ def _pair_by_key(con, src_o: Source, src_r: Source, columns, categorical, the_ke
     return keep_o[released_rows], released_rows
 
 
-def evaluate_replicates(con: duckdb.DuckDBPyConnection, original, released, reps: int, columns,
+def evaluate_replicates(con: engine.Connection, original, released, reps: int, columns,
                         target: str | None = None, categorical=(), sdid_k: float = 1.0,
                         replicate: str = "replicate"):
     """Yields evaluate(con, original, <the rows of `released` with `replicate` = r>, ...) for
@@ -349,7 +348,7 @@ def _pair_by_id(con, src_o: Source, src_r: Source, id: str):
     for role, src in (("original", src_o), ("released", src_r)):
         try:
             values = [r[0] for r in con.execute(f"SELECT CAST({quote_ident(id)} AS VARCHAR) FROM {src.sql}").fetchall()]
-        except duckdb.Error as exc:
+        except engine.Error as exc:
             raise RWNError(f"cannot read the {role} data, {src.label}: {exc}") from None
         if None in values:
             raise RWNError(f"id column {id!r} is NULL in the {role} data")
@@ -424,7 +423,7 @@ def _read(con, src: Source, role: str, numeric, categorical, replicate: str | No
         exprs.append(f"CAST({quote_ident(replicate)} AS BIGINT) AS replicate")
     try:
         data = con.sql(f"SELECT {', '.join(exprs)} FROM {src.sql}").to_arrow_table()
-    except duckdb.Error as exc:
+    except engine.Error as exc:
         raise RWNError(f"cannot read the {role} data, {src.label}: {exc}") from None
     n = data.num_rows
     cols, null = [], np.zeros((n, len(numeric)), bool)

@@ -27,7 +27,6 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-import duckdb
 import numpy as np
 
 from ..engines import duckdb as engine
@@ -173,7 +172,7 @@ def _summarise(evaluations: list[Evaluation]) -> dict[str, tuple[float | None, f
     return out
 
 
-def sweep(con: duckdb.DuckDBPyConnection, source, columns, eps_values, k: int = 5, q: float = 1.0,
+def sweep(con: engine.Connection, source, columns, eps_values, k: int = 5, q: float = 1.0,
           reps: int = 20, scale: str = "minmax", target: str | None = None, categorical=(),
           key: str | None = None, seed: int | None = None, rank_swap=(), mdav=(), progress=None) -> SweepResult:
     """RWN over a grid of eps (k, q fixed), `reps` releases each, plus optional baselines:
