@@ -20,9 +20,10 @@ from .dialects import DUCKDB, source_from_table
 from ..errors import RWNError
 from ..identifiers import name_parts, quote_ident, quote_literal
 
-# DuckDB's connection and error types, for the modules that take a connection or catch its
-# errors without importing duckdb (only the engines import it).
+# DuckDB's connection, relation and error types, for the modules that take a connection or
+# catch its errors without importing duckdb (only the engines import it).
 Connection = duckdb.DuckDBPyConnection
+Relation = duckdb.DuckDBPyRelation
 Error = duckdb.Error
 
 NUMERIC_TYPES = DUCKDB.NUMERIC

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import duckdb
-
 from ..engines import duckdb as engine
 from . import run as rwn
 from ..engines.backend import backend_for
@@ -25,7 +23,7 @@ def check_pair_budget(con, src, spec: RWNSpec) -> None:
     rwn.check_pair_budget(backend_for(con), src, spec)
 
 
-def neighborhoods(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: float = 0.0,
+def neighborhoods(con: engine.Connection, source, columns, k: int = 5, eps: float = 0.0,
                   scale: str = "minmax", strata=(), categorical=(), weight: float = 1.0,
                   on_missing: str = "error", pairs: bool = False, sql: bool = False, id: str | None = None):
     """Exact RWN neighbourhoods of every record of `source`.
@@ -47,7 +45,7 @@ def neighborhoods(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, e
     return rwn.deliver(be, rwn.prepare(be, src, spec, "neighborhoods", pairs=pairs))
 
 
-def perturb(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: float = 0.0,
+def perturb(con: engine.Connection, source, columns, k: int = 5, eps: float = 0.0,
             q: float = 1.0, scale: str = "minmax", strata=(), categorical=(), weight: float = 1.0,
             on_missing: str = "error", drop=(), key: str | None = None, seed: int | None = None,
             into: str | None = None, replace: bool = False, sql: bool = False, order: str = "keyed",
@@ -112,7 +110,7 @@ def perturb_statement(con, source, columns, *, k, eps, q, scale, strata, categor
     return rwn.prepare(be, src, spec, "perturb", key_sql, order=order).sql
 
 
-def donors(con: duckdb.DuckDBPyConnection, source, columns, k: int = 5, eps: float = 0.0,
+def donors(con: engine.Connection, source, columns, k: int = 5, eps: float = 0.0,
            q: float = 1.0, scale: str = "minmax", strata=(), categorical=(), weight: float = 1.0,
            on_missing: str = "error", key: str | None = None, seed: int | None = None,
            id: str | None = None):
@@ -142,16 +140,16 @@ class RowCounts:
         return self.rows_in - self.rows_out
 
 
-def row_counts(con: duckdb.DuckDBPyConnection, source, release) -> RowCounts:
+def row_counts(con: engine.Connection, source, release) -> RowCounts:
     """How many rows of `source` a release left out: on_missing='drop' in perturb, neighborhoods
     and donors, nulls='drop' or suppress_small in randomize. `release` is a table name (as given
     to into=) or the relation a call returned; a relation is run once more to count it, so for
     large data write the release with into= and count the table."""
     rows_in = engine.run(con, f"SELECT count(*) FROM {engine.resolve_source(con, source).sql}")[0][0]
-    if isinstance(release, duckdb.DuckDBPyRelation):
+    if isinstance(release, engine.Relation):
         try:
             rows_out = release.aggregate("count(*)").fetchall()[0][0]
-        except duckdb.Error as exc:
+        except engine.Error as exc:
             raise engine.translate(exc) from None
     else:
         rows_out = engine.run(con, f"SELECT count(*) FROM {engine.resolve_source(con, release).sql}")[0][0]
