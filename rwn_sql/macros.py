@@ -48,7 +48,8 @@ def _query_sql(con, sql, database) -> str:
     """rwn_query's planner: the analyst's count query rewritten into its reconstruction (as
     rwn_sql.query rewrites it), over the release in the database named in FROM (FROM rel.adult),
     else the caller's current database. The text that runs is rendered from the checked parts."""
-    from .rp.analyst import TOO_DEEP, parse, refuse, release_column_types, rewrite, source
+    from .rp.analyst import TOO_DEEP, parse, refuse, rewrite, source
+    from .rp.query_run import release_column_types
     from .rp.release_db import read_metadata
     if not isinstance(sql, str):
         raise RWNError("rwn_query: the query must be a string")

@@ -11,7 +11,8 @@ from conftest import ROOT
 import rwn_sql
 from rwn_sql import RWNError
 from rwn_sql.rp import api as rp
-from rwn_sql.rp.analyst import ESTIMATE_COLUMNS, rewrite, run_query
+from rwn_sql.rp.analyst import ESTIMATE_COLUMNS, rewrite
+from rwn_sql.rp.query_run import run_query
 from rwn_sql.rp.release_db import ReleaseMeta, read_metadata
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -319,7 +319,7 @@ def bombs(genuine):
 BOMB_CHILD = r"""
 import sys
 import duckdb, rwn_sql
-from rwn_sql.rp import analyst
+from rwn_sql.rp import analyst, query_run
 from rwn_sql.cli.main import main
 reader, path, out = sys.argv[1:4]
 try:
@@ -328,7 +328,7 @@ try:
         con.execute("SET memory_limit = '50MB'")
         rwn_sql.query          # loads what the readers load (the package's names load on first use)
         analyst.source(analyst.parse("SELECT COUNT(*) FROM adult WHERE occupation = 'Sales'"))
-        iso, meta, _ = analyst.isolated_connection(con, path, "adult", None)
+        iso, meta, _ = query_run.isolated_connection(con, path, "adult", None)
         iso.close()
         print("OPENED", meta.m)
     elif reader == "python":

@@ -25,6 +25,8 @@ from ..identifiers import name_parts, quote_ident, quote_literal
 Connection = duckdb.DuckDBPyConnection
 Relation = duckdb.DuckDBPyRelation
 Error = duckdb.Error
+IOException = duckdb.IOException
+connect = duckdb.connect
 
 NUMERIC_TYPES = DUCKDB.NUMERIC
 MEMORY_UNITS = {"bytes": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,

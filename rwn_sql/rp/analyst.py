@@ -12,21 +12,18 @@ them, so the accepted grammar (release_db.QUERY_GRAMMAR) is deliberately small a
 everything else is refused with a short message naming the construct. Queries are parsed with sqlglot and
 checked on the syntax tree, never by pattern matching the text.
 
-Security (issue 8): the text is refused if it holds more than one statement (checked on
-sqlglot's tokens before parsing), every node of the tree must be of a whitelisted type
-(NODES), and the SQL that runs is rendered here from the validated parts only: names
-through quote_ident, strings through quote_literal, numbers as checked digits. It runs on
-a separate connection that sees only the release, read-only, with external access
-disabled and the configuration locked (isolated_connection).
+Security: the text is refused if it holds more than one statement (checked on sqlglot's
+tokens before parsing), every node of the tree must be of a whitelisted type (NODES), and the
+SQL that runs is rendered here from the validated parts only: names through quote_ident,
+strings through quote_literal, numbers as checked digits. It runs on a separate connection
+that sees only the release, read-only, with external access disabled and the configuration
+locked (rwn_sql.rp.query_run).
 """
 from __future__ import annotations
 
-import dataclasses
-import os
 import re
 from dataclasses import dataclass
 
-import duckdb
 import sqlglot
 from sqlglot import exp
 from sqlglot.tokens import TokenType
@@ -36,9 +33,9 @@ from .. import statements
 from ..engines.dialects import DUCKDB, SPARK, Dialect
 from ..errors import RWNError
 from ..identifiers import display_name, float_literal, quote_ident, quote_literal
-from .release_db import MAX_IN_LIST, MAX_NESTING, MAX_QUERY_CHARS, QUERY_GRAMMAR, QUERY_LIMITS, TRIALS_TABLE, METADATA_MEMORY_LIMIT, ReleaseMeta, read_metadata
+from .release_db import MAX_IN_LIST, MAX_NESTING, MAX_QUERY_CHARS, QUERY_GRAMMAR, QUERY_LIMITS, ReleaseMeta
 
-__all__ = ["Rewritten", "rewrite", "run_query", "check_predicate", "isolated_connection"]
+__all__ = ["Rewritten", "rewrite", "check_predicate"]
 
 SUPPORTED = QUERY_GRAMMAR
 COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
@@ -71,7 +68,6 @@ QUERY_NODES = {
     exp.Limit: {"expression"},
 }
 NUMBER = re.compile(r"(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
-ISOLATED_RELEASE = "rwn_release"      # the release's alias on the isolated connection
 NUL = "\x00"
 TOO_DEEP = ("the query is nested too deeply to check (a chain of several hundred OR / AND terms is that deep); "
             "write column IN (...) for a list of values, or simplify it")
@@ -229,7 +225,7 @@ def source(select: exp.Select) -> exp.Table:
 
 
 @dataclass(frozen=True)
-class _Scope:
+class Scope:
     """What column references may name: the release's columns and the table's qualifier."""
     columns: tuple[str, ...]
     qualifier: str | None
@@ -257,7 +253,7 @@ def is_count_star(node: exp.Expression) -> bool:
                                             and not node.this.is_string and node.this.name == "1"))
 
 
-def measured_column(node: exp.Expression, scope: _Scope) -> str:
+def measured_column(node: exp.Expression, scope: Scope) -> str:
     """The column of SUM(x) / AVG(x): one plain column, not DISTINCT, not an expression."""
     inner = node.this
     if isinstance(inner, exp.Distinct):
@@ -267,7 +263,7 @@ def measured_column(node: exp.Expression, scope: _Scope) -> str:
     return scope.column(inner)
 
 
-def selected(select: exp.Select, scope: _Scope) -> tuple[tuple[str, ...], Measure]:
+def selected(select: exp.Select, scope: Scope) -> tuple[tuple[str, ...], Measure]:
     """The selected columns in order and the single aggregate: COUNT(*), SUM(x) or AVG(x)."""
     columns, counts = [], []
     for item in select.expressions:
@@ -301,7 +297,7 @@ def selected(select: exp.Select, scope: _Scope) -> tuple[tuple[str, ...], Measur
     return tuple(columns), counts[0]
 
 
-def grouped(select: exp.Select, scope: _Scope) -> set[str]:
+def grouped(select: exp.Select, scope: Scope) -> set[str]:
     """The GROUP BY columns; only plain column names, so each output row names its group."""
     group = select.args.get("group")
     if group is None:
@@ -317,7 +313,7 @@ def grouped(select: exp.Select, scope: _Scope) -> set[str]:
     return names
 
 
-def group_columns(select: exp.Select, scope: _Scope) -> tuple[tuple[str, ...], Measure]:
+def group_columns(select: exp.Select, scope: Scope) -> tuple[tuple[str, ...], Measure]:
     """The grouped columns in SELECT order: they must be exactly the selected columns."""
     columns, measure = selected(select, scope)
     groups = grouped(select, scope)
@@ -356,7 +352,7 @@ def literal_sql(node: exp.Expression) -> str | None:
     return None
 
 
-def operand_sql(node: exp.Expression, scope: _Scope) -> str:
+def operand_sql(node: exp.Expression, scope: Scope) -> str:
     if isinstance(node, exp.Column):
         return quote_ident(scope.column(node))
     refuse_cast(node)
@@ -382,7 +378,7 @@ def constant_sql(node: exp.Expression, where: str) -> str:
     return text
 
 
-def predicate_sql(node: exp.Expression, scope: _Scope) -> str:
+def predicate_sql(node: exp.Expression, scope: Scope) -> str:
     """The SQL of a public predicate, rendered from its checked parts only (the caller has
     made sure the SA does not occur in `node`). Anything outside the grammar is refused."""
     if isinstance(node, (exp.And, exp.Or)):
@@ -411,7 +407,7 @@ def predicate_sql(node: exp.Expression, scope: _Scope) -> str:
     raise refuse(f"the condition {snippet(node)}")
 
 
-def render_public(parts: list[exp.Expression], scope: _Scope) -> str | None:
+def render_public(parts: list[exp.Expression], scope: Scope) -> str | None:
     """The WHERE text of the public conjuncts, whitelisted node by node, then rendered."""
     try:
         text = " AND ".join(predicate_sql(p, scope) for p in parts) or None
@@ -434,7 +430,7 @@ def check_predicate(where: str, columns, sensitive: str, label: str) -> str:
         raise RWNError("the where= predicate is nested too deeply to check; simplify it") from None
     except sqlglot.errors.SqlglotError as exc:
         raise RWNError(f"cannot parse the where= predicate: {str(exc).splitlines()[0]}") from None
-    scope = _Scope(tuple(columns) + (sensitive,), None, label)
+    scope = Scope(tuple(columns) + (sensitive,), None, label)
     if any(scope.column(c) == sensitive for c in tree.find_all(exp.Column)):
         raise RWNError(f"where=: the predicate names the sensitive attribute {display_name(sensitive)}; "
                        "select records by public columns only (for a set of sensitive values use values=)")
@@ -454,11 +450,11 @@ def predicate_columns(where: str) -> list[str]:
     return list(dict.fromkeys(c.name for c in tree.find_all(exp.Column)))
 
 
-def uses(node: exp.Expression, column: str, scope: _Scope) -> bool:
+def uses(node: exp.Expression, column: str, scope: Scope) -> bool:
     return any(scope.column(c) == column for c in node.find_all(exp.Column))
 
 
-def sensitive_values(node: exp.Expression, scope: _Scope, meta: ReleaseMeta) -> tuple[str, ...]:
+def sensitive_values(node: exp.Expression, scope: Scope, meta: ReleaseMeta) -> tuple[str, ...]:
     """The value set V of a top-level SA condition `SA = 'v'` or `SA IN ('v1', ...)`,
     without repeats (|V| enters the estimate), each checked against the published domain."""
     sa = display_name(meta.sensitive)
@@ -509,7 +505,7 @@ def exact_sql(release_sql: str, groups: tuple[str, ...], where_sql: str | None, 
     return "SELECT " + ",\n    ".join(cols) + f"\nFROM {release_sql}{where}{group}"
 
 
-def answer_clauses(select: exp.Select, text: str, scope: _Scope, columns, measure: Measure,
+def answer_clauses(select: exp.Select, text: str, scope: Scope, columns, measure: Measure,
                    meta: ReleaseMeta) -> str:
     """HAVING, ORDER BY and LIMIT over the answer's rows: the aggregate (COUNT(*), SUM(x) or
     AVG(x), or its alias) means the estimate, a grouped column its output column; rendered
@@ -668,7 +664,7 @@ def rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None = None, dialect
     """Rewrite a count (or SUM / AVG) query over the release table into its reconstruction
     (pure: no connection). `release_sql` is the SQL naming the released table (default: the
     table as the query names it, e.g. "rel"."adult" for FROM rel.adult). Whether rows are
-    micro reconstructions depends on the data: `micro` is None until run_query runs it.
+    micro reconstructions depends on the data: `micro` is None until query_run.run_query runs it.
     `dialect`: the engine the SQL is for. `column_types` (column -> the engine's type name):
     when given, SUM / AVG of a non-numeric column is refused here rather than by the engine."""
     try:
@@ -689,11 +685,6 @@ def check_measure(measure: Measure, meta: ReleaseMeta, column_types: dict | None
         raise refuse(f"{measure.label}: column {display_name(measure.column)} has type {kind}, not a number")
 
 
-def release_column_types(con, release_sql: str) -> dict:
-    """The release table's column types, as rewrite's column_types (DuckDB)."""
-    return {r[0]: r[1] for r in con.execute(f"DESCRIBE SELECT * FROM {release_sql}").fetchall()}
-
-
 def _rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None, dialect: Dialect,
              column_types: dict | None = None) -> Rewritten:
     select = parse(sql)
@@ -702,7 +693,7 @@ def _rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None, dialect: Dial
         raise refuse(f"the query counts from {display_name(table.name)}, not from the release table "
                      f"{display_name(meta.table_name)}" + (f" (or {display_name(meta.name)})"
                                                            if meta.name != meta.table_name else ""))
-    scope = _Scope(meta.public + (meta.sensitive,), table.alias or table.name,
+    scope = Scope(meta.public + (meta.sensitive,), table.alias or table.name,
                    f"table {display_name(meta.table_name)}")
     columns, measure = group_columns(select, scope)
     check_measure(measure, meta, column_types)
@@ -730,147 +721,3 @@ def _rewrite(sql: str, meta: ReleaseMeta, release_sql: str | None, dialect: Dial
     return Rewritten(sql=text, micro=micro, exact=exact, group_by=columns, values=values,
                      note=describe(meta, exact, micro, by_value, measure), aggregate=measure.kind,
                      column=measure.column)
-
-
-def lock(iso: duckdb.DuckDBPyConnection) -> None:
-    """No file, network or extension access on `iso`, and no SET can turn it back on."""
-    iso.execute("SET enable_external_access = false").fetchall()
-    iso.execute("SET lock_configuration = true").fetchall()
-
-
-ISOLATED_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
-
-
-def attached(path: str, settings: dict) -> duckdb.DuckDBPyConnection:
-    """A new in-memory connection with `settings` (memory_limit, threads), external access off
-    and the configuration locked, then the release file `path` attached READ_ONLY."""
-    iso = duckdb.connect(config={**ISOLATED_CONFIG, **settings})
-    try:
-        # The file is untrusted input: access is off and locked before it is attached, so
-        # nothing in it reaches another file; only the release itself (and its WAL) may be read.
-        allowed = ", ".join(quote_literal(f) for f in (path, path + ".wal"))
-        iso.execute(f"SET allowed_paths = [{allowed}]").fetchall()
-        lock(iso)
-        try:
-            iso.execute(f"ATTACH {quote_literal(path)} AS {ISOLATED_RELEASE} (READ_ONLY, TYPE duckdb)").fetchall()
-        except duckdb.IOException as exc:
-            if "not a valid DuckDB database" not in str(exc):
-                raise
-            raise RWNError(f"{path!r} is not a DuckDB database file (a release is the file rwn-sql "
-                           "release writes)") from None
-    except BaseException:
-        iso.close()
-        raise
-    return iso
-
-
-def isolated_connection(con: duckdb.DuckDBPyConnection, path: str | None, table: str,
-                        schema: str | None) -> tuple[duckdb.DuckDBPyConnection, ReleaseMeta, str]:
-    """A new in-memory connection holding only the release, with external access disabled
-    and the configuration locked; its metadata; and the SQL naming the released table.
-
-    With `path` the release file is attached READ_ONLY. Without it the release lives in the
-    caller's connection `con`, which may hold raw data as well, so nothing the analyst wrote
-    runs there: the released table's published columns (and an enforced release's trials
-    table) are copied through Arrow by fixed SQL naming them by their quoted names from the
-    metadata. That costs memory the size of the release; pass release= for large releases."""
-    settings = {}
-    if con is not None:   # the analyst query runs within the caller's memory limit and threads
-        settings = dict(con.execute("SELECT name, value FROM duckdb_settings() "
-                                    "WHERE name IN ('memory_limit', 'threads')").fetchall())
-    iso = None
-    try:
-        if path is not None:
-            path = os.path.realpath(path)      # DuckDB opens the WAL beside the link's target
-            # The metadata are read first on a connection of their own, limited to
-            # METADATA_MEMORY_LIMIT: a crafted file's compressed text cannot grow past it.
-            probe = attached(path, {"memory_limit": METADATA_MEMORY_LIMIT, "threads": "1"})
-            try:
-                read_metadata(probe, table, ISOLATED_RELEASE)
-            finally:
-                probe.close()
-            iso = attached(path, settings)
-            meta = read_metadata(iso, table, ISOLATED_RELEASE)
-            release_sql = meta.rows_sql
-        else:
-            iso = duckdb.connect(config={**ISOLATED_CONFIG, **settings})
-            meta = read_metadata(con, table, schema)
-            prefix = f"{quote_ident(schema)}." if schema else ""
-            columns = ", ".join(quote_ident(c) for c in meta.public + (meta.sensitive,))
-            iso.register(meta.table_name, con.sql(f"SELECT {columns} FROM {meta.rows_sql}").to_arrow_table())
-            if meta.enforced:
-                iso.register(TRIALS_TABLE, con.sql(f"SELECT size, t FROM {prefix}{TRIALS_TABLE}").to_arrow_table())
-                meta = dataclasses.replace(meta, trials_sql=f"{TRIALS_TABLE} AS __rwn_tr")
-            release_sql = quote_ident(meta.table_name)
-            lock(iso)
-    except duckdb.Error as exc:
-        if iso is not None:
-            iso.close()
-        raise RWNError(f"cannot open the release: {exc}") from None
-    except BaseException:
-        if iso is not None:
-            iso.close()
-        raise
-    return iso, meta, release_sql
-
-
-def run_query(con: duckdb.DuckDBPyConnection, sql: str, schema: str | None = None,
-              release: str | None = None) -> tuple[duckdb.DuckDBPyRelation, Rewritten]:
-    """Answer a count query on a release: the rows as a DuckDB relation of `con` (over an
-    Arrow table: computed already) and the rewrite. `release` is a release database file;
-    without it the release is in `con`, `schema` naming an ATTACHed release (or FROM
-    alias.table names it). The rewritten SQL runs on an isolated connection only."""
-    try:
-        table = source(parse(sql))
-    except RecursionError:
-        raise refuse(TOO_DEEP) from None
-    named = table.text("db") or None
-    if release is not None and named:
-        raise RWNError(f"the query reads from {display_name(named)}; with a release file name the table "
-                       "without a database")
-    if named and schema and named.lower() != schema.lower():
-        raise RWNError(f"the query reads from {display_name(named)} but schema {display_name(schema)} was given")
-    iso, meta, release_sql = isolated_connection(con, release, table.name, schema or named)
-    try:
-        rewritten = rewrite(sql, meta, release_sql, column_types=release_column_types(iso, release_sql))
-        result = iso.sql(rewritten.sql).to_arrow_table()
-    except duckdb.Error as exc:
-        raise RWNError(f"the rewritten query failed: {exc}") from None
-    finally:
-        iso.close()
-    if not rewritten.exact:
-        micro = any(result.column("micro_reconstruction").to_pylist())
-        select = parse(sql)
-        measure = selected(select, _Scope(meta.public + (meta.sensitive,), table.alias or table.name,
-                                          f"table {display_name(meta.table_name)}"))[1]
-        rewritten = dataclasses.replace(rewritten, micro=micro, note=describe(
-            meta, False, micro, meta.sensitive in rewritten.group_by, measure))
-    return con.from_arrow(result), rewritten
-
-
-def run_query_on(be, sql: str, folder: str):
-    """Answer a count query on a release folder with another engine's backend (Spark): the
-    release's table and trials are read as the engine's relations, the rewritten SQL runs in
-    its dialect. Returns (the engine's lazy result, Rewritten)."""
-    from .release_db import read_release_folder
-    try:
-        table = source(parse(sql))
-    except RecursionError:
-        raise refuse(TOO_DEEP) from None
-    if table.text("db"):
-        raise RWNError(f"the query reads from {display_name(table.text('db'))}; with a release folder name the "
-                       "table without a database")
-    meta, data, trials = read_release_folder(folder, table.name)
-    released = be.source(data)
-    release_sql = released.sql
-    if trials is not None:
-        meta = dataclasses.replace(meta, trials_sql=f"{be.source(trials).sql} AS __rwn_tr")
-    rewritten = rewrite(sql, meta, release_sql, be.dialect, column_types=dict(released.schema))
-    result = be.relation(rewritten.sql)
-    if not rewritten.exact:
-        micro = any(r[0] for r in be.rows(f"SELECT micro_reconstruction FROM ({rewritten.sql}) AS __rwn_rows"))
-        measure = selected(parse(sql), _Scope(meta.public + (meta.sensitive,), table.alias or table.name,
-                                              f"table {display_name(meta.table_name)}"))[1]
-        rewritten = dataclasses.replace(rewritten, micro=micro, note=describe(
-            meta, False, micro, meta.sensitive in rewritten.group_by, measure))
-    return result, rewritten

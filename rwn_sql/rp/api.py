@@ -1579,7 +1579,7 @@ def query(con: duckdb.DuckDBPyConnection, sql: str, release: str | None = None):
     `con`. Only the rewritten SQL runs, on a separate connection that sees nothing but the
     release (read-only, no file access). Returns (relation of `con` over the computed rows,
     Rewritten)."""
-    from .analyst import run_query, run_query_on
+    from .query_run import run_query, run_query_on
     be = backend_for(con)
     if be.name != "duckdb":
         if release is None or not os.path.isdir(os.fspath(release)):

@@ -13,7 +13,7 @@ import secrets
 
 from ..engines import duckdb as engine
 from . import privacy
-from .analyst import ISOLATED_RELEASE, isolated_connection
+from .query_run import ISOLATED_RELEASE, isolated_connection
 from ..errors import RWNError
 from ..identifiers import quote_ident, quote_literal
 from .release_db import METADATA_TABLE, TRIALS_TABLE, ReleaseMeta, cells_view_name, view_name
