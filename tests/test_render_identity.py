@@ -191,6 +191,7 @@ def spark_calls(spark, tmp):
         result.rows.collect()
 
 
+@pytest.mark.spark
 def test_spark_statements_equal_the_corpus(request, tmp_path, monkeypatch):
     from conftest import skip_without_spark
     skip_without_spark()
