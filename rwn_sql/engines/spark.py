@@ -193,7 +193,8 @@ class SparkBackend:
         view = views.get(key) if lasting else None
         if view is None or not self.spark.catalog.tableExists(view):
             view = "__rwn_key_" + secrets.token_hex(8)
-            self.spark.createDataFrame([(key,)], "k string").createOrReplaceTempView(view)
+            # str(): pyspark 4.0.0 cannot pickle a str subclass (the SeedKey of seed=)
+            self.spark.createDataFrame([(str(key),)], "k string").createOrReplaceTempView(view)
             if lasting:
                 views[key] = view
             if scope is not None:
