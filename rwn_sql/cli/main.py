@@ -257,8 +257,7 @@ def cmd_randomize(args) -> int:
     if engine.split_db_target(args.output) is None and engine.file_format(args.output) != "parquet":
         log(f"rwn-sql randomize: a CSV cannot record the design (p, domain, enforcement, blocks): estimates of "
             f"{args.output} need it given (write Parquet or file.duckdb:table to have it recorded)")
-    where = f" ({be.name}, {args.spark_master})" if be.name == "spark" else ""
-    log(f"rwn-sql randomize{where}: {args.input} -> {args.output}: {rows} rows, sensitive {args.sensitive!r}, "
+    log(f"rwn-sql randomize{_on(be, args)}: {args.input} -> {args.output}: {rows} rows, sensitive {args.sensitive!r}, "
         f"p = {args.p}" + (f", enforced (eps, delta) = {args.enforce} ({args.test} test)" if args.enforce else "")
         + f" in {time.perf_counter() - start:.2f} s")
     return 0

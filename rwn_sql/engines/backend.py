@@ -9,9 +9,13 @@ method then serves both engines: `backend_for` picks the backend from what the u
 DuckDB connection or a SparkSession)."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, Union
 
 from .dialects import is_spark
+
+if TYPE_CHECKING:
+    import duckdb
+    from pyspark.sql import SparkSession
 
 
 class Backend(Protocol):
@@ -56,6 +60,17 @@ class Backend(Protocol):
         """Forget a relation made by stage()."""
 
     has_input_order: bool   # can records be numbered by their input position (else id= is required)?
+    # Can a statement call Python scalar functions registered on the session (DuckDB's
+    # create_function)? Else what such a function would compute is computed beforehand and
+    # joined in as a small table (the audit's exact tails).
+    has_python_udfs: bool
+    # Do the session's own tables hold a randomized table's recorded design (a table's COMMENT, an
+    # attached release database's metadata)? Then randomize(into=) writes such a table and
+    # estimates look the design up in the catalog; else a design travels only in Parquet metadata.
+    records_design_in_catalog: bool
+    # Is a release one database file (rp.release_db.write_release), else a folder of Parquet
+    # files beside its metadata (write_release_folder), which query() then reads?
+    releases_to_database_file: bool
 
     def try_rows(self, sql: str) -> list[tuple] | None:
         """rows(), or None when the engine fails the statement (rwn_sql's own checks still raise)."""
@@ -84,7 +99,11 @@ class Backend(Protocol):
         byte."""
 
 
-def backend_for(con) -> Backend:
+# What the public functions take: a DuckDB connection, a SparkSession, or the Backend of either.
+Session = Union["duckdb.DuckDBPyConnection", "SparkSession", Backend]
+
+
+def backend_for(con: Session) -> Backend:
     """The backend of a DuckDB connection or a SparkSession (a backend is returned as is)."""
     if hasattr(con, "dialect") and hasattr(con, "stage"):
         return con

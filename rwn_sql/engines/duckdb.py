@@ -1187,6 +1187,9 @@ class DuckDBBackend:
             pass
 
     has_input_order = True      # without id=, records are numbered by their input position
+    has_python_udfs = True      # rwn_sql.rp.duckdb_udfs registers them on the connection
+    records_design_in_catalog = True    # COMMENT ON TABLE, and release databases ATTACHed read-only
+    releases_to_database_file = True
 
     def try_rows(self, sql: str) -> list[tuple] | None:
         """rows(), or None when the engine fails the statement (rwn_sql's checks still raise)."""

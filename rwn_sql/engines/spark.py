@@ -228,6 +228,9 @@ class SparkBackend:
         self.spark.catalog.dropTempView(name)
 
     has_input_order = False     # id= is required: a distributed table has no input order
+    has_python_udfs = False     # the audit's tails come from a table computed beforehand
+    records_design_in_catalog = False   # a design is recorded in Parquet metadata only
+    releases_to_database_file = False   # a release is a folder of Parquet files and JSON metadata
 
     def try_rows(self, sql: str):
         try:

@@ -7,11 +7,9 @@ import re
 import warnings
 from dataclasses import dataclass
 
-import duckdb
-
 from ..engines import duckdb as engine
 from . import privacy, sqlgen as rp_sql
-from ..engines.backend import backend_for
+from ..engines.backend import Session, backend_for
 from ..engines.dialects import same_type_name
 from .sqlgen import domain_values
 from ..errors import RWNError
@@ -85,10 +83,7 @@ def _typed_domain(be, values, type_sql: str, sensitive: str) -> str:
     try:
         typed = be.rows("SELECT " + ", ".join(be.dialect.as_text(f"CAST({quote_literal(str(v))} AS {type_sql})")
                                               for v in values))[0]
-    except (duckdb.Error, RWNError) as exc:
-        raise RWNError(f"the domain does not fit the type {type_sql} of column {sensitive!r}: "
-                       f"{engine.first_line(str(exc))}") from None
-    except Exception as exc:     # the Spark backend's cast errors
+    except Exception as exc:     # the engine's cast errors (and rwn_sql's own, as RWNError)
         raise RWNError(f"the domain does not fit the type {type_sql} of column {sensitive!r}: "
                        f"{engine.first_line(str(exc))}") from None
     if any(cast is None for cast in typed):
@@ -502,7 +497,7 @@ def _blocks(be, src, spec, pp: privacy.PrivacyParams) -> dict[int, int]:
     return _design(be, src, spec, pp)[0]
 
 
-def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, public=None, domain=None,
+def randomize(con: Session, source, sensitive: str, p: float, public=None, domain=None,
               key: str | None = None, seed: int | None = None, enforce=None, test: str = "exact",
               nulls: str = "error", into: str | None = None, replace: bool = False, sql: bool = False,
               suppress_small: bool = False, id: str | None = None, l_diversity: int | None = None,
@@ -536,7 +531,7 @@ def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, 
     Returns a DuckDB relation, or None with `into` (a table created in one statement).
     """
     be = backend_for(con)
-    if be.name != "duckdb" and into is not None:
+    if not be.records_design_in_catalog and into is not None:
         raise RWNError(f"on {be.name}, randomize returns a DataFrame: write it with its own writer "
                        f"(the CLI writes Parquet)")
     with key_scope(be, lasting=into is None):     # with into=, the key is gone once the table is written
@@ -546,11 +541,9 @@ def randomize(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, 
         _warn_suppressed(plan)
         if sql:
             return be.engine_sql(plan.sql)
-        if be.name != "duckdb":
-            return be.relation(plan.sql)
-        out = engine.deliver(con, plan.sql, into, replace)
+        out = be.deliver(plan.sql, into, replace)
         if into is not None:
-            record_design(con, engine.table_target(con, into), plan, p, test)
+            record_design(be.con, engine.table_target(be.con, into), plan, p, test)
         return out
 
 
@@ -607,7 +600,7 @@ def _plan(con, source, sensitive, p, *, public, domain, key, seed, enforce, test
     enforce or always_check, default L = 2; or whenever l_diversity is given) and the SQL in
     the engine's dialect. key_ref(con, key): SQL reading the key (default: the backend's)."""
     be = backend_for(con)
-    if id_column is None and be.name != "duckdb":
+    if id_column is None and not be.has_input_order:
         raise RWNError(f"on {be.name}, id= (--id) is required: the engine has no input order to number records "
                        f"by, so the draws need a unique id column")
     src, spec, values = _prepare(be, source, sensitive, p, public, domain, nulls, id_column, released=True)
@@ -819,7 +812,7 @@ def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key
                                 dialect=d, domain_sql=domain_sql, trials_relation=trials, group_key=group_key)
 
 
-def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p: float, public=None,
+def release(con: Session, source, path: str, sensitive: str, p: float, public=None,
             domain=None, key: str | None = None, seed: int | None = None, enforce=None,
             test: str = "exact", nulls: str = "error", table: str | None = None,
             overwrite: bool = False, rwn: dict | None = None, suppress_small: bool = False,
@@ -860,7 +853,7 @@ def release(con: duckdb.DuckDBPyConnection, source, path: str, sensitive: str, p
                                method="rwn+uniform_perturbation" if rwn else "uniform_perturbation", rwn=rwn or {},
                                suppressed_records=plan.suppressed_records, l_diversity=plan.l_diversity,
                                max_top_share=plan.max_top_share)
-            if be.name != "duckdb":
+            if not be.releases_to_database_file:
                 return write_release_folder(be, plan.sql, path, meta, overwrite=overwrite, trials=plan.blocks)
             return write_release(con, plan.sql, path, meta, overwrite=overwrite, trials=plan.blocks)
         finally:
@@ -986,7 +979,7 @@ class AuditResult:
         return "verdict: FAILS: " + "; ".join(why)
 
 
-def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsilon: float, delta: float,
+def audit(con: Session, source, sensitive: str, p: float, epsilon: float, delta: float,
           public=None, domain=None, test: str = "exact", enforce: bool = False,
           nulls: str = "error", sql: bool = False, l_diversity: int | None = None,
           max_top_share: float | None = None):
@@ -1016,7 +1009,7 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
         raise RWNError(f"public: column {clash[0]!r} has the name of a column of the audit; rename it")
     pp = _privacy(p, len(values), epsilon, delta, test)
     blocks = _blocks(be, src, spec, pp) if enforce else None
-    if be.name == "duckdb":
+    if be.has_python_udfs:
         ensure_functions(be.con)
     # after enforcement, every design's worst tail over every count 1..n (see _judged)
     worst = {(n, t): privacy.design_worst_tail(n, t, pp) for n, t in (blocks or {}).items() if t > 0}
@@ -1027,8 +1020,8 @@ def audit(con: duckdb.DuckDBPyConnection, source, sensitive: str, p: float, epsi
     # per personal group its verdict under `test`; the summary reads the groups. `rows`
     # joins the verdicts back and sorts when read: sorting and joining ~1M rows cost more
     # than any step after the counting, so they are left to whoever reads the rows.
-    # Off DuckDB the cases and the rows are two statements: both read the counts staged once.
-    counts = None if be.name == "duckdb" else be.stage(
+    # Without Python UDFs the cases and the rows are two statements: both read the counts staged once.
+    counts = None if be.has_python_udfs else be.stage(
         rp_sql.audit_sql(src.sql, spec, len(values), pp.eps, pp.delta, pp.test, blocks, dialect=be.dialect,
                          tails_relation="", counts_only=True))
     try:
@@ -1129,13 +1122,13 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
 
 
 def _audit_sql(be, src, spec, m: int, pp: privacy.PrivacyParams, blocks, **options) -> str:
-    """The audit's SQL on this backend. DuckDB computes the exact tails inside the statement
-    (the rwn_audit_tails UDF). Other engines get them from a small table computed here: the
+    """The audit's SQL on this backend. With Python UDFs the statement computes the exact tails
+    (the rwn_audit_tails UDF); without, they come from a small table computed here: the
     distinct (enforced, n, count or blocks) cases are read first, their tails computed with
     rwn_sql.rp.privacy in one vectorised call, and the table joined in; no per-row Python.
-    counts_relation: the per-(group, value) counts staged beforehand (not on DuckDB), which
+    counts_relation: the per-(group, value) counts staged beforehand (without UDFs), which
     both statements then read instead of the source."""
-    if be.name == "duckdb":
+    if be.has_python_udfs:
         return rp_sql.audit_sql(src.sql, spec, m, pp.eps, pp.delta, pp.test, blocks, **options)
     cases = be.rows(rp_sql.audit_sql(src.sql, spec, m, pp.eps, pp.delta, pp.test, blocks, dialect=be.dialect,
                                      tails_relation="", cases_only=True,
@@ -1181,7 +1174,7 @@ def _judged(groups_sql: str, keys, worst: dict, pp: privacy.PrivacyParams) -> st
 RECORDED = "recorded"      # estimates(enforce=): take the design recorded with the release
 
 
-def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float | None = None, domain=None,
+def estimates(con: Session, release, sensitive: str, p: float | None = None, domain=None,
               group_by=(), where: str | None = None, values=None, public=None, enforce=RECORDED,
               test: str | None = None, sql: bool = False):
     """Reconstructed counts from a release, needing only the release and its design.
@@ -1217,7 +1210,7 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float 
         domain = _published_domain(domain)
     be = backend_for(con)
     recorded, trials_sql, label = None, None, release if isinstance(release, str) else "the release"
-    if be.name == "duckdb" and isinstance(release, str):
+    if be.records_design_in_catalog and isinstance(release, str):
         meta = check_release_source(be.con, release)
         if meta is not None:          # a release database's table: its published metadata
             from .design_record import Design
@@ -1228,10 +1221,10 @@ def estimates(con: duckdb.DuckDBPyConnection, release, sensitive: str, p: float 
             trials_sql = meta.trials_sql
         elif not engine.QUERY_START.match(release):
             recorded = _recorded_elsewhere(be.con, release)
-    elif be.name == "spark" and isinstance(release, str) and engine.file_format(release.rstrip("/")) == "parquet" \
+    elif isinstance(release, str) and engine.file_format(release.rstrip("/")) == "parquet" \
             and os.path.exists(release):        # a local Parquet file or folder: its metadata, read by DuckDB
-        with duckdb.connect() as local:
-            recorded = _recorded_elsewhere(local, release)
+        from .design_record import local_parquet_record
+        recorded = local_parquet_record(release.rstrip("/"))
     src = be.source(release)
     p, domain, public, enforce, test = _reconcile(recorded, label, sensitive, p, domain, public, enforce, test)
     group_by = (group_by,) if isinstance(group_by, str) else tuple(group_by)
@@ -1570,7 +1563,7 @@ def check_release_source(con, release: str):
         return None
 
 
-def query(con: duckdb.DuckDBPyConnection, sql: str, release: str | None = None):
+def query(con: Session, sql: str, release: str | None = None):
     """Answer an analyst's count query (or SUM(x) / AVG(x) of a public numeric column) with the
     reconstruction (rwn_sql.analyst.rewrite): per output row released_count (released_sum,
     released_avg and count_estimate), group_size, estimate, std_error, 95% interval, and whether
@@ -1581,7 +1574,7 @@ def query(con: duckdb.DuckDBPyConnection, sql: str, release: str | None = None):
     Rewritten)."""
     from .query_run import run_query, run_query_on
     be = backend_for(con)
-    if be.name != "duckdb":
+    if not be.releases_to_database_file:
         if release is None or not os.path.isdir(os.fspath(release)):
             raise RWNError(f"on {be.name}, release= names a release folder (written by rwn_sql.release on "
                            f"{be.name}); got {release!r}")

@@ -181,6 +181,13 @@ def table_record(con, name: str) -> Design | None:
     return parse(text, f"the comment of table {table!r}")
 
 
+def local_parquet_record(path: str) -> Design | None:
+    """parquet_record of a local Parquet file or folder, read on a DuckDB connection of its own
+    (for an engine whose session does not read Parquet key-value metadata)."""
+    with duckdb.connect() as local:
+        return parquet_record(local, path)
+
+
 def parquet_record(con, path: str) -> Design | None:
     """The design in the key-value metadata of the Parquet file `path` (RECORD_KEY), None when
     it has none; its length measured by SQL before it is fetched. A folder of parts (as Spark
