@@ -6,7 +6,8 @@ import secrets
 import duckdb
 
 from .engines import duckdb as engine
-from .rp import api as rp
+from .rp import api as rp, plan as rp_plan, unseen
+from .rp.release_source import RECORDED
 from .rwn import run as rwn, sqlgen
 from . import templates
 from .errors import RWNError
@@ -130,14 +131,14 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
                       l_diversity, max_top_share):
         enforce = None if epsilon is None and delta is None else (epsilon, delta)
         try:
-            return rp.randomize_statement(con.cursor(), source, sensitive, p, public=public, domain=domain,
+            return rp_plan.randomize_statement(con.cursor(), source, sensitive, p, public=public, domain=domain,
                                           key=key, seed=seed, enforce=enforce, test=test, nulls=nulls,
                                           key_ref=key_ref, id_column=id_column, l_diversity=l_diversity,
                                           max_top_share=max_top_share)
         except RWNError as exc:
             if not _unseen(exc):
                 raise
-        return rp.unseen_randomize(source, sensitive, p, public=public, domain=domain,
+        return unseen.unseen_randomize(source, sensitive, p, public=public, domain=domain,
                                    key_sql=key_ref(con, rwn.the_key(key, seed)), enforce=enforce, test=test,
                                    nulls=nulls, id_column=id_column, l_diversity=l_diversity,
                                    max_top_share=max_top_share)
@@ -156,7 +157,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         except RWNError as exc:
             if not _unseen(exc):
                 raise
-        return rp.unseen_audit(source, sensitive, p, epsilon, delta, public=public, domain=domain, test=test,
+        return unseen.unseen_audit(source, sensitive, p, epsilon, delta, public=public, domain=domain, test=test,
                                enforce=bool(enforce), nulls=nulls)
 
     def estimates_sql(release, sensitive, p, domain, group_by, where, values, public, epsilon, delta, test,
@@ -165,7 +166,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
             raise RWNError("rwn_estimates: give both epsilon and delta (the release's enforcement) or neither")
         if enforced is False and epsilon is not None:
             raise RWNError("rwn_estimates: enforced := false contradicts epsilon and delta")
-        enforce = (epsilon, delta) if epsilon is not None else None if enforced is False else rp.RECORDED
+        enforce = (epsilon, delta) if epsilon is not None else None if enforced is False else RECORDED
         if enforced is True and epsilon is None:
             raise RWNError("rwn_estimates: enforced := true needs the release's epsilon and delta")
         try:
@@ -174,7 +175,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         except RWNError as exc:
             if not _unseen(exc):
                 raise
-        return rp.unseen_estimates(release, sensitive, p, domain, group_by=group_by or (), where=where,
+        return unseen.unseen_estimates(release, sensitive, p, domain, group_by=group_by or (), where=where,
                                    values=values, public=public, enforce=enforce, test=test)
 
     functions = {

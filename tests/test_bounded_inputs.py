@@ -332,14 +332,14 @@ def test_nested_and_binary_sensitive_columns_refused(mixed, tmp_path, column):
     with pytest.raises(RWNError, match=f"sensitive column '{column}' has type"):
         rwn_sql.release(mixed, "mixed", str(tmp_path / "r.duckdb"), column, 0.5, public=["g"], key=KEY)
     assert not (tmp_path / "r.duckdb").exists()
-    # UUID stays allowed: a scalar whose text form casts back exactly (see rp.NESTED_TYPES)
+    # UUID stays allowed: a scalar whose text form casts back exactly (see rp.checks.NESTED_TYPES)
     assert len(rwn_sql.randomize(mixed, "mixed", "u", 0.5, public=["g"], key=KEY).fetchall()) == 40
 
 
 def test_nan_sensitive_values_refused(mixed, tmp_path):
     """A NaN sensitive value was released ('nan' a domain value); refused by randomize, release and
     the macro over a persistent table. A NaN makes the column floating point, which uniform
-    perturbation refuses as a whole (rp.check_sensitive_type): the refusal names the column."""
+    perturbation refuses as a whole (rp.checks.check_sensitive_type): the refusal names the column."""
     mixed.execute("CREATE VIEW v AS SELECT * REPLACE (CASE WHEN i IN (5, 9) THEN 'nan'::DOUBLE ELSE s END AS s) "
                   "FROM mixed").fetchall()
     words = r"sensitive column 's' is floating point \(DOUBLE\)"

@@ -9,7 +9,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from rwn_sql.rp import analyst, privacy, api as rp, sqlgen as rp_sql
+from rwn_sql.rp import analyst, privacy, plan as rp_plan, sqlgen as rp_sql
 from rwn_sql.engines.dialects import SPARK
 from rwn_sql.rp.release_db import ReleaseMeta
 from rwn_sql.engines.spark import _spark_sql
@@ -52,7 +52,7 @@ def test_audit_plans_are_spark_sql(blocks, public):
     pp = privacy.PrivacyParams(0.5, 4, 0.5, 0.1, "exact")
     groups = "SELECT group_size, trials, enforced, 1 AS values_present, 0.5 AS worst_chernoff, 0.5 AS worst_exact, " \
              "true AS passes FROM rows_view"
-    spark_tree(rp._judged(groups, [], {(3, 1): 0.2, (12, 5): 0.05}, pp))
+    spark_tree(rp_plan.judged_groups(groups, [], {(3, 1): 0.2, (12, 5): 0.05}, pp))
 
 
 @pytest.mark.parametrize("options", [dict(), dict(group_by=("sex",), where_sql="`sex` LIKE 'F%'"),

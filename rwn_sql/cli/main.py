@@ -237,7 +237,7 @@ def _rp_opts(args) -> dict:
 
 
 def cmd_randomize(args) -> int:
-    from ..rp import api as rp
+    from ..rp import plan as rp_plan
     from ..engines.backend import backend_for
     _check_not_input(args, args.output)
     key = _read_key(args)
@@ -246,13 +246,13 @@ def cmd_randomize(args) -> int:
     with _session(args) as session:
         be = backend_for(session)
         if args.show_sql:
-            print(be.engine_sql(rp.randomize_statement(session, args.input, args.sensitive, args.p, show=True,
+            print(be.engine_sql(rp_plan.randomize_statement(session, args.input, args.sensitive, args.p, show=True,
                                                        **opts)))
         start = time.perf_counter()
         with key_scope(be, lasting=False):
-            plan = rp._plan(session, args.input, args.sensitive, args.p, **opts)
+            plan = rp_plan.plan_randomize(session, args.input, args.sensitive, args.p, **opts)
             rows = be.write(plan.sql, args.output, overwrite=args.overwrite,
-                            design=rp.plan_design(plan, args.p, args.test))
+                            design=rp_plan.plan_design(plan, args.p, args.test))
     _log_suppressed(plan.suppressed_records, plan.suppressed_groups)
     if engine.split_db_target(args.output) is None and engine.file_format(args.output) != "parquet":
         log(f"rwn-sql randomize: a CSV cannot record the design (p, domain, enforcement, blocks): estimates of "

@@ -1,0 +1,253 @@
+"""The checks of a uniform perturbation's inputs before any SQL is planned: the source's columns,
+the sensitive column's type and values, the record ids, the published domain and the
+attribute-disclosure parameters (docs/METHODS.md section 2)."""
+from __future__ import annotations
+
+import re
+
+from ..engines import duckdb as engine
+from . import privacy, sqlgen as rp_sql
+from .sqlgen import domain_values
+from ..errors import RWNError
+from ..identifiers import quote_ident, quote_literal
+
+
+def refused(exc: Exception) -> RWNError:
+    return RWNError(str(exc))
+
+
+def public_columns(src, sensitive: str, public, id_column: str | None = None) -> tuple[str, ...]:
+    if public is None:
+        return tuple(c for c in src.names if c not in (sensitive, id_column))
+    if isinstance(public, str):
+        public = [public]
+    return tuple(public)
+
+
+def check_names(src, sensitive, public) -> None:
+    engine.refuse_reserved(src)
+    engine.require_columns(src, [sensitive], "sensitive")
+    engine.require_columns(src, public, "public")
+
+
+def resolve_domain(be, src, sensitive: str, domain, nulls: str) -> list[str]:
+    """The published domain as strings (checked to fit the column's type). Given domains must
+    cover every value in the data."""
+    type_sql = src.type_of(sensitive)
+    s = quote_ident(sensitive)
+    # one scan: every distinct value with its count (NULL included)
+    counts = be.rows(f"SELECT {be.dialect.as_text('v')}, n FROM (SELECT {s} AS v, count(*) AS n "
+                     f"FROM {src.sql} GROUP BY {s}) AS __rwn_counts")
+    records = sum(n for _, n in counts)
+    nnull = sum(n for v, n in counts if v is None)
+    if nulls == "error" and nnull:
+        raise RWNError(f"the sensitive column {sensitive!r} has {nnull} NULL values; clean them or use "
+                       f"nulls='drop' (--nulls drop; those records are then left out of the release)")
+    if records - (nnull if nulls == "drop" else 0) == 0:
+        raise RWNError(f"{src.label} has no records" + (" with a sensitive value" if records else ""))
+    if domain is None:
+        values = sorted(v for v, _ in counts if v is not None)
+        if len(values) > rp_sql.MAX_INFERRED_DOMAIN:
+            raise RWNError(f"the sensitive column {sensitive!r} holds {len(values)}" + LARGE_DOMAIN_WHY)
+    else:
+        values = domain_values(domain)
+        seen: set[str] = set()
+        dup = {v for v in values if v in seen or seen.add(v)}
+        if dup:
+            raise RWNError(f"the domain lists {sorted(dup)[0]!r} more than once")
+    if len(values) < 2:
+        raise RWNError(f"the domain of {sensitive!r} has {len(values)} value(s); uniform perturbation needs at least 2")
+    literal = typed_domain(be, values, type_sql, sensitive)
+    if domain is not None:
+        missing = be.rows(f"SELECT DISTINCT {be.dialect.as_text(s)} FROM {src.sql} WHERE {s} IS NOT NULL "
+                          f"AND NOT {be.dialect.list_contains(literal, s)} ORDER BY 1 LIMIT 6")
+        if missing:
+            shown = ", ".join(repr(r[0]) for r in missing[:5]) + (", ..." if len(missing) > 5 else "")
+            raise RWNError(f"the domain misses values present in the data: {shown}")
+    return values
+
+
+def typed_domain(be, values, type_sql: str, sensitive: str) -> str:
+    """The domain as a typed SQL list, refused when a value does not fit the column's type or
+    two values are equal after the cast ('4' and '4.0' for an INTEGER column): m counts
+    distinct values."""
+    literal = rp_sql.domain_literal(values, type_sql, be.dialect)
+    try:
+        typed = be.rows("SELECT " + ", ".join(be.dialect.as_text(f"CAST({quote_literal(str(v))} AS {type_sql})")
+                                              for v in values))[0]
+    except Exception as exc:     # the engine's cast errors (and rwn_sql's own, as RWNError)
+        raise RWNError(f"the domain does not fit the type {type_sql} of column {sensitive!r}: "
+                       f"{engine.first_line(str(exc))}") from None
+    if any(cast is None for cast in typed):
+        bad = next(v for v, cast in zip(values, typed) if cast is None)
+        raise RWNError(f"the domain does not fit the type {type_sql} of column {sensitive!r}: {bad!r}")
+    seen: dict[str, str] = {}
+    for given, cast in zip(values, typed):
+        if cast in seen:
+            raise RWNError(f"the domain lists {seen[cast]!r} and {str(given)!r}, the same value as {type_sql} "
+                           f"(column {sensitive!r}); list each value once")
+        seen[cast] = str(given)
+    return literal
+
+
+def prepare(be, source, sensitive, p, public, domain, nulls, id_column=None, released=False):
+    """The checked source, spec and domain; `released` (randomize, release): also the values
+    that are published (check_released_values)."""
+    try:
+        privacy.check_p(p)
+    except ValueError as exc:
+        raise refused(exc) from None
+    src = be.source(source)
+    pub = public_columns(src, sensitive, public, id_column)
+    check_names(src, sensitive, pub)
+    try:
+        spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub, nulls=nulls, id=id_column)
+    except ValueError as exc:
+        raise refused(exc) from None
+    if id_column is not None:
+        check_record_ids(be, src, id_column, spec)
+    check_sensitive_type(src, sensitive)
+    if released:
+        check_released_values(be, src, spec)
+    return src, spec, resolve_domain(be, src, sensitive, domain, nulls)
+
+
+# Sensitive types whose values are not single comparable values (their text form is not one
+# domain value that casts back): lists, arrays, structs, maps, unions and binary strings. UUID
+# stays allowed: a scalar with exact equality and a canonical text form that casts back.
+NESTED_TYPES = re.compile(r"(?i)(\[\d*\]$|^(struct|map|union|array)\s*[(<]|^(blob|bytea|binary|varbinary|bit|bitstring)$)")
+NESTED_TYPE_NAMES = r".*\[[0-9]*\]|(STRUCT|MAP|UNION)\(.*|BLOB|BIT"     # the same, as DuckDB's typeof() writes them
+FLOAT_TYPES = re.compile(r"(?i)^(double|float|real|float4|float8)$")
+
+
+# A public DOUBLE column is a measure (SUM, AVG estimates); their variance squares sums of it,
+# so max |x| x records beyond this would overflow a DOUBLE to inf (1e154 squared is 1e308).
+MEASURE_BOUND = 1e150
+
+
+def check_sensitive_type(src, sensitive: str) -> None:
+    type_sql = src.type_of(sensitive)
+    if NESTED_TYPES.search(type_sql.strip()):
+        raise RWNError(f"the sensitive column {sensitive!r} has type {type_sql}, a nested or binary type; "
+                       f"uniform perturbation needs single values (text, numbers, dates, UUIDs): cast or "
+                       f"extract one")
+    if FLOAT_TYPES.match(type_sql.strip()):
+        raise RWNError(FLOAT_SENSITIVE.format(sensitive=sensitive, type_sql=type_sql))
+
+
+LARGE_DOMAIN_WHY = (f" distinct values, more than {rp_sql.MAX_INFERRED_DOMAIN} (the most a domain read from the data "
+                    f"may have): a numeric attribute belongs to RWN (rwn_sql.perturb, rwn-sql perturb); a genuinely "
+                    f"categorical one with this many values needs its published domain given explicitly (domain= / "
+                    f"--domain-file)")
+
+
+# Uniform perturbation replaces a value by one of m listed values: for a measurement that is no
+# protection worth the name (and its domain is whatever values happen to occur).
+FLOAT_SENSITIVE_WHY = ("): uniform perturbation draws replacements from a list of categories, not for a numeric "
+                       "measurement; perturb numeric columns with RWN (rwn_sql.perturb, rwn-sql perturb), or bin the "
+                       "column into categories first")
+FLOAT_SENSITIVE = "the sensitive column {sensitive!r} is floating point ({type_sql}" + FLOAT_SENSITIVE_WHY
+
+
+def check_released_values(be, src, spec) -> None:
+    """What randomize and release publish is well defined (check_sensitive_type: the sensitive
+    column holds single values, not nested or binary ones): the sensitive column holds no NaN (a NaN is no domain value: it equals itself in
+    DuckDB, not in Spark), and every public FLOAT/DOUBLE column, which analysts may SUM or
+    AVG, holds finite values small enough that those estimates and their errors stay finite.
+    Refusals name the column, the number of rows and the first (input position, 1-based)."""
+    sensitive = spec.sensitive
+    type_sql = src.type_of(sensitive)
+    floats = [c for c in spec.public if FLOAT_TYPES.match(src.type_of(c).strip())]
+    checks = ([("nan", sensitive, f"isnan({quote_ident(sensitive)})")] if FLOAT_TYPES.match(type_sql.strip()) else [])
+    checks += [("inf", c, f"NOT {be.dialect.is_finite(quote_ident(c))}") for c in floats]
+    if not checks:
+        return
+    where = f" WHERE {quote_ident(sensitive)} IS NOT NULL" if spec.nulls == "drop" else ""
+    position = "row_number() OVER ()" if be.has_input_order else "CAST(NULL AS BIGINT)"
+    parts = []
+    for _, c, bad in checks:
+        parts += [f"count(*) FILTER (WHERE {bad})", f"min(__rwn_row) FILTER (WHERE {bad})"]
+    parts += [f"max(abs({quote_ident(c)})) FILTER (WHERE {be.dialect.is_finite(quote_ident(c))})" for c in floats]
+    row = be.rows(f"SELECT count(*), {', '.join(parts)} FROM (SELECT *, {position} AS __rwn_row FROM {src.sql}) "
+                  f"AS __rwn_rows{where}")[0]
+    records, found, largest = row[0], row[1:1 + 2 * len(checks)], row[1 + 2 * len(checks):]
+    for (kind, c, _), count, first in zip(checks, found[::2], found[1::2]):
+        if count:
+            at = f" (the first at row {first})" if first is not None else ""
+            if kind == "nan":
+                raise RWNError(f"the sensitive column {c!r} has {count} NaN values{at}; NaN is no domain value: "
+                               f"make them NULL (then nulls='drop' / --nulls drop leaves them out) or clean them")
+            raise RWNError(f"public column {c!r} has {count} NaN or infinite values{at}; SUM and AVG estimates "
+                           f"over the release would be NaN or inf: make them NULL or leave the column out of "
+                           f"public")
+    for c, top in zip(floats, largest):
+        if top is not None and top * max(records, 1) > MEASURE_BOUND:
+            raise RWNError(f"public column {c!r} holds values up to {top:.3g}: with {records} rows, SUM and AVG "
+                           f"estimates and their errors (squares of sums) would overflow to inf; the bound is "
+                           f"|x| x rows <= {MEASURE_BOUND:g}: rescale the column (other units)")
+
+
+def check_record_ids(be, src, id_column: str, spec) -> None:
+    """The id column names each record once: present, of an integer or text type (whose text
+    form, hashed by every draw, is the same on every engine), no NULL, no duplicate."""
+    engine.require_record_id(src, id_column)
+    column = quote_ident(id_column)
+    where = f" WHERE {quote_ident(spec.sensitive)} IS NOT NULL" if spec.nulls == "drop" else ""
+    rows, nulls, distinct = be.rows(f"SELECT count(*), count(*) - count({column}), count(DISTINCT {column}) "
+                                    f"FROM {src.sql}{where}")[0]
+    if nulls:
+        raise RWNError(f"id column {id_column!r} has {nulls} NULL values; every record needs an id")
+    if distinct != rows - nulls:
+        raise RWNError(f"id column {id_column!r} has duplicate values ({rows - distinct} records share an id "
+                       f"with another); every record needs its own id")
+
+
+def privacy_params(p, m, epsilon, delta, test) -> privacy.PrivacyParams:
+    try:
+        return privacy.PrivacyParams(p=float(p), m=m, eps=epsilon, delta=delta, test=test)
+    except ValueError as exc:
+        raise refused(exc) from None
+
+
+def check_l_diversity(l_diversity, m: int | None = None) -> int:
+    """L of the distinct l-diversity rule: an integer >= 1 (1 turns the attribute-disclosure
+    refusal off) and at most the domain's m values."""
+    if isinstance(l_diversity, bool) or not isinstance(l_diversity, int) or l_diversity < 1:
+        raise RWNError(f"l_diversity must be an integer >= 1 (1 turns the check off), got {l_diversity!r}")
+    if m is not None and l_diversity > m:
+        raise RWNError(f"l_diversity = {l_diversity} exceeds the domain's {m} values: no personal group can "
+                       f"hold that many distinct values")
+    return l_diversity
+
+
+def check_max_top_share(max_top_share) -> float | None:
+    """The top-share limit: None (the default: the better of p + (1-p)/m and the most frequent
+    value's share of all records) or a number in (0, 1] (1 turns the rule off)."""
+    if max_top_share is None:
+        return None
+    if (isinstance(max_top_share, bool) or not isinstance(max_top_share, (int, float))
+            or not 0.0 < float(max_top_share) <= 1.0):
+        raise RWNError(f"max_top_share must be a number in (0, 1] (1 turns the top-share rule off), "
+                       f"got {max_top_share!r}")
+    return float(max_top_share)
+
+
+def published_domain(domain) -> list[str]:
+    """The domain an estimate needs (a list or a domain file), as text: at least 2 values."""
+    domain = domain_values(domain) if domain is not None else None
+    if domain is None or len(domain) < 2:
+        raise RWNError("estimates need the published domain (at least 2 values)")
+    return domain
+
+
+def refuse_released_outside(be, src, sensitive: str, literal: str) -> None:
+    """Refuse a release holding a value of `sensitive` (NULL included) outside the domain
+    `literal` (a typed SQL list), naming the first few."""
+    s = quote_ident(sensitive)
+    outside = be.rows(f"SELECT DISTINCT {be.dialect.as_text(s)} FROM {src.sql} WHERE {s} IS NULL "
+                      f"OR NOT {be.dialect.list_contains(literal, s)} ORDER BY 1 NULLS FIRST LIMIT 6")
+    if outside:
+        shown = ", ".join("NULL" if v is None else repr(v) for v, in outside[:5])
+        shown += ", ..." if len(outside) > 5 else ""
+        raise RWNError(f"the release holds values of {sensitive!r} outside the domain: {shown}; give the "
+                       f"published domain of this release")

@@ -1,0 +1,238 @@
+"""The plans of randomize and audit over a source the backend sees: the blocks per personal-group
+size (enforcement; when no design exists, what would work), the randomize plan (checks, domain,
+design, the attribute-disclosure rule, SQL) and the audit's statement on each engine."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..engines import duckdb as engine
+from . import privacy, sqlgen as rp_sql
+from ..engines.backend import backend_for
+from ..errors import RWNError
+from ..identifiers import float_literal, quote_ident
+from ..randomness import KEY_PLACEHOLDER, resolve_key
+from .checks import check_l_diversity, check_max_top_share, prepare, privacy_params, refused
+from .disclosure import refuse_attribute_disclosure
+
+
+def _size_counts(be, src, spec, public) -> dict[int, int]:
+    """Personal-group size -> number of groups of that size, groups formed by `public`."""
+    pub = ", ".join(quote_ident(c) for c in public)
+    where = f" WHERE {quote_ident(spec.sensitive)} IS NOT NULL" if spec.nulls == "drop" else ""
+    return dict(be.rows(f"SELECT n, count(*) FROM (SELECT count(*) AS n FROM {src.sql}{where}"
+                        f"{' GROUP BY ' + pub if pub else ''}) AS __rwn_groups GROUP BY n"))
+
+
+def _trials(sizes, pp: privacy.PrivacyParams) -> dict[int, int]:
+    try:
+        return privacy.trials_for_sizes(sizes, pp)
+    except ValueError as exc:
+        raise refused(exc) from None
+
+
+def _all_designed(sizes, pp: privacy.PrivacyParams | None, every_size=()) -> bool:
+    """Do `sizes` (then also `every_size`, the other sizes present) all have a design?"""
+    try:
+        return pp is not None and all(all(t > 0 for t in privacy.trials_for_sizes(group, pp).values())
+                                      for group in (sizes, every_size))
+    except ValueError:
+        return False
+
+
+def _params_or_none(p, m, eps, delta, test):
+    try:
+        return privacy.PrivacyParams(p=p, m=m, eps=eps, delta=delta, test=test)
+    except ValueError:
+        return None
+
+
+def _way_forward(be, src, spec, pp: privacy.PrivacyParams, impossible, counts) -> list[str]:
+    """What would make enforcement possible: a smaller p, or a weaker guarantee with the same
+    p (smaller delta or smaller eps), each the nearest on a grid that designs every size
+    present, suppression, or removing one public column (the one leaving the fewest records
+    in failing groups)."""
+    ways = []
+
+    def works(p, eps, delta):
+        return _all_designed(impossible, _params_or_none(p, pp.m, eps, delta, pp.test), list(counts))
+
+    coarse = next((x / 20 for x in range(int(pp.p * 20 - 1e-9), 0, -1) if works(x / 20, pp.eps, pp.delta)), None)
+    if coarse is not None:     # refined to 0.01 between coarse and the next step of 0.05
+        best_p = next(x / 100 for x in range(min(int(round(coarse * 100)) + 4, int(pp.p * 100 - 1e-9)),
+                                             int(round(coarse * 100)) - 1, -1) if works(x / 100, pp.eps, pp.delta))
+        ways.append(f"p = {best_p:g} (searched down in steps of 0.05, then 0.01)")
+    deltas = sorted({round(pp.delta * f, 6) for f in (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01)},
+                    reverse=True)
+    best_delta = next((d for d in deltas if d > 0 and works(pp.p, pp.eps, d)), None)
+    if best_delta is not None:
+        ways.append(f"delta = {best_delta:g} with the same p (the largest tried that works)")
+    # a smaller eps is a weaker guarantee (the error it asks for is smaller)
+    epss = sorted({round(pp.eps * f, 6) for f in (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)}, reverse=True)
+    best_eps = next((e for e in epss if e > 0 and works(pp.p, e, pp.delta)), None)
+    if best_eps is not None:
+        ways.append(f"eps = {best_eps:g} with the same p (the largest tried that works)")
+    failing = sum(n * counts[n] for n in impossible)
+    ways.append(f"suppress_small=True (--suppress-small): leave those {failing} records out of the release")
+    coarser = []
+    for column in spec.public:
+        rest = [c for c in spec.public if c != column]
+        sizes = _size_counts(be, src, spec, rest)
+        trials = _trials(sizes, pp)
+        coarser.append((sum(n * k for n, k in sizes.items() if trials[n] == 0), column))
+    if coarser:
+        left, column = min(coarser)
+        ways.append(f"coarsening: dropping public column {column!r} leaves {left} records in groups that fail")
+    return ways
+
+
+def group_design(be, src, spec, pp: privacy.PrivacyParams, suppress_small: bool = False):
+    """Trial counts for the personal-group sizes present in the data (public quantities), and
+    (groups, records) left out: sizes without a design refuse the data, with a way forward
+    in the message, unless suppress_small leaves their records out."""
+    counts = _size_counts(be, src, spec, spec.public)
+    trials = _trials(counts, pp)
+    impossible = sorted(n for n, t in trials.items() if t == 0)
+    groups = sum(counts[n] for n in impossible)
+    records = sum(n * counts[n] for n in impossible)
+    if impossible and not suppress_small:
+        shown = ", ".join(map(str, impossible[:10])) + (", ..." if len(impossible) > 10 else "")
+        ways = _way_forward(be, src, spec, pp, impossible, counts)
+        raise RWNError(f"(eps, delta) = ({pp.eps}, {pp.delta}) cannot be achieved for personal groups of "
+                       f"{shown} records ({groups} groups holding {records} of {sum(n * k for n, k in counts.items())}"
+                       f" records) with p = {pp.p}, m = {pp.m} and the {pp.test} test, whatever the number of "
+                       f"blocks. What would work: " + "; or ".join(ways))
+    return trials, groups, records
+
+
+def blocks_for(be, src, spec, pp: privacy.PrivacyParams) -> dict[int, int]:
+    """Trial counts for the personal-group sizes present (refusing sizes without a design)."""
+    return group_design(be, src, spec, pp)[0]
+
+
+def plan_design(plan, p, test):
+    """The design_record.Design of a randomize plan (what its estimates need; never the key)."""
+    from .design_record import Design
+    eps, delta = plan.enforce or (None, None)
+    return Design(sensitive=plan.spec.sensitive, sensitive_type=plan.src.type_of(plan.spec.sensitive),
+                  public=plan.spec.public, p=float(p), domain=tuple(plan.values), enforced=plan.enforce is not None,
+                  epsilon=None if eps is None else float(eps), delta=None if delta is None else float(delta),
+                  test=test if plan.enforce is not None else None,
+                  blocks=tuple(sorted(plan.blocks.items())) if plan.enforce is not None else None)
+
+
+@dataclass
+class Plan:
+    """Everything a randomize call resolved: the source, the spec, the domain, the blocks per
+    group size (enforcement) and the SQL."""
+    src: engine.Source
+    spec: rp_sql.RandomizeSpec
+    values: list[str]
+    blocks: dict[int, int] | None
+    enforce: tuple[float, float] | None
+    sql: str
+    suppressed_groups: int = 0      # personal groups left out (suppress_small), and their records
+    suppressed_records: int = 0
+    l_diversity: int | None = None  # the attribute-disclosure rule applied (1: turned off; None: not checked)
+    max_top_share: float | None = None  # the top-share limit applied (1: turned off; None: not checked)
+
+
+def plan_randomize(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls, show=False,
+          key_ref=None, suppress_small=False, id_column=None, l_diversity=None, always_check=False,
+          max_top_share=None) -> Plan:
+    """The one orchestration of a randomization, for every engine, the Python API, the CLI and
+    the SQL macros: checks, domain, design (enforcement), the attribute-disclosure rule (with
+    enforce or always_check, default L = 2; or whenever l_diversity is given) and the SQL in
+    the engine's dialect. key_ref(con, key): SQL reading the key (default: the backend's)."""
+    be = backend_for(con)
+    if id_column is None and not be.has_input_order:
+        raise RWNError(f"on {be.name}, id= (--id) is required: the engine has no input order to number records "
+                       f"by, so the draws need a unique id column")
+    src, spec, values = prepare(be, source, sensitive, p, public, domain, nulls, id_column, released=True)
+    blocks, left_out = None, (0, 0)
+    if enforce is not None:
+        try:
+            eps, delta = enforce
+        except (TypeError, ValueError):
+            raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
+        enforce = (eps, delta)
+        blocks, *left_out = group_design(be, src, spec, privacy_params(p, len(values), eps, delta, test), suppress_small)
+    if l_diversity is None and (enforce is not None or always_check):
+        l_diversity = rp_sql.DEFAULT_L_DIVERSITY
+    check_max_top_share(max_top_share)
+    limit = None
+    if l_diversity is not None:
+        check_l_diversity(l_diversity, len(values))
+        limit = refuse_attribute_disclosure(be, src, spec, l_diversity,
+                                             leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0),
+                                             m=len(values), max_top_share=max_top_share)
+    try:
+        the_key = resolve_key(key, seed)
+    except (TypeError, ValueError) as exc:
+        raise refused(exc) from None
+    output = [c for c in src.names if c in spec.public or c == sensitive]
+    key_sql = KEY_PLACEHOLDER if show else key_ref(be.con, the_key) if key_ref else be.key_sql(the_key)
+    text = rp_sql.randomize_sql(src.sql, spec, output, values, src.type_of(sensitive), key_sql, blocks,
+                                check_domain=domain is not None, dialect=be.dialect,
+                                leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0))
+    return Plan(src, spec, values, blocks, enforce, text, *left_out, l_diversity=l_diversity, max_top_share=limit)
+
+
+def randomize_statement(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls,
+                        show: bool = False, key_ref=None, suppress_small: bool = False,
+                        id_column: str | None = None, l_diversity: int | None = None,
+                        max_top_share: float | None = None) -> str:
+    """The SQL of a randomize call. show=True puts getvariable('rwn_key') where the key goes;
+    else key_ref(con, key) gives the SQL that reads the key (never the key as a literal)."""
+    return plan_randomize(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
+                 test=test, nulls=nulls, show=show, key_ref=key_ref, suppress_small=suppress_small,
+                 id_column=id_column, l_diversity=l_diversity, max_top_share=max_top_share).sql
+
+
+def audit_statement(be, src, spec, m: int, pp: privacy.PrivacyParams, blocks, **options) -> str:
+    """The audit's SQL on this backend. With Python UDFs the statement computes the exact tails
+    (the rwn_audit_tails UDF); without, they come from a small table computed here: the
+    distinct (enforced, n, count or blocks) cases are read first, their tails computed with
+    rwn_sql.rp.privacy in one vectorised call, and the table joined in; no per-row Python.
+    counts_relation: the per-(group, value) counts staged beforehand (without UDFs), which
+    both statements then read instead of the source."""
+    if be.has_python_udfs:
+        return rp_sql.audit_sql(src.sql, spec, m, pp.eps, pp.delta, pp.test, blocks, **options)
+    cases = be.rows(rp_sql.audit_sql(src.sql, spec, m, pp.eps, pp.delta, pp.test, blocks, dialect=be.dialect,
+                                     tails_relation="", cases_only=True,
+                                     counts_relation=options.get("counts_relation")))
+    table = be.values([(e, n, k, (u, lo)) for (e, n, k), (u, lo) in zip(cases, _case_tails(cases, pp))],
+                      "enforced boolean, group_size bigint, tails_key bigint, exact struct<upper:double,lower:double>")
+    return rp_sql.audit_sql(src.sql, spec, m, pp.eps, pp.delta, pp.test, blocks, dialect=be.dialect,
+                            tails_relation=table, **options)
+
+
+def _case_tails(cases, pp: privacy.PrivacyParams) -> list[tuple[float, float]]:
+    """Exact (upper, lower) tails of audit cases (enforced, n, key): independent trials at
+    count `key`, or a block design with `key` blocks."""
+    import numpy as np
+    out: list[tuple[float, float]] = [(0.0, 0.0)] * len(cases)
+    plain = [i for i, (e, _, _) in enumerate(cases) if not e]
+    if plain:
+        upper, lower = privacy.exact_tails_many(np.array([cases[i][1] for i in plain], dtype=np.int64),
+                                                np.array([cases[i][2] for i in plain], dtype=np.int64),
+                                                pp.p, pp.m, pp.eps)
+        for i, u, lo in zip(plain, upper.tolist(), lower.tolist()):
+            out[i] = (u, lo)
+    for i, (e, n, k) in enumerate(cases):
+        if e:
+            out[i] = tuple(float(x) for x in privacy.block_tails(int(n), int(k), pp.p, pp.m, pp.eps))
+    return out
+
+
+def judged_groups(groups_sql: str, keys, worst: dict, pp: privacy.PrivacyParams) -> str:
+    """After enforcement a group's release depends on its design (n, t), not on the counts
+    present: every count c = 1..n is evaluated exactly (`worst`: the smallest tail of each
+    design), and under the exact test a group passes only if that worst tail reaches delta.
+    The groups' SQL with that column added (and the verdict updated)."""
+    passes = f"g.passes AND d.w >= {float_literal(pp.delta)}" if pp.test == "exact" else "g.passes"
+    designs = (f"(VALUES {', '.join(f'({n}, {t}, {float_literal(w)})' for (n, t), w in sorted(worst.items()))})"
+               f" AS d(n, t, w)") if worst else "(SELECT 0 AS n, 0 AS t, 0.0 AS w) AS d"
+    cols = "".join(f"g.{k}, " for k in keys)
+    return (f"SELECT {cols}g.group_size, g.trials, g.enforced, g.values_present, g.worst_chernoff, g.worst_exact, "
+            f"{passes} AS passes, g.l_distinct, g.l_entropy, g.top_share, d.w AS worst_design_tail\n"
+            f"FROM ({groups_sql}) AS g LEFT JOIN {designs} ON g.group_size = d.n AND g.trials = d.t")

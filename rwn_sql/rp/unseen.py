@@ -1,0 +1,334 @@
+"""Plans for a source the planner cannot see (a TEMP table or view of the SQL macros' caller):
+randomize, audit and estimates planned from the parameters alone, the checks that read the
+source made by the statement itself. The same rows as the planners of rp.plan and rp.api."""
+from __future__ import annotations
+
+
+from ..engines import duckdb as engine
+from . import privacy, sqlgen as rp_sql
+from .sqlgen import domain_values
+from ..errors import RWNError
+from ..identifiers import float_literal, quote_ident, quote_literal
+from .checks import (check_l_diversity, check_max_top_share, FLOAT_SENSITIVE_WHY, LARGE_DOMAIN_WHY,
+                     NESTED_TYPE_NAMES, privacy_params, published_domain, refused)
+from .release_source import RECORDED
+
+
+def unseen_domain(d, name: str, sensitive: str, domain) -> str:
+    """A given domain (checked as text) as a SQL list of the sensitive column's type, which only
+    the statement knows: values equal after the cast fail it."""
+    domain = domain_values(domain)
+    repeated = next((v for i, v in enumerate(domain) if v in domain[:i]), None)
+    if repeated is not None:
+        raise RWNError(f"the domain lists {repeated!r} more than once")
+    if len(domain) < 2:
+        raise RWNError(f"the domain of {sensitive!r} has {len(domain)} value(s); uniform perturbation needs at least 2")
+    probe = f"(SELECT {quote_ident(sensitive)} FROM {d.table_by_name(quote_literal(name))} LIMIT 0)"  # typed NULL
+    typed = d.same_type_list(probe, [quote_literal(v) for v in domain])
+    return engine.raise_unless(
+        d, f"{d.distinct_count(typed)} = {len(domain)}",
+        quote_literal("the domain lists two values that are the same value as ") + f" || {d.type_name(probe)} || "
+        + quote_literal(f" (column {sensitive!r}); list each value once"), typed)
+
+
+def unseen_domain_size(d, sensitive: str, n_sql: str, value_sql: str) -> str:
+    """`value_sql`, failing the statement when the `n_sql` values present are more than
+    MAX_INFERRED_DOMAIN (as resolve_domain refuses them)."""
+    return engine.raise_unless(
+        d, f"{n_sql} <= {rp_sql.MAX_INFERRED_DOMAIN}", quote_literal(f"the sensitive column {sensitive!r} holds ")
+        + f" || {n_sql} || " + quote_literal(LARGE_DOMAIN_WHY), value_sql)
+
+
+def _unseen_disclosure(d, source: str, spec, public, exclude, l_diversity: int, value_sql: str,
+                       m_sql: str | None, m_given: int | None = None, max_top_share=None) -> str:
+    """`value_sql` (the domain), failing the statement as refuse_attribute_disclosure refuses:
+    l larger than the domain's `m_sql` values (None: a given domain of `m_given` values, checked
+    by the planner), groups that violate l or the top-share limit, single public columns that
+    are proxies."""
+    if l_diversity <= 1:
+        return value_sql
+    checks = rp_sql.unseen_disclosure_sql(source, spec.sensitive, public, exclude, l_diversity, spec.nulls,
+                                          p=spec.p, m_sql=str(m_given) if m_sql is None else m_sql,
+                                          max_top_share=max_top_share)
+    off = "; or l_diversity := 1 to release anyway (rwn_sql.release records it in the release metadata)"
+    # nested: the outermost check fails first (l, then proxies, then the top share)
+    value_sql = engine.raise_unless(
+        d, f"{checks['share_records']} = 0",
+        quote_literal("attribute disclosure: ") + f" || {checks['share_records']} || " + quote_literal(" records sit in ")
+        + f" || {checks['share_groups']} || " + quote_literal(
+            f" personal groups of at least 2 records whose most frequent value of {spec.sensitive!r} holds more than ")
+        + f" || round({checks['max_share']}, 4) || " + quote_literal(
+            " of the group (the top-share limit: the better of a record's own released value, p + (1-p)/m, and "
+            "guessing the most frequent value): a majority vote within such a group recovers more of the values "
+            "than an attacker gets without it. What would work: drop or coarsen a public column; suppression: leave "
+            "those records out of the input (rwn_audit / rwn_sql.audit groups_detail: top_share); or max_top_share "
+            f":= 1 to keep only l-diversity{off}"), value_sql)
+    value_sql = engine.raise_unless(
+        d, f"{checks['proxies']} IS NULL",
+        quote_literal("attribute disclosure: public column(s) ") + f" || {checks['proxies']} || " + quote_literal(
+            f" determine {spec.sensitive!r} (in classes of at least 2 records, one value holds at least 95 % of at "
+            f"least half of their records): drop or coarsen them{off}"), value_sql)
+    value_sql = engine.raise_unless(
+        d, f"{checks['l_records']} = 0",
+        quote_literal("attribute disclosure: ") + f" || {checks['l_records']} || " + quote_literal(" records sit in ")
+        + f" || {checks['l_groups']} || " + quote_literal(
+            f" personal groups of at least 2 records holding fewer than {l_diversity} distinct values of "
+            f"{spec.sensitive!r} (distinct l-diversity): a majority vote of the released values within such a group "
+            f"recovers the value. What would work: drop or coarsen a public column; suppression: leave those records "
+            f"out of the input (rwn_audit / rwn_sql.audit groups_detail: l_distinct < {l_diversity}){off}"), value_sql)
+    if m_sql is None:
+        return value_sql
+    return engine.raise_unless(
+        d, f"{l_diversity} <= {m_sql}", quote_literal(f"l_diversity = {l_diversity} exceeds the domain's ")
+        + f" || {m_sql} || " + quote_literal(" values: no personal group can hold that many distinct values"), value_sql)
+
+
+def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key_sql: str, enforce, test: str,
+                     nulls: str, id_column: str | None = None, dialect=None, l_diversity: int | None = None,
+                     max_top_share: float | None = None) -> str:
+    """randomize's SQL for a table or view the planner cannot see (a TEMP one of the SQL macros'
+    caller), planned from the parameters alone; what plan_randomize reads from the source is computed by
+    the statement: the output columns (`public`, default every other column but the id, in
+    the source's order), the domain (given: cast to the column's type there; None: the values
+    present, sorted as text), the id (its type, no NULL, no duplicate), and with enforce=(eps, delta) the blocks per personal-group size
+    (rp_sql.designed_trials), and the rules of plan_randomize: a floating-point sensitive column or (no
+    domain given) more than MAX_INFERRED_DOMAIN values refused; with enforce (default L = 2) or a
+    given l_diversity > 1, the groups that violate l and the public columns that determine the
+    sensitive attribute refused (rp_sql.unseen_disclosure_sql: single columns, no pairs). The
+    same rows as randomize() for the same key."""
+    from ..engines.dialects import DUCKDB
+    d = dialect or DUCKDB
+    try:
+        privacy.check_p(p)
+        spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), nulls=nulls, id=id_column,
+                                    public=() if public is None else (public,) if isinstance(public, str)
+                                    else tuple(public))
+    except ValueError as exc:
+        raise refused(exc) from None
+    s = quote_ident(sensitive)
+    typed = ([(id_column, engine.ID_TYPES.pattern, f"id column {id_column!r} has type ",
+               "; a record id must be an integer or text column")] if id_column else [])
+    keep = None if public is None else [*spec.public, sensitive] + ([id_column] if id_column else [])
+    # check_sensitive_type and the NaN part of check_released_values, decided as the statement runs
+    values_ok = [engine.raise_unless(d, f"NOT {d.type_matches(s, NESTED_TYPE_NAMES)}", quote_literal(
+                     f"the sensitive column {sensitive!r} has type ") + f" || {d.type_name(s)} || " + quote_literal(
+                     ", a nested or binary type; uniform perturbation needs single values (text, numbers, dates, "
+                     "UUIDs): cast or extract one")),
+                 engine.raise_unless(d, f"NOT {d.type_matches(s, 'DOUBLE|FLOAT')}", quote_literal(
+                     f"the sensitive column {sensitive!r} is floating point (") + f" || {d.type_name(s)} || "
+                     + quote_literal(FLOAT_SENSITIVE_WHY))]
+    src = engine.unseen_source(name, d, typed, conditions=values_ok, named=[sensitive], keep=keep)
+    present = f"SELECT * FROM {src.sql} WHERE {s} IS NOT NULL"
+    if domain is None:       # the values present, sorted as their text (as resolve_domain sorts them)
+        values = f"(SELECT {d.sorted_list_agg('__rwn_v', d.as_text('__rwn_v'))} FROM (SELECT DISTINCT {s} AS __rwn_v FROM ({present}) AS __rwn_p) AS __rwn_d)"
+        domain_sql = engine.raise_unless(
+            d, f"coalesce({d.list_length(values)}, 0) >= 2",
+            quote_literal(f"the domain of {sensitive!r} has ") + f" || coalesce({d.list_length(values)}, 0) || "
+            + quote_literal(" value(s); uniform perturbation needs at least 2"),
+            unseen_domain_size(d, sensitive, f"coalesce({d.list_length(values)}, 0)", values))
+        m_present = f"coalesce({d.list_length(values)}, 0)"
+    else:
+        domain_sql = unseen_domain(d, name, sensitive, domain)
+        m_present = None
+    if l_diversity is None and enforce is not None:
+        l_diversity = rp_sql.DEFAULT_L_DIVERSITY
+    check_max_top_share(max_top_share)
+    if l_diversity is not None:
+        m_given = len(domain_values(domain)) if domain is not None else None
+        domain_sql = _unseen_disclosure(d, src.sql, spec, None if public is None else spec.public,
+                                        [s] + ([quote_ident(id_column)] if id_column else []),
+                                        check_l_diversity(l_diversity, m_given), domain_sql, m_present,
+                                        m_given=m_given, max_top_share=max_top_share)
+    if id_column:        # as check_record_ids: no NULL, no duplicate (its type: unseen_source)
+        domain_sql = _unseen_ids(d, id_column, present if nulls == 'drop' else 'SELECT * FROM ' + src.sql, domain_sql)
+    trials, group_key = None, None
+    if enforce is not None:
+        try:
+            eps, delta = enforce
+        except (TypeError, ValueError):
+            raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
+        # the domain's size when given, else the statement's (then eps's bound for it is checked there)
+        m = len(domain_values(domain)) if domain is not None else d.list_length(domain_sql)
+        pp = privacy_params(p, m if isinstance(m, int) else 2, eps, delta, test)
+        src, trials, group_key = _unseen_trials(d, src, spec, public is None, m, pp)
+    return rp_sql.randomize_sql(src.sql, spec, None, None, None, key_sql, check_domain=domain is not None,
+                                dialect=d, domain_sql=domain_sql, trials_relation=trials, group_key=group_key)
+
+
+def _unseen_ids(d, id_column: str, records_sql: str, value_sql: str) -> str:
+    """`value_sql`, failing the statement as check_record_ids refuses: an id NULL or shared by two
+    of the records of `records_sql`."""
+    i = quote_ident(id_column)
+    ids = f"(SELECT count(*) - count({i}) AS nulls, count({i}) - count(DISTINCT {i}) AS shared FROM ({records_sql}) AS __rwn_all)"
+    return engine.raise_unless(
+        d, f"(SELECT nulls FROM {ids} AS __rwn_ids) = 0",
+        quote_literal(f"id column {id_column!r} has ") + f" || (SELECT nulls FROM {ids} AS __rwn_ids) || "
+        + quote_literal(" NULL values; every record needs an id"),
+        engine.raise_unless(
+            d, f"(SELECT shared FROM {ids} AS __rwn_ids) = 0",
+            quote_literal(f"id column {id_column!r} has duplicate values (") + f" || (SELECT shared FROM {ids} AS __rwn_ids) || "
+            + quote_literal(" records share an id with another); every record needs its own id"), value_sql))
+
+
+def _unseen_trials(d, src, spec, every_other_column: bool, m, pp):
+    """(source, relation of the blocks per personal-group size, group key column or None) of an
+    enforced randomization: the personal group is the `spec.public` columns, or with
+    `every_other_column` every column but the sensitive one and the id, keyed as one value;
+    `m` the domain's size (a number, or SQL the statement computes)."""
+    s = quote_ident(spec.sensitive)
+    group_key = None
+    nonnull = ' WHERE ' + s + ' IS NOT NULL' if spec.nulls == 'drop' else ''
+    if every_other_column:
+        group_key = engine.RESERVED_PREFIX + "pg"
+        exclude = [s] + ([quote_ident(spec.id)] if spec.id else [])
+        src = engine.Source(f"(SELECT *, {d.row_of_all_but(exclude)} AS {group_key} FROM {src.sql}) AS __rwn_keyed",
+                            (), src.label)
+        groups = f"SELECT count(*) AS n FROM {src.sql}{nonnull} GROUP BY {group_key}"
+    else:
+        pub = ", ".join(quote_ident(c) for c in spec.public)
+        groups = f"SELECT count(*) AS n FROM {src.sql}{nonnull}" + (f" GROUP BY {pub}" if pub else "")
+    return src, rp_sql.designed_trials(groups, pp.p, m, pp.eps, pp.delta, pp.test, d), group_key
+
+
+def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: float, public=None, domain=None,
+                 test: str = "exact", enforce: bool = False, nulls: str = "error", dialect=None) -> str:
+    """audit(..., sql=True) for a table or view the planner cannot see (a TEMP one of the SQL
+    macros' caller), planned from the parameters: the statement checks the columns, NULL
+    sensitive values (nulls='error'), a given domain against the data and counts the domain
+    when none is given; the default public columns form each personal group as one struct
+    value, unpacked into its columns in the output (same rows, same order as audit()). With
+    enforce, the blocks per group size (rp_sql.designed_trials) and each design's worst tail
+    over every count (privacy.design_worst_tail) are computed by the statement too."""
+    from ..engines.dialects import DUCKDB
+    d = dialect or DUCKDB
+    try:
+        privacy.check_p(p)
+        group_key = engine.RESERVED_PREFIX + "pg"
+        pub = None if public is None else (public,) if isinstance(public, str) else tuple(public)
+        spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub or (group_key,) if pub is None
+                                    else pub, nulls=nulls)
+    except ValueError as exc:
+        raise refused(exc) from None
+    if pub is not None:
+        clash = [c for c in pub if c.lower() in rp_sql.AUDIT_COLUMNS]
+        if clash:
+            raise RWNError(f"public: column {clash[0]!r} has the name of a column of the audit; rename it")
+    s = quote_ident(sensitive)
+    conditions = [engine.raise_unless(d, f"NOT {d.type_matches(s, 'DOUBLE|FLOAT')}", quote_literal(
+        f"the sensitive column {sensitive!r} is floating point (") + f" || {d.type_name(s)} || "
+        + quote_literal(FLOAT_SENSITIVE_WHY))]
+    if nulls == "error":
+        conditions.append(engine.raise_unless(d, f"{s} IS NOT NULL", quote_literal(
+            f"the sensitive column {sensitive!r} has NULL values; clean them or use nulls='drop' (--nulls drop; those "
+            f"records are then left out of the release)")))
+    if domain is not None:
+        literal = unseen_domain(d, name, sensitive, domain)
+        m = len(domain_values(domain))
+        privacy_params(p, m, epsilon, delta, test)
+        conditions.append(engine.raise_unless(
+            d, f"{s} IS NULL OR {d.list_contains(literal, s)}",
+            quote_literal("the domain misses values present in the data: ") + f" || {d.as_text(s)}"))
+    src = engine.unseen_source(name, d, conditions=conditions, named=[sensitive, *(pub or ())])
+    if domain is None:       # the values present; the parameters are checked once it is known
+        privacy_params(p, 2, epsilon, delta, test)
+        present = f"(SELECT count(DISTINCT {s}) FROM {src.sql})"
+        m = (f"rwn_privacy_m({float_literal(p)}, {unseen_domain_size(d, sensitive, present, present)}, "
+             f"{float_literal(epsilon)}, {float_literal(delta)}, {quote_literal(test)})")
+    if pub is None:
+        src = engine.Source(f"(SELECT *, {d.row_of_all_but([s])} AS {group_key} FROM {src.sql}) AS __rwn_keyed",
+                            (), src.label)
+    trials = failing = None
+    if enforce:      # the blocks enforcement would use, and (exact test) the sizes whose design fails a count
+        key = quote_ident(group_key) if pub is None else ", ".join(map(quote_ident, pub))
+        groups = (f"SELECT count(*) AS n FROM {src.sql}{' WHERE ' + s + ' IS NOT NULL' if nulls == 'drop' else ''}"
+                  + (f" GROUP BY {key}" if key else ""))
+        trials = rp_sql.designed_trials(groups, float(p), m, epsilon, delta, test, d)
+        if test == "exact":
+            failing = (f"SELECT size FROM {trials} WHERE rwn_design_worst_tail(size, t, {float_literal(p)}, {m}, "
+                       f"{float_literal(epsilon)}, {float_literal(delta)}, {quote_literal(test)}) < "
+                       f"{float_literal(delta)}")
+    sql = rp_sql.audit_sql(src.sql, spec, m, epsilon, delta, test, None, ordered=pub is not None, dialect=d,
+                           trials_relation=trials, failing_designs=failing or ())
+    if pub is None:
+        sql = (f"SELECT {d.unnest(group_key)}, {d.star('', [group_key])} FROM (\n{sql}\n) AS __rwn_audit "
+               f"{d.order_by_all()}")
+    return sql
+
+
+def unseen_estimates(release: str, sensitive: str, p: float, domain, group_by=(), where: str | None = None,
+                     values=None, public=None, enforce=RECORDED, test: str | None = None, dialect=None) -> str:
+    """estimates(..., sql=True) for a release table or view the planner cannot see (a TEMP one of
+    the SQL macros' caller): planned from the parameters alone, the checks that read the release
+    made by the statement (engine.unseen_source): the columns exist (binding), the domain is
+    cast to the sensitive column's type and lists no value twice after the cast, every released
+    value is in it, and for an enforced release the blocks per group size come from
+    privacy.trials_for_sizes at execution (rp_sql.designed_trials). The same rows as estimates()."""
+    from ..engines.dialects import DUCKDB
+    d = dialect or DUCKDB
+    if p is None or domain is None or (isinstance(enforce, str) and enforce == RECORDED):
+        raise RWNError(f"{release!r} is a TEMP table or view, whose recorded design the macro cannot read: give p, "
+                       f"the domain and epsilon and delta (with test) as the release was made, or enforced := false "
+                       f"for a release made without enforcement")
+    test = test or "exact"
+    try:
+        privacy.check_p(p)
+    except ValueError as exc:
+        raise refused(exc) from None
+    group_by = (group_by,) if isinstance(group_by, str) else tuple(group_by)
+    if sensitive in group_by:
+        raise RWNError(f"group_by: {sensitive!r} is the sensitive attribute; its values are the rows already")
+    pub = None if public is None else (public,) if isinstance(public, str) else tuple(public)
+    if pub is not None:
+        if sensitive in pub:
+            raise RWNError(f"column {sensitive!r} is both the sensitive attribute and public")
+        outside = [c for c in group_by if c not in pub]
+        if outside:
+            raise RWNError(f"group_by: column {outside[0]!r} is not a public column ({', '.join(pub)})")
+    domain = published_domain(domain)
+    repeated = next((v for i, v in enumerate(domain) if v in domain[:i]), None)
+    if repeated is not None:
+        raise RWNError(f"the domain lists {repeated!r} more than once")
+    clash = [c for c in group_by if c.lower() in rp_sql.ESTIMATE_COLUMNS]
+    if clash:
+        raise RWNError(f"group_by: column {clash[0]!r} has the name of an output column of the estimates; "
+                       f"rename it in the release")
+    label = f"table {release!r}"
+    where_sql = None
+    if where is not None:
+        from .analyst import check_predicate, predicate_columns
+        where_sql = check_predicate(where, pub if pub is not None else
+                                    [c for c in predicate_columns(where) if c.lower() != sensitive.lower()],
+                                    sensitive, label)
+    vals = None
+    if values is not None:
+        values = list(dict.fromkeys(str(v) for v in values))
+        unknown = [v for v in values if v not in domain]
+        if unknown:
+            raise RWNError(f"values {unknown} are not in the domain")
+        vals = [quote_literal(v) for v in values]       # compared with the column: read as its type
+    pp = None
+    if enforce is not None:
+        try:
+            eps, delta = enforce
+        except (TypeError, ValueError):
+            raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
+        pp = privacy_params(p, len(domain), eps, delta, test)
+    s = quote_ident(sensitive)
+    # the domain as the sensitive column's type, which only the statement knows
+    literal = unseen_domain(d, release, sensitive, domain)
+    typed = d.same_type_list(f"(SELECT {s} FROM {d.table_by_name(quote_literal(release))} LIMIT 0)",
+                             [quote_literal(v) for v in domain])
+    inside = engine.raise_unless(
+        d, f"{s} IS NOT NULL AND {d.list_contains(typed, s)}",
+        quote_literal(f"the release holds values of {sensitive!r} outside the domain: ")
+        + f" || coalesce({quote_literal(chr(39))} || {d.as_text(s)} || {quote_literal(chr(39))}, 'NULL') || "
+        + quote_literal("; give the published domain of this release"))
+    named = [sensitive, *group_by, *(pub or ())]
+    src = engine.unseen_source(release, d, conditions=[inside], named=named)
+    design = None
+    if pp is not None:
+        groups = (d.count_by_all_but(src.sql, [s], "n") if pub is None else
+                  f"SELECT count(*) AS n FROM {src.sql}" + (f" GROUP BY {', '.join(map(quote_ident, pub))}" if pub else ""))
+        design = (rp_sql.designed_trials(groups, pp.p, pp.m, pp.eps, pp.delta, pp.test, d), pub)
+    return rp_sql.estimates_sql(src.sql, sensitive, float_literal(p), literal, group_by, where_sql, vals, design,
+                                dialect=d)
