@@ -390,7 +390,7 @@ MUTANTS = [
       ("tests/test_release_layout.py", "-k", "recorded or forged"),
       "estimates ignore the design randomize(into=) recorded (refuse or, with enforce=None, narrow errors)"),
     M("cli-design-not-recorded", "rwn_sql/cli/main.py",
-      "design=rp_plan.plan_design(plan, args.p, args.test))", "design=None)",
+      "design=rp_plan.plan_design(plan, args.test))", "design=None)",
       ("tests/test_cli.py", "-k", "records_its_design"),
       "rwn-sql randomize writes Parquet / file.duckdb:table without the design (estimates refuse it)"),
     M("db-table-design-comment-dropped", "rwn_sql/engines/duckdb.py",
@@ -450,7 +450,7 @@ MUTANTS = [
       ("tests/test_attribute_disclosure.py::test_proxy_code_is_flagged_by_default_and_refused",),
       "rwn-sql audit exits 0 on a release a public code discloses"),
     M("enforce-skips-l-rule", "rwn_sql/rp/plan.py",
-      "if l_diversity is None and (enforce is not None or always_check):",
+      "if l_diversity is None and (params.threshold is not None or always_check):",
       "if l_diversity is None and always_check:",
       ("tests/test_attribute_disclosure.py::test_proxy_code_is_flagged_by_default_and_refused",),
       "randomize --enforce certifies the proxy release again"),
@@ -474,9 +474,9 @@ MUTANTS = [
       ("tests/test_macros_temp.py", "-k", "attribute_disclosure_rules"),
       "rwn_randomize over a TEMP table releases groups violating l and proxies"),
     M("temp-l-not-default-when-enforced", "rwn_sql/rp/unseen.py",
-      "    if l_diversity is None and enforce is not None:\n        l_diversity = rp_sql.DEFAULT_L_DIVERSITY\n"
+      "    if l_diversity is None and params.threshold is not None:\n        l_diversity = rp_sql.DEFAULT_L_DIVERSITY\n"
       "    check_max_top_share(max_top_share)\n    if l_diversity is not None:\n        m_given",
-      "    if l_diversity is None and enforce is None:\n        l_diversity = rp_sql.DEFAULT_L_DIVERSITY\n"
+      "    if l_diversity is None and params.threshold is None:\n        l_diversity = rp_sql.DEFAULT_L_DIVERSITY\n"
       "    check_max_top_share(max_top_share)\n    if l_diversity is not None:\n        m_given",
       ("tests/test_macros_temp.py", "-k", "attribute_disclosure_rules"),
       "an enforced rwn_randomize over a TEMP table does not apply L = 2 by default"),

@@ -7,6 +7,7 @@ import duckdb
 
 from .engines import duckdb as engine
 from .rp import api as rp, plan as rp_plan, unseen
+from .rp.privacy import RPParams, Threshold
 from .rp.release_source import RECORDED
 from .rwn import run as rwn, sqlgen
 from . import templates
@@ -43,6 +44,11 @@ def _plan(con, name, spec, what: str, key_sql=None, pairs: bool = False) -> str:
             raise
         src = rwn.unseen_source(be, name, spec)
     return rwn.prepare(be, src, spec, what, key_sql, pairs=pairs).sql
+
+
+def _threshold(epsilon, delta) -> Threshold | None:
+    """The enforcement a macro's epsilon and delta name (None: neither given)."""
+    return None if epsilon is None and delta is None else Threshold(epsilon, delta)
 
 
 def _query_sql(con, sql, database) -> str:
@@ -129,25 +135,23 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 
     def randomize_sql(source, sensitive, p, public, domain, key, seed, epsilon, delta, test, nulls, id_column,
                       l_diversity, max_top_share):
-        enforce = None if epsilon is None and delta is None else (epsilon, delta)
+        params = RPParams(p, _threshold(epsilon, delta))
         try:
-            return rp_plan.randomize_statement(con.cursor(), source, sensitive, p, public=public, domain=domain,
-                                          key=key, seed=seed, enforce=enforce, test=test, nulls=nulls,
-                                          key_ref=key_ref, id_column=id_column, l_diversity=l_diversity,
-                                          max_top_share=max_top_share)
+            return rp_plan.randomize_statement(con.cursor(), source, sensitive, params, public=public, domain=domain,
+                                               key=key, seed=seed, test=test, nulls=nulls, key_ref=key_ref,
+                                               id_column=id_column, l_diversity=l_diversity,
+                                               max_top_share=max_top_share)
         except RWNError as exc:
             if not _unseen(exc):
                 raise
-        return unseen.unseen_randomize(source, sensitive, p, public=public, domain=domain,
-                                   key_sql=key_ref(con, rwn.the_key(key, seed)), enforce=enforce, test=test,
-                                   nulls=nulls, id_column=id_column, l_diversity=l_diversity,
-                                   max_top_share=max_top_share)
+        return unseen.unseen_randomize(source, sensitive, params, public=public, domain=domain,
+                                       key_sql=key_ref(con, rwn.the_key(key, seed)), test=test, nulls=nulls,
+                                       id_column=id_column, l_diversity=l_diversity, max_top_share=max_top_share)
 
     def randomize_into(target, database, schema, source, sensitive, p, public, domain, key, seed, epsilon, delta,
                        test, nulls, id_column, l_diversity, max_top_share, replace):
         return _randomize_into(con, target, database, schema, source, sensitive, p, public=public, domain=domain,
-                               key=key, seed=seed, enforce=None if epsilon is None and delta is None
-                               else (epsilon, delta), test=test, nulls=nulls, id=id_column,
+                               key=key, seed=seed, enforce=_threshold(epsilon, delta), test=test, nulls=nulls, id=id_column,
                                l_diversity=l_diversity, max_top_share=max_top_share, replace=bool(replace))
 
     def audit_sql(source, sensitive, p, epsilon, delta, public, domain, test, enforce, nulls):

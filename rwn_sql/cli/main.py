@@ -238,21 +238,22 @@ def _rp_opts(args) -> dict:
 
 def cmd_randomize(args) -> int:
     from ..rp import plan as rp_plan
+    from ..rp.privacy import RPParams
     from ..engines.backend import backend_for
     _check_not_input(args, args.output)
     key = _read_key(args)
-    opts = dict(_rp_opts(args), key=key, seed=args.seed, enforce=args.enforce, suppress_small=args.suppress_small,
-                id_column=args.id)
+    params = RPParams(args.p, args.enforce)
+    opts = dict(_rp_opts(args), key=key, seed=args.seed, suppress_small=args.suppress_small, id_column=args.id)
     with _session(args) as session:
         be = backend_for(session)
         if args.show_sql:
-            print(be.engine_sql(rp_plan.randomize_statement(session, args.input, args.sensitive, args.p, show=True,
-                                                       **opts)))
+            print(be.engine_sql(rp_plan.randomize_statement(session, args.input, args.sensitive, params, show=True,
+                                                            **opts)))
         start = time.perf_counter()
         with key_scope(be, lasting=False):
-            plan = rp_plan.plan_randomize(session, args.input, args.sensitive, args.p, **opts)
+            plan = rp_plan.plan_randomize(session, args.input, args.sensitive, params, **opts)
             rows = be.write(plan.sql, args.output, overwrite=args.overwrite,
-                            design=rp_plan.plan_design(plan, args.p, args.test))
+                            design=rp_plan.plan_design(plan, args.test))
     _log_suppressed(plan.suppressed_records, plan.suppressed_groups)
     if engine.split_db_target(args.output) is None and engine.file_format(args.output) != "parquet":
         log(f"rwn-sql randomize: a CSV cannot record the design (p, domain, enforcement, blocks): estimates of "

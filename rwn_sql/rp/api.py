@@ -13,8 +13,8 @@ from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident, quote_literal
 from ..randomness import key_scope
 from .duckdb_udfs import ensure_functions
-from .checks import (check_l_diversity, check_max_top_share, check_names, prepare, privacy_params,
-                     public_columns, published_domain, refuse_released_outside, refused, typed_domain)
+from .checks import (check_l_diversity, check_max_top_share, check_names, prepare, public_columns,
+                     published_domain, refuse_released_outside, typed_domain)
 from .disclosure import attribute_disclosure, AttributeDisclosure, top_share_limit
 from .plan import audit_statement, blocks_for, judged_groups, plan_design, plan_randomize
 from .release_source import check_recorded_columns, reconcile, RECORDED, recorded_design
@@ -60,25 +60,26 @@ def randomize(con: Session, source, sensitive: str, p: float, public=None, domai
     if not be.records_design_in_catalog and into is not None:
         raise RWNError(f"on {be.name}, randomize returns a DataFrame: write it with its own writer "
                        f"(the CLI writes Parquet)")
+    params = privacy.RPParams(p, enforce)
     with key_scope(be, lasting=into is None):     # with into=, the key is gone once the table is written
-        plan = plan_randomize(be, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
-                     test=test, nulls=nulls, show=sql, suppress_small=suppress_small, id_column=id,
-                     l_diversity=l_diversity, max_top_share=max_top_share)
+        plan = plan_randomize(be, source, sensitive, params, public=public, domain=domain, key=key, seed=seed,
+                              test=test, nulls=nulls, show=sql, suppress_small=suppress_small, id_column=id,
+                              l_diversity=l_diversity, max_top_share=max_top_share)
         _warn_suppressed(plan)
         if sql:
             return be.engine_sql(plan.sql)
         out = be.deliver(plan.sql, into, replace)
         if into is not None:
-            record_design(be.con, engine.table_target(be.con, into), plan, p, test)
+            record_design(be.con, engine.table_target(be.con, into), plan, test)
         return out
 
 
-def record_design(con, target: str, plan, p, test) -> None:
+def record_design(con, target: str, plan, test) -> None:
     """COMMENT ON the table `target` (SQL name) just written: its design (design_record). A
     table left without it would be refused by estimates, so a failure drops the table."""
     from .design_record import comment_text
     try:
-        con.execute(f"COMMENT ON TABLE {target} IS {quote_literal(comment_text(plan_design(plan, p, test)))}"
+        con.execute(f"COMMENT ON TABLE {target} IS {quote_literal(comment_text(plan_design(plan, test)))}"
                     ).fetchall()
     except BaseException:
         con.execute(f"DROP TABLE IF EXISTS {target}").fetchall()
@@ -108,6 +109,7 @@ def release(con: Session, source, path: str, sensitive: str, p: float, public=No
     Returns the number of released rows."""
     from .release_db import ReleaseMeta, randomized_table_name, write_release, write_release_folder
     be = backend_for(con)
+    params = privacy.RPParams(p, enforce)
     name = table or release_table_name(source)
     staged = None
     with key_scope(be, lasting=False):     # the key is gone once the release is written
@@ -120,15 +122,15 @@ def release(con: Session, source, path: str, sensitive: str, p: float, public=No
                 src = rwn_method.check_source(be, source, spec)
                 staged = rwn_method.stage(be, rwn_method.prepare(be, src, spec, "perturb", be.key_sql(key)))
                 source = staged
-            plan = plan_randomize(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed,
-                         enforce=enforce, test=test, nulls=nulls, suppress_small=suppress_small, id_column=id,
-                         l_diversity=l_diversity, always_check=True, max_top_share=max_top_share)
+            plan = plan_randomize(con, source, sensitive, params, public=public, domain=domain, key=key, seed=seed,
+                                  test=test, nulls=nulls, suppress_small=suppress_small, id_column=id,
+                                  l_diversity=l_diversity, always_check=True, max_top_share=max_top_share)
             _warn_suppressed(plan)
-            eps, delta = plan.enforce or (None, None)
+            enforced = params.threshold is not None
+            eps, delta = params.threshold or (None, None)
             meta = ReleaseMeta(table_name=randomized_table_name(name), release_name=name, sensitive=sensitive, sensitive_type=plan.src.type_of(sensitive),
-                               public=plan.spec.public, p=float(p), domain=tuple(plan.values),
-                               enforced=plan.enforce is not None, epsilon=eps, delta=delta,
-                               test=test if plan.enforce is not None else None,
+                               public=plan.spec.public, p=params.p, domain=tuple(plan.values),
+                               enforced=enforced, epsilon=eps, delta=delta, test=test if enforced else None,
                                method="rwn+uniform_perturbation" if rwn else "uniform_perturbation", rwn=rwn or {},
                                suppressed_records=plan.suppressed_records, l_diversity=plan.l_diversity,
                                max_top_share=plan.max_top_share)
@@ -280,13 +282,14 @@ def audit(con: Session, source, sensitive: str, p: float, epsilon: float, delta:
     limit or a proxy is found.
     """
     be = backend_for(con)
-    src, spec, values = prepare(be, source, sensitive, p, public, domain, nulls)
+    params = privacy.RPParams(p, (epsilon, delta))
+    src, spec, values = prepare(be, source, sensitive, params.p, public, domain, nulls)
     l_diversity = check_l_diversity(rp_sql.DEFAULT_L_DIVERSITY if l_diversity is None else l_diversity, len(values))
     check_max_top_share(max_top_share)
     clash = [c for c in spec.public if c.lower() in rp_sql.AUDIT_COLUMNS]
     if clash:
         raise RWNError(f"public: column {clash[0]!r} has the name of a column of the audit; rename it")
-    pp = privacy_params(p, len(values), epsilon, delta, test)
+    pp = params.privacy(len(values), test)
     blocks = blocks_for(be, src, spec, pp) if enforce else None
     if be.has_python_udfs:
         ensure_functions(be.con)
@@ -360,10 +363,9 @@ def estimates(con: Session, release, sensitive: str, p: float | None = None, dom
     column.
     """
     if p is not None:
-        try:
-            privacy.check_p(p)
-        except ValueError as exc:
-            raise refused(exc) from None
+        p = privacy.RPParams(p).p
+    if not (isinstance(enforce, str) and enforce == RECORDED):
+        enforce = privacy.Threshold.of(enforce)
     if isinstance(release, str) and engine.QUERY_START.match(release):   # SQL text: one statement only
         from ..statements import single_statement
         single_statement(release, "the release query")
@@ -415,15 +417,11 @@ def estimates(con: Session, release, sensitive: str, p: float | None = None, dom
 
 
 def _release_blocks(be, src, sensitive: str, pub, p, m: int, enforce, test, recorded, label: str) -> str:
-    """The blocks per personal-group size of a release enforced with `enforce` (a VALUES
-    relation), as its design gives them for the group sizes present; when its record lists
-    blocks too, they must agree (else the table or the record was altered)."""
-    try:
-        eps, delta = enforce
-    except (TypeError, ValueError):
-        raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
+    """The blocks per personal-group size (a VALUES relation) of a release enforced with `enforce`
+    (a Threshold or the recorded pair), as its design gives them for the group sizes present;
+    when its record lists blocks too, they must agree (else the table or the record was altered)."""
     spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub)
-    trials = blocks_for(be, src, spec, privacy_params(p, m, eps, delta, test))
+    trials = blocks_for(be, src, spec, privacy.RPParams(p, enforce).privacy(m, test))
     if recorded is not None and recorded.blocks is not None:
         kept = dict(recorded.blocks)
         wrong = sorted(n for n, t in trials.items() if kept.get(n) != t)

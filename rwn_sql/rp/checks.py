@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ..engines import duckdb as engine
-from . import privacy, sqlgen as rp_sql
+from . import sqlgen as rp_sql
 from .sqlgen import domain_values
 from ..errors import RWNError
 from ..identifiers import quote_ident, quote_literal
@@ -93,10 +93,6 @@ def typed_domain(be, values, type_sql: str, sensitive: str) -> str:
 def prepare(be, source, sensitive, p, public, domain, nulls, id_column=None, released=False):
     """The checked source, spec and domain; `released` (randomize, release): also the values
     that are published (check_released_values)."""
-    try:
-        privacy.check_p(p)
-    except ValueError as exc:
-        raise refused(exc) from None
     src = be.source(source)
     pub = public_columns(src, sensitive, public, id_column)
     check_names(src, sensitive, pub)
@@ -200,13 +196,6 @@ def check_record_ids(be, src, id_column: str, spec) -> None:
     if distinct != rows - nulls:
         raise RWNError(f"id column {id_column!r} has duplicate values ({rows - distinct} records share an id "
                        f"with another); every record needs its own id")
-
-
-def privacy_params(p, m, epsilon, delta, test) -> privacy.PrivacyParams:
-    try:
-        return privacy.PrivacyParams(p=float(p), m=m, eps=epsilon, delta=delta, test=test)
-    except ValueError as exc:
-        raise refused(exc) from None
 
 
 def check_l_diversity(l_diversity, m: int | None = None) -> int:

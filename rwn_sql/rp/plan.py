@@ -11,7 +11,7 @@ from ..engines.backend import backend_for
 from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident
 from ..randomness import KEY_PLACEHOLDER, resolve_key
-from .checks import check_l_diversity, check_max_top_share, prepare, privacy_params, refused
+from .checks import check_l_diversity, check_max_top_share, prepare, refused
 from .disclosure import refuse_attribute_disclosure
 
 
@@ -109,26 +109,27 @@ def blocks_for(be, src, spec, pp: privacy.PrivacyParams) -> dict[int, int]:
     return group_design(be, src, spec, pp)[0]
 
 
-def plan_design(plan, p, test):
+def plan_design(plan, test):
     """The design_record.Design of a randomize plan (what its estimates need; never the key)."""
     from .design_record import Design
-    eps, delta = plan.enforce or (None, None)
+    enforced = plan.params.threshold is not None
+    eps, delta = plan.params.threshold or (None, None)
     return Design(sensitive=plan.spec.sensitive, sensitive_type=plan.src.type_of(plan.spec.sensitive),
-                  public=plan.spec.public, p=float(p), domain=tuple(plan.values), enforced=plan.enforce is not None,
+                  public=plan.spec.public, p=plan.params.p, domain=tuple(plan.values), enforced=enforced,
                   epsilon=None if eps is None else float(eps), delta=None if delta is None else float(delta),
-                  test=test if plan.enforce is not None else None,
-                  blocks=tuple(sorted(plan.blocks.items())) if plan.enforce is not None else None)
+                  test=test if enforced else None,
+                  blocks=tuple(sorted(plan.blocks.items())) if enforced else None)
 
 
 @dataclass
 class Plan:
     """Everything a randomize call resolved: the source, the spec, the domain, the blocks per
-    group size (enforcement) and the SQL."""
+    group size (enforcement), the parameters and the SQL."""
     src: engine.Source
     spec: rp_sql.RandomizeSpec
     values: list[str]
     blocks: dict[int, int] | None
-    enforce: tuple[float, float] | None
+    params: privacy.RPParams
     sql: str
     suppressed_groups: int = 0      # personal groups left out (suppress_small), and their records
     suppressed_records: int = 0
@@ -136,35 +137,30 @@ class Plan:
     max_top_share: float | None = None  # the top-share limit applied (1: turned off; None: not checked)
 
 
-def plan_randomize(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls, show=False,
-          key_ref=None, suppress_small=False, id_column=None, l_diversity=None, always_check=False,
-          max_top_share=None) -> Plan:
+def plan_randomize(con, source, sensitive, params: privacy.RPParams, *, public, domain, key, seed, test, nulls,
+                   show=False, key_ref=None, suppress_small=False, id_column=None, l_diversity=None,
+                   always_check=False, max_top_share=None) -> Plan:
     """The one orchestration of a randomization, for every engine, the Python API, the CLI and
     the SQL macros: checks, domain, design (enforcement), the attribute-disclosure rule (with
-    enforce or always_check, default L = 2; or whenever l_diversity is given) and the SQL in
-    the engine's dialect. key_ref(con, key): SQL reading the key (default: the backend's)."""
+    enforcement or always_check, default L = 2; or whenever l_diversity is given) and the SQL
+    in the engine's dialect. key_ref(con, key): SQL reading the key (default: the backend's)."""
     be = backend_for(con)
     if id_column is None and not be.has_input_order:
         raise RWNError(f"on {be.name}, id= (--id) is required: the engine has no input order to number records "
                        f"by, so the draws need a unique id column")
-    src, spec, values = prepare(be, source, sensitive, p, public, domain, nulls, id_column, released=True)
+    src, spec, values = prepare(be, source, sensitive, params.p, public, domain, nulls, id_column, released=True)
     blocks, left_out = None, (0, 0)
-    if enforce is not None:
-        try:
-            eps, delta = enforce
-        except (TypeError, ValueError):
-            raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
-        enforce = (eps, delta)
-        blocks, *left_out = group_design(be, src, spec, privacy_params(p, len(values), eps, delta, test), suppress_small)
-    if l_diversity is None and (enforce is not None or always_check):
+    if params.threshold is not None:
+        blocks, *left_out = group_design(be, src, spec, params.privacy(len(values), test), suppress_small)
+    if l_diversity is None and (params.threshold is not None or always_check):
         l_diversity = rp_sql.DEFAULT_L_DIVERSITY
     check_max_top_share(max_top_share)
     limit = None
     if l_diversity is not None:
         check_l_diversity(l_diversity, len(values))
         limit = refuse_attribute_disclosure(be, src, spec, l_diversity,
-                                             leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0),
-                                             m=len(values), max_top_share=max_top_share)
+                                            leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0),
+                                            m=len(values), max_top_share=max_top_share)
     try:
         the_key = resolve_key(key, seed)
     except (TypeError, ValueError) as exc:
@@ -174,18 +170,18 @@ def plan_randomize(con, source, sensitive, p, *, public, domain, key, seed, enfo
     text = rp_sql.randomize_sql(src.sql, spec, output, values, src.type_of(sensitive), key_sql, blocks,
                                 check_domain=domain is not None, dialect=be.dialect,
                                 leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0))
-    return Plan(src, spec, values, blocks, enforce, text, *left_out, l_diversity=l_diversity, max_top_share=limit)
+    return Plan(src, spec, values, blocks, params, text, *left_out, l_diversity=l_diversity, max_top_share=limit)
 
 
-def randomize_statement(con, source, sensitive, p, *, public, domain, key, seed, enforce, test, nulls,
-                        show: bool = False, key_ref=None, suppress_small: bool = False,
+def randomize_statement(con, source, sensitive, params: privacy.RPParams, *, public, domain, key, seed, test,
+                        nulls, show: bool = False, key_ref=None, suppress_small: bool = False,
                         id_column: str | None = None, l_diversity: int | None = None,
                         max_top_share: float | None = None) -> str:
     """The SQL of a randomize call. show=True puts getvariable('rwn_key') where the key goes;
     else key_ref(con, key) gives the SQL that reads the key (never the key as a literal)."""
-    return plan_randomize(con, source, sensitive, p, public=public, domain=domain, key=key, seed=seed, enforce=enforce,
-                 test=test, nulls=nulls, show=show, key_ref=key_ref, suppress_small=suppress_small,
-                 id_column=id_column, l_diversity=l_diversity, max_top_share=max_top_share).sql
+    return plan_randomize(con, source, sensitive, params, public=public, domain=domain, key=key, seed=seed,
+                          test=test, nulls=nulls, show=show, key_ref=key_ref, suppress_small=suppress_small,
+                          id_column=id_column, l_diversity=l_diversity, max_top_share=max_top_share).sql
 
 
 def audit_statement(be, src, spec, m: int, pp: privacy.PrivacyParams, blocks, **options) -> str:

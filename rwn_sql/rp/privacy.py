@@ -62,6 +62,48 @@ def check_p(p) -> None:
         raise RWNError(f"p (retention probability) must be in (0, 1), got {p!r}")
 
 
+@dataclass(frozen=True)
+class Threshold:
+    """The (eps, delta) a release is enforced with. Its values are checked by PrivacyParams,
+    once the domain's size m (which bounds eps) is known."""
+    eps: float
+    delta: float
+
+    @classmethod
+    def of(cls, enforce) -> "Threshold | None":
+        """None (no enforcement), a Threshold, or a pair (eps, delta)."""
+        if enforce is None or isinstance(enforce, cls):
+            return enforce
+        try:
+            eps, delta = enforce
+        except (TypeError, ValueError):
+            raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
+        return cls(eps, delta)
+
+    def __iter__(self):
+        """eps, delta: a Threshold reads as the pair it was given as."""
+        return iter((self.eps, self.delta))
+
+
+@dataclass(frozen=True)
+class RPParams:
+    """The parameters of a uniform perturbation a caller gives: the retention probability p and
+    the enforcement threshold (None: not enforced; a pair is taken as a Threshold). Built once
+    where a public function receives them, which checks p and the pair's shape; `privacy` adds
+    the domain's size and the test once they are known."""
+    p: float
+    threshold: Threshold | None = None
+
+    def __post_init__(self):
+        check_p(self.p)
+        object.__setattr__(self, "p", float(self.p))
+        object.__setattr__(self, "threshold", Threshold.of(self.threshold))
+
+    def privacy(self, m: int, test: str) -> PrivacyParams:
+        """The enforcement's PrivacyParams for a domain of m values (checks eps and delta)."""
+        return PrivacyParams(p=self.p, m=m, eps=self.threshold.eps, delta=self.threshold.delta, test=test)
+
+
 def max_eps(p: float, m: int) -> float:
     """Largest eps for which theta <= 1 at every frequency f <= 1: 1 + (1-p)/(m p)."""
     return 1 + (1 - p) / (m * p)

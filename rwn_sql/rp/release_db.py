@@ -31,7 +31,7 @@ import duckdb
 
 from ..version import __version__
 from ..engines import duckdb as engine
-from . import sqlgen as rp_sql
+from . import privacy, sqlgen as rp_sql
 from ..engines.dialects import DUCKDB, Dialect, same_type_name
 from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident, quote_literal
@@ -485,8 +485,10 @@ def metadata_values(r, prefix: str = "") -> ReleaseMeta:
         raise RWNError(f"the release's metadata lists public columns {list(public)} with a repeat or the "
                        f"sensitive attribute: refused")
     p = r[4]
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1:
-        raise RWNError(f"the release's metadata gives p = {p!r}, not a retention probability in (0, 1): refused")
+    try:
+        privacy.check_p(p)
+    except RWNError:
+        raise RWNError(f"the release's metadata gives p = {p!r}, not a retention probability in (0, 1): refused") from None
     domain = r[5]
     if not domain or any(not isinstance(v, str) or "\x00" in v for v in domain) or len(set(domain)) != len(domain):
         bad = "empty" if not domain else "with NULL, NUL characters or repeats"

@@ -34,7 +34,7 @@ def recorded_elsewhere(con, release: str):
 def reconcile(recorded, label: str, sensitive: str, p, domain, public, enforce, test):
     """(p, domain, public, enforce, test) for the estimates: the recorded design, checked
     against the arguments given, or (no record) the arguments, which must then name the
-    enforcement (a pair, or None for none)."""
+    enforcement (a privacy.Threshold, or None for none; RECORDED: the record's)."""
     if recorded is None:
         if p is None or domain is None:
             raise RWNError(f"{label} records no design: give p and the published domain")
@@ -65,10 +65,7 @@ def reconcile(recorded, label: str, sensitive: str, p, domain, public, enforce, 
                            f"({recorded.test} test), not enforce=None: its errors account for the blocks; leave "
                            f"enforce out")
         if enforce is not None:
-            try:
-                eps, delta = enforce
-            except (TypeError, ValueError):
-                raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
+            eps, delta = enforce
             if not recorded.enforced or abs(float(eps) - recorded.epsilon) > 1e-12 or \
                     abs(float(delta) - recorded.delta) > 1e-12:
                 now = (f"enforced with ({recorded.epsilon}, {recorded.delta})" if recorded.enforced

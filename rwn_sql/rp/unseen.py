@@ -10,7 +10,7 @@ from .sqlgen import domain_values
 from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident, quote_literal
 from .checks import (check_l_diversity, check_max_top_share, FLOAT_SENSITIVE_WHY, LARGE_DOMAIN_WHY,
-                     NESTED_TYPE_NAMES, privacy_params, published_domain, refused)
+                     NESTED_TYPE_NAMES, published_domain, refused)
 from .release_source import RECORDED
 
 
@@ -83,24 +83,23 @@ def _unseen_disclosure(d, source: str, spec, public, exclude, l_diversity: int, 
         + f" || {m_sql} || " + quote_literal(" values: no personal group can hold that many distinct values"), value_sql)
 
 
-def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key_sql: str, enforce, test: str,
-                     nulls: str, id_column: str | None = None, dialect=None, l_diversity: int | None = None,
-                     max_top_share: float | None = None) -> str:
+def unseen_randomize(name: str, sensitive: str, params: privacy.RPParams, *, public, domain, key_sql: str,
+                     test: str, nulls: str, id_column: str | None = None, dialect=None,
+                     l_diversity: int | None = None, max_top_share: float | None = None) -> str:
     """randomize's SQL for a table or view the planner cannot see (a TEMP one of the SQL macros'
     caller), planned from the parameters alone; what plan_randomize reads from the source is computed by
     the statement: the output columns (`public`, default every other column but the id, in
     the source's order), the domain (given: cast to the column's type there; None: the values
-    present, sorted as text), the id (its type, no NULL, no duplicate), and with enforce=(eps, delta) the blocks per personal-group size
+    present, sorted as text), the id (its type, no NULL, no duplicate), and with a threshold (eps, delta) the blocks per personal-group size
     (rp_sql.designed_trials), and the rules of plan_randomize: a floating-point sensitive column or (no
-    domain given) more than MAX_INFERRED_DOMAIN values refused; with enforce (default L = 2) or a
+    domain given) more than MAX_INFERRED_DOMAIN values refused; enforced (default L = 2) or with a
     given l_diversity > 1, the groups that violate l and the public columns that determine the
     sensitive attribute refused (rp_sql.unseen_disclosure_sql: single columns, no pairs). The
     same rows as randomize() for the same key."""
     from ..engines.dialects import DUCKDB
     d = dialect or DUCKDB
     try:
-        privacy.check_p(p)
-        spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), nulls=nulls, id=id_column,
+        spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=params.p, nulls=nulls, id=id_column,
                                     public=() if public is None else (public,) if isinstance(public, str)
                                     else tuple(public))
     except ValueError as exc:
@@ -130,7 +129,7 @@ def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key
     else:
         domain_sql = unseen_domain(d, name, sensitive, domain)
         m_present = None
-    if l_diversity is None and enforce is not None:
+    if l_diversity is None and params.threshold is not None:
         l_diversity = rp_sql.DEFAULT_L_DIVERSITY
     check_max_top_share(max_top_share)
     if l_diversity is not None:
@@ -142,14 +141,10 @@ def unseen_randomize(name: str, sensitive: str, p: float, *, public, domain, key
     if id_column:        # as check_record_ids: no NULL, no duplicate (its type: unseen_source)
         domain_sql = _unseen_ids(d, id_column, present if nulls == 'drop' else 'SELECT * FROM ' + src.sql, domain_sql)
     trials, group_key = None, None
-    if enforce is not None:
-        try:
-            eps, delta = enforce
-        except (TypeError, ValueError):
-            raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
+    if params.threshold is not None:
         # the domain's size when given, else the statement's (then eps's bound for it is checked there)
         m = len(domain_values(domain)) if domain is not None else d.list_length(domain_sql)
-        pp = privacy_params(p, m if isinstance(m, int) else 2, eps, delta, test)
+        pp = params.privacy(m if isinstance(m, int) else 2, test)
         src, trials, group_key = _unseen_trials(d, src, spec, public is None, m, pp)
     return rp_sql.randomize_sql(src.sql, spec, None, None, None, key_sql, check_domain=domain is not None,
                                 dialect=d, domain_sql=domain_sql, trials_relation=trials, group_key=group_key)
@@ -201,8 +196,9 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
     over every count (privacy.design_worst_tail) are computed by the statement too."""
     from ..engines.dialects import DUCKDB
     d = dialect or DUCKDB
+    params = privacy.RPParams(p, (epsilon, delta))
+    p = params.p
     try:
-        privacy.check_p(p)
         group_key = engine.RESERVED_PREFIX + "pg"
         pub = None if public is None else (public,) if isinstance(public, str) else tuple(public)
         spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub or (group_key,) if pub is None
@@ -224,13 +220,13 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
     if domain is not None:
         literal = unseen_domain(d, name, sensitive, domain)
         m = len(domain_values(domain))
-        privacy_params(p, m, epsilon, delta, test)
+        params.privacy(m, test)
         conditions.append(engine.raise_unless(
             d, f"{s} IS NULL OR {d.list_contains(literal, s)}",
             quote_literal("the domain misses values present in the data: ") + f" || {d.as_text(s)}"))
     src = engine.unseen_source(name, d, conditions=conditions, named=[sensitive, *(pub or ())])
     if domain is None:       # the values present; the parameters are checked once it is known
-        privacy_params(p, 2, epsilon, delta, test)
+        params.privacy(2, test)
         present = f"(SELECT count(DISTINCT {s}) FROM {src.sql})"
         m = (f"rwn_privacy_m({float_literal(p)}, {unseen_domain_size(d, sensitive, present, present)}, "
              f"{float_literal(epsilon)}, {float_literal(delta)}, {quote_literal(test)})")
@@ -270,10 +266,8 @@ def unseen_estimates(release: str, sensitive: str, p: float, domain, group_by=()
                        f"the domain and epsilon and delta (with test) as the release was made, or enforced := false "
                        f"for a release made without enforcement")
     test = test or "exact"
-    try:
-        privacy.check_p(p)
-    except ValueError as exc:
-        raise refused(exc) from None
+    params = privacy.RPParams(p, enforce)
+    p = params.p
     group_by = (group_by,) if isinstance(group_by, str) else tuple(group_by)
     if sensitive in group_by:
         raise RWNError(f"group_by: {sensitive!r} is the sensitive attribute; its values are the rows already")
@@ -307,12 +301,8 @@ def unseen_estimates(release: str, sensitive: str, p: float, domain, group_by=()
             raise RWNError(f"values {unknown} are not in the domain")
         vals = [quote_literal(v) for v in values]       # compared with the column: read as its type
     pp = None
-    if enforce is not None:
-        try:
-            eps, delta = enforce
-        except (TypeError, ValueError):
-            raise RWNError(f"enforce must be a pair (eps, delta), got {enforce!r}") from None
-        pp = privacy_params(p, len(domain), eps, delta, test)
+    if params.threshold is not None:
+        pp = params.privacy(len(domain), test)
     s = quote_ident(sensitive)
     # the domain as the sensitive column's type, which only the statement knows
     literal = unseen_domain(d, release, sensitive, domain)
