@@ -6,6 +6,12 @@ class RWNError(ValueError):
     """Bad input or parameters; nothing was written."""
 
 
+class NoSuchSource(RWNError):
+    """A source named as a table or view that the connection does not see: none exists, or a TEMP
+    one of another connection (the SQL macros' caller: their cursor cannot see it, so the
+    macros plan it from the parameters and let the statement resolve it where it runs)."""
+
+
 def signal_report(word: str, written) -> str:
     """The last line of a run a signal ended (`word`: interrupted, terminated). Publishing stops
     at the signal (rwn_sql.engine.cancel), so `written` holds only outputs published, whole,

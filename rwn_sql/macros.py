@@ -11,7 +11,7 @@ from .rp.privacy import RPParams, Threshold
 from .rp.release_source import RECORDED
 from .rwn import run as rwn, sqlgen
 from . import templates
-from .errors import RWNError
+from .errors import NoSuchSource, RWNError
 from .identifiers import name_parts, quote_ident, quote_literal
 from .randomness import MACRO_KEYS, KeySQL
 from .rp.duckdb_udfs import BIGINT, BOOLEAN, DOUBLE, VARCHAR, VARCHAR_LIST, register_function, register_tails
@@ -21,12 +21,6 @@ def _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, dr
     return rwn.spec(tuple(columns or ()), categorical=tuple(categorical or ()), k=int(k), eps=eps, q=q,
                     scale=scale, strata=tuple(strata or ()), weight=weight, on_missing=on_missing,
                     drop=tuple(drop or ()), id=id_column)
-
-
-def _unseen(exc: RWNError) -> bool:
-    """The planner's cursor does not see the source: a TEMP table or view of the caller (or
-    none), which the statement resolves where it runs."""
-    return str(exc).startswith("no table or view named")
 
 
 def _plan(con, name, spec, what: str, key_sql=None, pairs: bool = False) -> str:
@@ -39,9 +33,7 @@ def _plan(con, name, spec, what: str, key_sql=None, pairs: bool = False) -> str:
     be = engine.DuckDBBackend(con.cursor())
     try:
         src = rwn.check_source(be, name, spec)
-    except RWNError as exc:
-        if not _unseen(exc):
-            raise
+    except NoSuchSource:
         src = rwn.unseen_source(be, name, spec)
     return rwn.prepare(be, src, spec, what, key_sql, pairs=pairs).sql
 
@@ -93,15 +85,15 @@ def _randomize_into(con, target, database, schema, source, sensitive, p, **optio
     cursor.execute(f"USE {quote_ident(database)}.{quote_ident(schema)}").fetchall()
     try:
         rp.randomize(cursor, source, sensitive, p, into=target, **options)
+    except NoSuchSource as exc:
+        raise RWNError(f"rwn_randomize_into: {exc}; it reads source on a connection of its own, which does not "
+                       f"see this connection's TEMP tables and views: make source a table or view of the database "
+                       f"(or use rwn_randomize, whose rows record no design)") from None
     except RWNError as exc:
         if str(exc).startswith(f"table {target!r} already exists"):
             raise RWNError(f"rwn_randomize_into: table {target!r} already exists (pass \"replace\" := true to "
                            f"replace it)") from None
-        if not _unseen(exc):
-            raise
-        raise RWNError(f"rwn_randomize_into: {exc}; it reads source on a connection of its own, which does not "
-                       f"see this connection's TEMP tables and views: make source a table or view of the database "
-                       f"(or use rwn_randomize, whose rows record no design)") from None
+        raise
     rows = cursor.execute(f"SELECT count(*) FROM {engine.table_target(cursor, target)}").fetchall()[0][0]
     return f"{target}: {rows} randomized rows; the design is recorded in its COMMENT"
 
@@ -141,9 +133,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
                                                key=key, seed=seed, test=test, nulls=nulls, key_ref=key_ref,
                                                id_column=id_column, l_diversity=l_diversity,
                                                max_top_share=max_top_share)
-        except RWNError as exc:
-            if not _unseen(exc):
-                raise
+        except NoSuchSource:
+            pass        # a TEMP table or view of the caller: planned from the parameters
         return unseen.unseen_randomize(source, sensitive, params, public=public, domain=domain,
                                        key_sql=key_ref(con, rwn.the_key(key, seed)), test=test, nulls=nulls,
                                        id_column=id_column, l_diversity=l_diversity, max_top_share=max_top_share)
@@ -158,9 +149,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         try:
             return rp.audit(con.cursor(), source, sensitive, p, epsilon, delta, public=public, domain=domain,
                             test=test, enforce=bool(enforce), nulls=nulls, sql=True)
-        except RWNError as exc:
-            if not _unseen(exc):
-                raise
+        except NoSuchSource:
+            pass        # a TEMP table or view of the caller: planned from the parameters
         return unseen.unseen_audit(source, sensitive, p, epsilon, delta, public=public, domain=domain, test=test,
                                enforce=bool(enforce), nulls=nulls)
 
@@ -176,9 +166,8 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         try:
             return rp.estimates(con.cursor(), release, sensitive, p, domain, group_by=group_by or (),
                                 where=where, values=values, public=public, enforce=enforce, test=test, sql=True)
-        except RWNError as exc:
-            if not _unseen(exc):
-                raise
+        except NoSuchSource:
+            pass        # a TEMP table or view of the caller: planned from the parameters
         return unseen.unseen_estimates(release, sensitive, p, domain, group_by=group_by or (), where=where,
                                    values=values, public=public, enforce=enforce, test=test)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import duckdb
 
 from .dialects import DUCKDB, source_from_table
-from ..errors import RWNError
+from ..errors import NoSuchSource, RWNError
 from ..identifiers import name_parts, quote_ident, quote_literal
 
 # DuckDB's connection, relation and error types, for the modules that take a connection or
@@ -203,7 +203,7 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
             raise RWNError(f"input {source!r} is not a file")
         raise RWNError(f"input file {source!r} does not exist")
     else:
-        raise RWNError(f"no table or view named {source!r} (give a table or view name as written in "
+        raise NoSuchSource(f"no table or view named {source!r} (give a table or view name as written in "
                        f"SQL, a SQL query, or a .csv/.parquet path)")
     try:
         rows = con.execute(f"DESCRIBE SELECT * FROM {sql}").fetchall()
