@@ -19,7 +19,6 @@ from .disclosure import attribute_disclosure, AttributeDisclosure, top_share_lim
 from .plan import audit_statement, blocks_for, judged_groups, plan_design, plan_randomize
 from .release_source import check_recorded_columns, reconcile, RECORDED, recorded_design
 
-
 __all__ = ["randomize", "audit", "estimates", "release", "query", "AuditResult"]
 
 

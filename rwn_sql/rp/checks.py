@@ -13,10 +13,12 @@ from ..identifiers import quote_ident, quote_literal
 
 
 def refused(exc: Exception) -> RWNError:
+    """A value check's error (a ValueError or TypeError) as the RWNError callers see, its message kept."""
     return RWNError(str(exc))
 
 
 def public_columns(src, sensitive: str, public, id_column: str | None = None) -> tuple[str, ...]:
+    """The public columns: those given, else every column but the sensitive one and the id."""
     if public is None:
         return tuple(c for c in src.names if c not in (sensitive, id_column))
     if isinstance(public, str):
@@ -25,6 +27,7 @@ def public_columns(src, sensitive: str, public, id_column: str | None = None) ->
 
 
 def check_names(src, sensitive, public) -> None:
+    """No column name of the source is reserved; the sensitive and the public columns exist."""
     engine.refuse_reserved(src)
     engine.require_columns(src, [sensitive], "sensitive")
     engine.require_columns(src, public, "public")

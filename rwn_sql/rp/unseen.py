@@ -14,7 +14,7 @@ from .checks import (check_l_diversity, check_max_top_share, FLOAT_SENSITIVE_WHY
 from .release_source import RECORDED
 
 
-def unseen_domain(d, name: str, sensitive: str, domain) -> str:
+def _unseen_domain(d, name: str, sensitive: str, domain) -> str:
     """A given domain (checked as text) as a SQL list of the sensitive column's type, which only
     the statement knows: values equal after the cast fail it."""
     domain = domain_values(domain)
@@ -31,7 +31,7 @@ def unseen_domain(d, name: str, sensitive: str, domain) -> str:
         + quote_literal(f" (column {sensitive!r}); list each value once"), typed)
 
 
-def unseen_domain_size(d, sensitive: str, n_sql: str, value_sql: str) -> str:
+def _unseen_domain_size(d, sensitive: str, n_sql: str, value_sql: str) -> str:
     """`value_sql`, failing the statement when the `n_sql` values present are more than
     MAX_INFERRED_DOMAIN (as resolve_domain refuses them)."""
     return engine.raise_unless(
@@ -124,10 +124,10 @@ def unseen_randomize(name: str, sensitive: str, params: privacy.RPParams, *, pub
             d, f"coalesce({d.list_length(values)}, 0) >= 2",
             quote_literal(f"the domain of {sensitive!r} has ") + f" || coalesce({d.list_length(values)}, 0) || "
             + quote_literal(" value(s); uniform perturbation needs at least 2"),
-            unseen_domain_size(d, sensitive, f"coalesce({d.list_length(values)}, 0)", values))
+            _unseen_domain_size(d, sensitive, f"coalesce({d.list_length(values)}, 0)", values))
         m_present = f"coalesce({d.list_length(values)}, 0)"
     else:
-        domain_sql = unseen_domain(d, name, sensitive, domain)
+        domain_sql = _unseen_domain(d, name, sensitive, domain)
         m_present = None
     if l_diversity is None and params.threshold is not None:
         l_diversity = rp_sql.DEFAULT_L_DIVERSITY
@@ -218,7 +218,7 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
             f"the sensitive column {sensitive!r} has NULL values; clean them or use nulls='drop' (--nulls drop; those "
             f"records are then left out of the release)")))
     if domain is not None:
-        literal = unseen_domain(d, name, sensitive, domain)
+        literal = _unseen_domain(d, name, sensitive, domain)
         m = len(domain_values(domain))
         params.privacy(m, test)
         conditions.append(engine.raise_unless(
@@ -228,7 +228,7 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
     if domain is None:       # the values present; the parameters are checked once it is known
         params.privacy(2, test)
         present = f"(SELECT count(DISTINCT {s}) FROM {src.sql})"
-        m = (f"rwn_privacy_m({float_literal(p)}, {unseen_domain_size(d, sensitive, present, present)}, "
+        m = (f"rwn_privacy_m({float_literal(p)}, {_unseen_domain_size(d, sensitive, present, present)}, "
              f"{float_literal(epsilon)}, {float_literal(delta)}, {quote_literal(test)})")
     if pub is None:
         src = engine.Source(f"(SELECT *, {d.row_of_all_but([s])} AS {group_key} FROM {src.sql}) AS __rwn_keyed",
@@ -305,7 +305,7 @@ def unseen_estimates(release: str, sensitive: str, p: float, domain, group_by=()
         pp = params.privacy(len(domain), test)
     s = quote_ident(sensitive)
     # the domain as the sensitive column's type, which only the statement knows
-    literal = unseen_domain(d, release, sensitive, domain)
+    literal = _unseen_domain(d, release, sensitive, domain)
     typed = d.same_type_list(f"(SELECT {s} FROM {d.table_by_name(quote_literal(release))} LIMIT 0)",
                              [quote_literal(v) for v in domain])
     inside = engine.raise_unless(
