@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from ..engines import duckdb as engine
 from . import run as rwn
-from ..engines.backend import backend_for
+from ..engines.backend import Session, backend_for
 from ..errors import RWNError
 from ..randomness import KEY_PLACEHOLDER, key_scope
 from .spec import RWNSpec
@@ -23,7 +23,7 @@ def check_pair_budget(con, src, spec: RWNSpec) -> None:
     rwn.check_pair_budget(backend_for(con), src, spec)
 
 
-def neighborhoods(con: engine.Connection, source, columns, k: int = 5, eps: float = 0.0,
+def neighborhoods(con: Session, source, columns, k: int = 5, eps: float = 0.0,
                   scale: str = "minmax", strata=(), categorical=(), weight: float = 1.0,
                   on_missing: str = "error", pairs: bool = False, sql: bool = False, id: str | None = None):
     """Exact RWN neighbourhoods of every record of `source`.
@@ -45,7 +45,7 @@ def neighborhoods(con: engine.Connection, source, columns, k: int = 5, eps: floa
     return rwn.deliver(be, rwn.prepare(be, src, spec, "neighborhoods", pairs=pairs))
 
 
-def perturb(con: engine.Connection, source, columns, k: int = 5, eps: float = 0.0,
+def perturb(con: Session, source, columns, k: int = 5, eps: float = 0.0,
             q: float = 1.0, scale: str = "minmax", strata=(), categorical=(), weight: float = 1.0,
             on_missing: str = "error", drop=(), key: str | None = None, seed: int | None = None,
             into: str | None = None, replace: bool = False, sql: bool = False, order: str = "keyed",
@@ -110,7 +110,7 @@ def perturb_statement(con, source, columns, *, k, eps, q, scale, strata, categor
     return rwn.prepare(be, src, spec, "perturb", key_sql, order=order).sql
 
 
-def donors(con: engine.Connection, source, columns, k: int = 5, eps: float = 0.0,
+def donors(con: Session, source, columns, k: int = 5, eps: float = 0.0,
            q: float = 1.0, scale: str = "minmax", strata=(), categorical=(), weight: float = 1.0,
            on_missing: str = "error", key: str | None = None, seed: int | None = None,
            id: str | None = None):
@@ -156,7 +156,7 @@ def row_counts(con: engine.Connection, source, release) -> RowCounts:
     return RowCounts(rows_in, rows_out)
 
 
-def forget_keys(con) -> None:
+def forget_keys(con: Session) -> None:
     """Remove every key that rwn_sql stored on `con` (a DuckDB connection or a SparkSession) for
     the lazy relations it returned (one per distinct key) and for the SQL macros. Those
     relations, and views made from them, then fail ("the key of this statement is not set")
