@@ -104,6 +104,37 @@ ADULT = BODYFAT.parent / "adult.csv"
 PUB = "sex,race,relationship,education,marital_status"
 
 
+def test_randomize_show_sql_prints_the_statement_that_ran(tmp_path):
+    """--show-sql prints the randomize statement of the run itself (planned once), the key
+    replaced by getvariable('rwn_key'): run by hand with that variable set, it gives the rows
+    the command wrote."""
+    key = tmp_path / "key.txt"
+    key.write_text("randomize-show-sql-secret-key-0123456789")
+    out = tmp_path / "r.parquet"
+    res = run("randomize", ADULT, out, "--sensitive", "occupation", "--p", "0.5", "--public", "sex,race,relationship",
+              "--enforce", "0.5,0.05", "--key-file", key, "--show-sql")
+    assert res.returncode == 0, res.stderr
+    assert "randomize-show-sql-secret-key" not in res.stdout and "getvariable('rwn_key')" in res.stdout
+    con = duckdb.connect()
+    con.execute("SET VARIABLE rwn_key = 'randomize-show-sql-secret-key-0123456789'").fetchall()
+    by_hand = con.execute(res.stdout).fetchall()
+    written = con.execute(f"SELECT * FROM '{out}'").fetchall()
+    assert len(by_hand) == 32561 and sorted(by_hand, key=repr) == sorted(written, key=repr)
+
+
+def test_randomize_show_sql_plans_once(tmp_path, monkeypatch, capsys):
+    """The shown statement is not a second plan: the checks, the group design and the
+    attribute-disclosure queries run once."""
+    from rwn_sql.rp import plan as rp_plan
+    calls = []
+    planner = rp_plan.plan_randomize
+    monkeypatch.setattr(rp_plan, "plan_randomize", lambda *a, **kw: calls.append(1) or planner(*a, **kw))
+    code = main(["randomize", str(ADULT), str(tmp_path / "r.parquet"), "--sensitive", "occupation", "--p", "0.5",
+                 "--public", "sex,race", "--seed", "3", "--show-sql"])
+    assert code == 0 and "getvariable('rwn_key')" in capsys.readouterr().out
+    assert len(calls) == 1
+
+
 def test_randomize_audit_release_query_commands(tmp_path):
     out = tmp_path / "r.parquet"
     res = run("randomize", ADULT, out, "--sensitive", "occupation", "--p", "0.5", "--public", PUB,

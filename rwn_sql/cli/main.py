@@ -246,12 +246,11 @@ def cmd_randomize(args) -> int:
     opts = dict(_rp_opts(args), key=key, seed=args.seed, suppress_small=args.suppress_small, id_column=args.id)
     with _session(args) as session:
         be = backend_for(session)
-        if args.show_sql:
-            print(be.engine_sql(rp_plan.randomize_statement(session, args.input, args.sensitive, params, show=True,
-                                                            **opts)))
         start = time.perf_counter()
         with key_scope(be, lasting=False):
             plan = rp_plan.plan_randomize(session, args.input, args.sensitive, params, **opts)
+            if args.show_sql:
+                print(be.engine_sql(plan.shown_sql))
             rows = be.write(plan.sql, args.output, overwrite=args.overwrite,
                             design=rp_plan.plan_design(plan, args.test))
     _log_suppressed(plan.suppressed_records, plan.suppressed_groups)

@@ -62,11 +62,11 @@ def randomize(con: Session, source, sensitive: str, p: float, public=None, domai
     params = privacy.RPParams(p, enforce)
     with key_scope(be, lasting=into is None):     # with into=, the key is gone once the table is written
         plan = plan_randomize(be, source, sensitive, params, public=public, domain=domain, key=key, seed=seed,
-                              test=test, nulls=nulls, show=sql, suppress_small=suppress_small, id_column=id,
+                              test=test, nulls=nulls, suppress_small=suppress_small, id_column=id,
                               l_diversity=l_diversity, max_top_share=max_top_share)
         _warn_suppressed(plan)
         if sql:
-            return be.engine_sql(plan.sql)
+            return be.engine_sql(plan.shown_sql)
         out = be.deliver(plan.sql, into, replace)
         if into is not None:
             record_design(be.con, engine.table_target(be.con, into), plan, test)

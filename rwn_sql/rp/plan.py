@@ -135,10 +135,11 @@ class Plan:
     suppressed_records: int = 0
     l_diversity: int | None = None  # the attribute-disclosure rule applied (1: turned off; None: not checked)
     max_top_share: float | None = None  # the top-share limit applied (1: turned off; None: not checked)
+    shown_sql: str = ""             # the SQL with getvariable('rwn_key') where the key goes (--show-sql)
 
 
 def plan_randomize(con, source, sensitive, params: privacy.RPParams, *, public, domain, key, seed, test, nulls,
-                   show=False, key_ref=None, suppress_small=False, id_column=None, l_diversity=None,
+                   key_ref=None, suppress_small=False, id_column=None, l_diversity=None,
                    always_check=False, max_top_share=None) -> Plan:
     """The one orchestration of a randomization, for every engine, the Python API, the CLI and
     the SQL macros: checks, domain, design (enforcement), the attribute-disclosure rule (with
@@ -166,21 +167,24 @@ def plan_randomize(con, source, sensitive, params: privacy.RPParams, *, public, 
     except (TypeError, ValueError) as exc:
         raise refused(exc) from None
     output = [c for c in src.names if c in spec.public or c == sensitive]
-    key_sql = KEY_PLACEHOLDER if show else key_ref(be.con, the_key) if key_ref else be.key_sql(the_key)
-    text = rp_sql.randomize_sql(src.sql, spec, output, values, src.type_of(sensitive), key_sql, blocks,
-                                check_domain=domain is not None, dialect=be.dialect,
-                                leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0))
-    return Plan(src, spec, values, blocks, params, text, *left_out, l_diversity=l_diversity, max_top_share=limit)
+
+    def statement(key_sql: str) -> str:
+        return rp_sql.randomize_sql(src.sql, spec, output, values, src.type_of(sensitive), key_sql, blocks,
+                                    check_domain=domain is not None, dialect=be.dialect,
+                                    leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0))
+    text = statement(key_ref(be.con, the_key) if key_ref else be.key_sql(the_key))
+    return Plan(src, spec, values, blocks, params, text, *left_out, l_diversity=l_diversity, max_top_share=limit,
+                shown_sql=statement(KEY_PLACEHOLDER))
 
 
 def randomize_statement(con, source, sensitive, params: privacy.RPParams, *, public, domain, key, seed, test,
-                        nulls, show: bool = False, key_ref=None, suppress_small: bool = False,
+                        nulls, key_ref=None, suppress_small: bool = False,
                         id_column: str | None = None, l_diversity: int | None = None,
                         max_top_share: float | None = None) -> str:
-    """The SQL of a randomize call. show=True puts getvariable('rwn_key') where the key goes;
-    else key_ref(con, key) gives the SQL that reads the key (never the key as a literal)."""
+    """The SQL of a randomize call: key_ref(con, key) gives the SQL that reads the key (never
+    the key as a literal)."""
     return plan_randomize(con, source, sensitive, params, public=public, domain=domain, key=key, seed=seed,
-                          test=test, nulls=nulls, show=show, key_ref=key_ref, suppress_small=suppress_small,
+                          test=test, nulls=nulls, key_ref=key_ref, suppress_small=suppress_small,
                           id_column=id_column, l_diversity=l_diversity, max_top_share=max_top_share).sql
 
 
