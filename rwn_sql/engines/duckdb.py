@@ -26,6 +26,9 @@ Connection = duckdb.DuckDBPyConnection
 Relation = duckdb.DuckDBPyRelation
 Error = duckdb.Error
 IOException = duckdb.IOException
+CatalogException = duckdb.CatalogException
+InterruptException = duckdb.InterruptException
+OutOfMemoryException = duckdb.OutOfMemoryException
 connect = duckdb.connect
 
 NUMERIC_TYPES = DUCKDB.NUMERIC
