@@ -52,9 +52,14 @@ def old_evaluate_module():
     """rwn_sql/evaluate.py as of OLD_COMMIT, imported as a module of the rwn_sql package."""
     text = subprocess.run(["git", "-C", str(ROOT), "show", f"{OLD_COMMIT}:rwn_sql/evaluate.py"],
                           capture_output=True, text=True, check=True).stdout
-    # Its imports named the flat layout of that time; engine.py is now rwn_sql/engines/duckdb.py.
-    text = text.replace("from . import engine\n", "from .engines import duckdb as engine\n").replace(
-        "from .engine import", "from .engines.duckdb import")
+    # Its imports named the flat layout of that time; engine.py is now the DuckDB modules of
+    # rwn_sql/engines, stood in for by one module holding all their names.
+    import types
+    from rwn_sql.engines import duckdb, duckdb_backend, files, outputs, sources
+    engine = types.ModuleType("rwn_sql.engine")
+    for part in (duckdb, sources, outputs, files, duckdb_backend):
+        engine.__dict__.update({k: v for k, v in vars(part).items() if not k.startswith("__")})
+    sys.modules["rwn_sql.engine"] = engine
     spec = importlib.util.spec_from_loader("rwn_sql._evaluate_before", loader=None)
     module = importlib.util.module_from_spec(spec)
     module.__package__ = "rwn_sql"

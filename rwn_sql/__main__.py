@@ -6,7 +6,7 @@ documented message and exit code 130 or 143. Only the interpreter's own start-up
 module runs, is left to Python's defaults. While the command works, rwn_sql.cli.main's handlers
 take over (they stop publishing at once, then cancel DuckDB); they hand back to these when it
 returns, and once the command has finished, signals are ignored until the process exits with its
-code. Whichever handler takes a signal, no output is published after it (engine.cancel), and an
+code. Whichever handler takes a signal, no output is published after it (files.cancel), and an
 output exists after a signal only when the run exits with its own code."""
 import os
 import signal
@@ -25,12 +25,12 @@ def exit_on_signal(signum, frame) -> None:
         signal.signal(s, signal.SIG_IGN)
     if getattr(sys.modules.get("rwn_sql.cli.main"), "work_ended", False):
         return
-    engine = sys.modules.get("rwn_sql.engines.duckdb")     # possibly still being imported
-    if hasattr(engine, "cancel"):
-        engine.cancel()
-    if hasattr(engine, "remove_private_dirs"):
-        engine.remove_private_dirs(ending=True)
-    written = list(getattr(engine, "published", []))
+    files = sys.modules.get("rwn_sql.engines.files")     # possibly still being imported
+    if hasattr(files, "cancel"):
+        files.cancel()
+    if hasattr(files, "remove_private_dirs"):
+        files.remove_private_dirs(ending=True)
+    written = list(getattr(files, "published", []))
     try:
         os.write(2, f"{signal_report(SIGNAL_MESSAGES[signum], written)}\n".encode())
     except OSError:

@@ -5,11 +5,11 @@ import secrets
 
 import duckdb
 
-from .engines import duckdb as engine
+from .engines import duckdb_backend, outputs
 from .rp import api as rp, plan as rp_plan, unseen
 from .rp.privacy import RPParams, Threshold
 from .rp.release_source import RECORDED
-from .rwn import run as rwn, sqlgen
+from .rwn import run as rwn
 from . import templates
 from .errors import NoSuchSource, RWNError
 from .identifiers import name_parts, quote_ident, quote_literal
@@ -30,7 +30,7 @@ def _plan(con, name, spec, what: str, key_sql=None, pairs: bool = False) -> str:
     (rwn.unseen_source): the same rows, since only the speed depends on what the pre-passes read."""
     if not isinstance(name, str):
         raise RWNError("the first argument must be a table or view name (a string)")
-    be = engine.DuckDBBackend(con.cursor())
+    be = duckdb_backend.DuckDBBackend(con.cursor())
     try:
         src = rwn.check_source(be, name, spec)
     except NoSuchSource:
@@ -94,7 +94,7 @@ def _randomize_into(con, target, database, schema, source, sensitive, p, **optio
             raise RWNError(f"rwn_randomize_into: table {target!r} already exists (pass \"replace\" := true to "
                            f"replace it)") from None
         raise
-    rows = cursor.execute(f"SELECT count(*) FROM {engine.table_target(cursor, target)}").fetchall()[0][0]
+    rows = cursor.execute(f"SELECT count(*) FROM {outputs.table_target(cursor, target)}").fetchall()[0][0]
     return f"{target}: {rows} randomized rows; the design is recorded in its COMMENT"
 
 

@@ -151,7 +151,7 @@ def test_interrupted_run_leaves_no_table(con):
 
 
 def test_interrupted_file_write_leaves_no_file(con, tmp_path):
-    from rwn_sql.engines import duckdb as engine
+    from rwn_sql.engines import outputs
     from rwn_sql.rwn import sqlgen
     rng = np.random.default_rng(1)
     n = 400_000
@@ -161,7 +161,7 @@ def test_interrupted_file_write_leaves_no_file(con, tmp_path):
     timer = threading.Timer(0.5, con.interrupt)
     timer.start()
     with pytest.raises((duckdb.InterruptException, duckdb.Error, KeyboardInterrupt)):
-        engine.write_output(con, sql, str(tmp_path / "out.parquet"))
+        outputs.write_output(con, sql, str(tmp_path / "out.parquet"))
     timer.cancel()
     assert list(tmp_path.iterdir()) == []
 

@@ -10,7 +10,7 @@ from conftest import BODYFAT, BODYFAT_COLUMNS, load_numpy, tied_data
 from scipy import stats
 
 from rwn_sql import RWNError
-from rwn_sql.engines import duckdb as engine
+from rwn_sql.engines import outputs
 from rwn_sql.evaluation.baselines import mdav, mdav_groups, mdav_labels, mdav_statement, rank_swap, rank_swap_donors, rank_swap_pairs, rank_swap_statement
 from rwn_sql.randomness import keyed_bits
 
@@ -351,16 +351,16 @@ def test_sources_and_into(con, bodyfat, tmp_path):
 
 
 def test_statements_write_files(con, bodyfat, tmp_path):
-    """The *_statement builders give the same release, e.g. for engine.write_output."""
+    """The *_statement builders give the same release, e.g. for outputs.write_output."""
     key = "file-key-0123456789"
     text = rank_swap_statement(con, bodyfat, ["Age", "Weight"], 15, key=key)
     assert key not in text
     out = tmp_path / "swapped.parquet"
-    assert engine.write_output(con, text, str(out)) == 241
+    assert outputs.write_output(con, text, str(out)) == 241
     assert (con.execute(f"SELECT * FROM read_parquet('{out}')").fetchall()
             == rank_swap(con, bodyfat, ["Age", "Weight"], 15, key=key).fetchall())
     out = tmp_path / "mdav.csv"
-    engine.write_output(con, mdav_statement(con, bodyfat, ["Age", "Weight"], 4), str(out))
+    outputs.write_output(con, mdav_statement(con, bodyfat, ["Age", "Weight"], 4), str(out))
     got = con.execute(f"SELECT Age, Weight FROM read_csv('{out}')").fetchall()
     want = mdav(con, bodyfat, ["Age", "Weight"], 4).project("Age, Weight").fetchall()
     assert np.allclose(np.array(got), np.array(want), rtol=1e-15, atol=0)

@@ -349,11 +349,11 @@ def test_a_signal_between_statements_stops_the_publish(tmp_path, target):
         duckdb.connect(str(tmp_path / "have.duckdb")).execute("CREATE TABLE other AS SELECT 1 AS x").fetchall()
     code = ("import sys, time\n"
             "from rwn_sql.cli import main as cli\n"
-            "from rwn_sql.engines import duckdb as engine\n"
+            "from rwn_sql.engines import outputs\n"
             "def pause():\n"
             "    print('paused', file=sys.stderr, flush=True)\n"
             "    time.sleep(0.3)\n"
-            "real_write, real_run = engine.write_output, engine.run\n"
+            "real_write, real_run = outputs.write_output, outputs.run\n"
             "def write_output(*args, **kwargs):\n"
             "    pause()\n"
             "    return real_write(*args, **kwargs)\n"
@@ -362,7 +362,7 @@ def test_a_signal_between_statements_stops_the_publish(tmp_path, target):
             "    if sql.startswith('CREATE TABLE '):\n"
             "        pause()\n"
             "    return rows\n"
-            f"engine.{'run = run' if target.startswith('have') else 'write_output = write_output'}\n"
+            f"outputs.{'run = run' if target.startswith('have') else 'write_output = write_output'}\n"
             f"sys.exit(cli.main(['perturb', {str(BODYFAT)!r}, {target!r}, '--columns', 'Age', '--seed', '1']))\n")
     for sig in (signal.SIGINT, signal.SIGTERM):
         err = tmp_path / "stderr.txt"
@@ -395,14 +395,14 @@ def test_a_signal_after_the_publish_lets_the_run_close_up(tmp_path, target):
         duckdb.connect(str(tmp_path / "have.duckdb")).execute("CREATE TABLE other AS SELECT 1 AS x").fetchall()
     code = ("import sys\n"
             "from rwn_sql.cli import main as cli\n"
-            "from rwn_sql.engines import duckdb as engine\n"
-            "real_write = engine.write_output\n"
+            "from rwn_sql.engines import outputs\n"
+            "real_write = outputs.write_output\n"
             "def write_output(con, *args, **kwargs):\n"
             "    rows = real_write(con, *args, **kwargs)\n"
             "    print('published', file=sys.stderr, flush=True)\n"
             "    con.execute('SELECT sum(i) FROM range(300000000) t(i)').fetchall()\n"
             "    return rows\n"
-            "engine.write_output = write_output\n"
+            "outputs.write_output = write_output\n"
             f"sys.exit(cli.main(['perturb', {str(BODYFAT)!r}, {target!r}, '--columns', 'Age', '--seed', '1']))\n")
     for sig in (signal.SIGINT, signal.SIGTERM):
         err = tmp_path / "stderr.txt"
@@ -713,12 +713,12 @@ def test_exit_within_2s_even_if_duckdb_never_returns(tmp_path):
     write that never returns and ignores the cancel: the run must still leave in time."""
     code = ("import sys, time\n"
             "from rwn_sql.cli import main as cli\n"
-            "from rwn_sql.engines import duckdb as engine\n"
+            "from rwn_sql.engines import outputs\n"
             "def stuck(*args, **kwargs):\n"
             "    print('stuck', file=sys.stderr, flush=True)\n"
             "    while True:\n"
             "        time.sleep(1)\n"
-            "engine.write_output = stuck\n"
+            "outputs.write_output = stuck\n"
             f"sys.exit(cli.main(['perturb', {str(BODYFAT)!r}, 'out.csv', '--columns', 'Age', '--seed', '1']))\n")
     for sig in (signal.SIGINT, signal.SIGTERM):
         err = tmp_path / "stderr.txt"
@@ -764,7 +764,7 @@ def test_signal_at_every_step_of_making_the_private_dir(tmp_path, monkeypatch):
     the run's private directories and exits). Whatever line it interrupts, nothing is left
     behind: directories are registered before they exist. (CI once found a directory left by
     a SIGTERM that came between its rename and its registration.)"""
-    from rwn_sql.engines import duckdb as engine
+    from rwn_sql.engines import files
 
     import threading
     step = 0
@@ -773,28 +773,28 @@ def test_signal_at_every_step_of_making_the_private_dir(tmp_path, monkeypatch):
         seen = 0
         # the exception may leave the lock held (a real handler exits the process): a fresh one
         # per step, and the module's own lock back after the test
-        monkeypatch.setattr(engine, "_guard", threading.RLock())
+        monkeypatch.setattr(files, "_guard", threading.RLock())
 
         def tracer(frame, event, arg):
             nonlocal seen
-            if frame.f_code not in (engine.private_dir.__code__, engine._make_private_dir.__code__):
+            if frame.f_code not in (files.private_dir.__code__, files._make_private_dir.__code__):
                 return None
             if event == "line":
                 seen += 1
                 if seen == step:
-                    engine.remove_private_dirs()       # what exit_on_signal does (but the run goes on)
+                    files.remove_private_dirs()       # what exit_on_signal does (but the run goes on)
                     raise _SignalArrived
             return tracer
 
         sys.settrace(tracer)
         try:
-            engine.private_dir(str(tmp_path))
+            files.private_dir(str(tmp_path))
             interrupted = False
         except _SignalArrived:
             interrupted = True
         finally:
             sys.settrace(None)
-        engine.remove_private_dirs()
+        files.remove_private_dirs()
         assert leftovers(tmp_path) == [], f"left behind when interrupted at line {step} of making it"
         if not interrupted:
             break
@@ -805,15 +805,15 @@ def test_nothing_is_made_or_published_once_a_signal_ends_the_run(tmp_path, monke
     """The CLI works in a thread; once the main thread has taken a signal and removed the run's
     directories, that thread can neither make a new one nor publish an output (CI once found
     a directory made in that window)."""
-    from rwn_sql.engines import duckdb as engine
+    from rwn_sql.engines import files
     from rwn_sql.errors import RWNError
 
-    tmp = os.path.join(engine.private_dir(str(tmp_path)), "out.csv")
+    tmp = os.path.join(files.private_dir(str(tmp_path)), "out.csv")
     open(tmp, "w").close()
-    monkeypatch.setattr(engine, "_ending", False)
-    engine.remove_private_dirs(ending=True)
+    monkeypatch.setattr(files, "_ending", False)
+    files.remove_private_dirs(ending=True)
     with pytest.raises(RWNError, match="ending"):
-        engine.private_dir(str(tmp_path))
+        files.private_dir(str(tmp_path))
     with pytest.raises(RWNError, match="not published"):
-        engine.publish(tmp, str(tmp_path / "out.csv"), overwrite=False)
+        files.publish(tmp, str(tmp_path / "out.csv"), overwrite=False)
     assert os.listdir(tmp_path) == []

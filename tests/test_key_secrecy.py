@@ -270,7 +270,7 @@ def test_keys_are_gone_after_an_interrupt(con, monkeypatch):
     """Catches a key left behind when a call is interrupted: by conn.interrupt() while the
     statement runs, and by a KeyboardInterrupt (Ctrl-C) while it writes, a lazy call's too."""
     import threading
-    from rwn_sql.engines import duckdb as engine
+    from rwn_sql.engines import outputs
     con.execute("CREATE TABLE big AS SELECT i AS id, CAST(hash(i) % 100003 AS DOUBLE) AS u, "
                 "CAST(hash(i + 7) % 100019 AS DOUBLE) AS v FROM range(300000) r(i)").fetchall()
     timer = threading.Timer(0.5, con.interrupt)
@@ -284,11 +284,11 @@ def test_keys_are_gone_after_an_interrupt(con, monkeypatch):
 
     def ctrl_c(*args, **kwargs):
         raise KeyboardInterrupt
-    monkeypatch.setattr(engine, "write_table", ctrl_c)
+    monkeypatch.setattr(outputs, "write_table", ctrl_c)
     with pytest.raises(KeyboardInterrupt):
         rp.randomize(con, "t", "occ", 0.5, public=["sex"], key=KEY, into="never")
     assert stored_keys(con) == []
-    monkeypatch.setattr(engine, "deliver", ctrl_c)
+    monkeypatch.setattr(outputs, "deliver", ctrl_c)
     with pytest.raises(KeyboardInterrupt):
         rp.randomize(con, "t", "occ", 0.5, public=["sex"], key=KEY)      # lazy, interrupted before it returns
     assert stored_keys(con) == []

@@ -24,7 +24,7 @@ LAYERS = [
 ENGINE_MODULES = {"engines", "macros", "rp.duckdb_udfs"}   # may import duckdb / pyspark
 ENGINE_IMPORTS_TO_REMOVE = {"cli.main", "rp.design_record", "rp.release_db"}
 MAX_FILE_LINES, MAX_FUNCTION_LINES = 800, 80
-FILES_TO_SPLIT = {"engines.duckdb"}
+FILES_TO_SPLIT = set()
 FUNCTIONS_TO_SPLIT = {"macros.install"}
 
 

@@ -234,10 +234,10 @@ def test_a_release_s_rows_are_an_input_by_schema_and_name(made, tmp_path):
     is still refused, and a table of main whose name holds a dot is still found by its name.
     Before: "database file ... has no table 'randomized_rows_not_counts.people_randomized'"."""
     con, path = made
-    from rwn_sql.engines import duckdb as engine
+    from rwn_sql.engines import sources
     from rwn_sql.rp import release_db
     with duckdb.connect() as c:
-        src = engine.resolve_source(c, f"{path}:{release_db.ROWS_SCHEMA}.people_randomized")
+        src = sources.resolve_source(c, f"{path}:{release_db.ROWS_SCHEMA}.people_randomized")
         assert c.execute(f"SELECT count(*) FROM {src.sql}").fetchall() == [(240,)]
     copy = tmp_path / "copy.duckdb"
     with duckdb.connect(str(copy)) as c:
@@ -246,8 +246,8 @@ def test_a_release_s_rows_are_an_input_by_schema_and_name(made, tmp_path):
         c.execute('CREATE TABLE "s.t" AS SELECT 2 AS x').fetchall()
     with duckdb.connect() as c:
         with pytest.raises(RWNError, match="is a view, not a table"):
-            engine.resolve_source(c, f"{copy}:s.v")
-        src = engine.resolve_source(c, f"{copy}:s.t")
+            sources.resolve_source(c, f"{copy}:s.v")
+        src = sources.resolve_source(c, f"{copy}:s.t")
         assert c.execute(f"SELECT x FROM {src.sql}").fetchall() == [(2,)]
         with pytest.raises(RWNError, match="has no table 'w' in schema 's'"):
-            engine.resolve_source(c, f"{copy}:s.w")
+            sources.resolve_source(c, f"{copy}:s.w")

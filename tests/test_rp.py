@@ -11,7 +11,7 @@ import rwn_sql
 from conftest import ROOT, load_numpy
 from independent_tails import block_dp_tails
 from rwn_sql import RWNError
-from rwn_sql.engines import duckdb as engine
+from rwn_sql.engines import sources
 from rwn_sql.rp import privacy, api as rp
 from rwn_sql.randomness import keyed_order
 
@@ -610,9 +610,9 @@ def test_randomize_order_is_the_keyed_permutation(con):
         text = rp.randomize(con, source, "s", 0.5, public=["i", "g"], seed=1, sql=True)
         assert "query_table" not in text
         out = rp.randomize(con, source, "s", 0.5, public=["i", "g"], seed=1).fetchall()
-        inputs = [r[0] for r in con.execute(f"SELECT i FROM {engine.resolve_source(con, source).sql}").fetchall()]
+        inputs = [r[0] for r in con.execute(f"SELECT i FROM {sources.resolve_source(con, source).sql}").fetchall()]
         assert [r[0] for r in out] == [inputs[r - 1] for r in keyed_order("seed:1", "rp.order", n)]
-    assert engine.resolve_source(con, "main.big").sql == '"main"."big"'
+    assert sources.resolve_source(con, "main.big").sql == '"main"."big"'
     ordered = rp.randomize(con, "big", "s", 0.5, public=["i", "g"], seed=1).fetchall()
     con.execute("SET preserve_insertion_order = false").fetchall()
     con.execute("SET threads = 1").fetchall()

@@ -66,8 +66,8 @@ def _batched_against_perturb(con, source, columns, eps_values, k, q, reps, categ
     """Every release of rwn_releases (all eps from one neighbourhood search) equals perturb's
     with the same eps and key#r, row for row; the sizes and closest distances equal the
     neighbourhoods API's."""
-    from rwn_sql.engines import duckdb as engine
-    be = engine.DuckDBBackend(con)
+    from rwn_sql.engines import duckdb_backend
+    be = duckdb_backend.DuckDBBackend(con)
     key = "batched-key-0123456789"
     sizes = []
     releases = tune.rwn_releases(be, be.source(source), columns, eps_values, k=k, q=q, reps=reps, scale="minmax",
@@ -133,13 +133,13 @@ def test_batched_releases_equal_perturb_with_ties_empty_and_categories(con, rele
 
 def test_batched_releases_do_not_depend_on_threads(release_path):
     from conftest import BODYFAT
-    from rwn_sql.engines import duckdb as engine
+    from rwn_sql.engines import duckdb_backend
     tables = []
     for threads in (1, 2):
         c = duckdb.connect()
         c.execute(f"SET threads = {threads}").fetchall()
         c.execute(f"CREATE TABLE bodyfat AS SELECT * FROM read_csv('{BODYFAT}')").fetchall()
-        be = engine.DuckDBBackend(c)
+        be = duckdb_backend.DuckDBBackend(c)
         releases = tune.rwn_releases(be, be.source("bodyfat"), BODYFAT_COLUMNS, [0.3, 0.9, 0.6], k=5, q=0.8, reps=4,
                                      scale="minmax", categorical=(), key="threads-key-0123456789", into="batched")
         try:

@@ -26,7 +26,7 @@ import time
 
 import duckdb
 
-from ..engines import duckdb as engine
+from ..engines import duckdb as engine, duckdb_backend, files, outputs, sources
 from ..errors import RWNError, signal_report
 from ..randomness import key_scope, read_key_file
 from .parser import parse_arguments
@@ -41,7 +41,7 @@ def _work_folder(args) -> str | None:
     for name in ("output", "groups_output", "json", "output_dir"):
         target = getattr(args, name, None)
         if target:
-            db = engine.split_db_target(target)
+            db = sources.split_db_target(target)
             folder = target if name == "output_dir" else os.path.dirname(os.path.abspath(db[0] if db else target))
             return folder if os.path.isdir(folder) else None
     return None
@@ -89,7 +89,7 @@ def _connect(args) -> duckdb.DuckDBPyConnection:
         check_threads(args.threads)
     if args.memory_limit is not None:
         check_memory_limit(args.memory_limit)
-    spill = os.path.join(engine.private_dir(_work_folder(args)), "spill")
+    spill = os.path.join(files.private_dir(_work_folder(args)), "spill")
     # DuckDB would spill to ./.tmp in the working directory and leave it after a kill.
     con = duckdb.connect(config={"temp_directory": spill})
     _connections.append(con)
@@ -101,7 +101,7 @@ def _connect(args) -> duckdb.DuckDBPyConnection:
         except duckdb.Error as exc:
             raise RWNError(f"--memory-limit {args.memory_limit!r}: {exc}") from None
     if getattr(args, "na_values", None):
-        engine.set_csv_null_strings(con, args.na_values)
+        sources.set_csv_null_strings(con, args.na_values)
     if sys.stderr.isatty():   # DuckDB's own progress bar for long statements
         con.execute("SET enable_progress_bar = true").fetchall()
     return con
@@ -113,7 +113,7 @@ def _common(args) -> dict:
 
 
 def _file_of(target: str) -> str:
-    db = engine.split_db_target(target)
+    db = sources.split_db_target(target)
     return os.path.realpath(db[0] if db else target)
 
 
@@ -121,14 +121,14 @@ def _check_not_input(args, output: str, whole_file: bool = False) -> None:
     """Refuse an output that is one of the run's input files (by real path, so through
     symlinks too), or the input's table. A new table in the input's database is allowed,
     except for outputs that replace a whole file (`whole_file`: release databases)."""
-    if not whole_file and not engine.split_db_target(output) and not output.lower().endswith(".json"):
-        engine.output_format(output)      # an unknown extension fails before any work
+    if not whole_file and not sources.split_db_target(output) and not output.lower().endswith(".json"):
+        outputs.output_format(output)      # an unknown extension fails before any work
     inputs = [getattr(args, n, None) for n in ("input", "original", "released", "key_file", "domain_file")]
-    out_db = engine.split_db_target(output)
+    out_db = sources.split_db_target(output)
     for source in filter(None, inputs):
         if _file_of(source) != _file_of(output):
             continue
-        in_db = engine.split_db_target(source)
+        in_db = sources.split_db_target(source)
         if out_db and in_db and not whole_file and out_db[1].lower() != in_db[1].lower():
             continue              # another table in the input's database: allowed
         raise RWNError(f"output {output!r} is the input {source!r} or its database; rwn-sql never "
@@ -140,9 +140,9 @@ def _open(args) -> duckdb.DuckDBPyConnection:
     once, read-write, since DuckDB refuses two handles on one file."""
     con = _connect(args)
     source = getattr(args, "input", None)
-    out_db, in_db = engine.split_db_target(args.output), source and engine.split_db_target(source)
+    out_db, in_db = sources.split_db_target(args.output), source and sources.split_db_target(source)
     if out_db and in_db and _file_of(args.output) == _file_of(args.input):
-        engine.attach(con, in_db[0], read_only=False)
+        sources.attach(con, in_db[0], read_only=False)
     return con
 
 
@@ -254,7 +254,7 @@ def cmd_randomize(args) -> int:
             rows = be.write(plan.sql, args.output, overwrite=args.overwrite,
                             design=rp_plan.plan_design(plan, args.test))
     _log_suppressed(plan.suppressed_records, plan.suppressed_groups)
-    if engine.split_db_target(args.output) is None and engine.file_format(args.output) != "parquet":
+    if sources.split_db_target(args.output) is None and sources.file_format(args.output) != "parquet":
         log(f"rwn-sql randomize: a CSV cannot record the design (p, domain, enforcement, blocks): estimates of "
             f"{args.output} need it given (write Parquet or file.duckdb:table to have it recorded)")
     log(f"rwn-sql randomize{_on(be, args)}: {args.input} -> {args.output}: {rows} rows, sensitive {args.sensitive!r}, "
@@ -324,7 +324,7 @@ def cmd_query(args) -> int:
     from ..rp import api as rp
     from ..engines.backend import backend_for
     if args.engine != "spark":
-        if engine.file_format(args.release) is not None or engine.split_db_target(args.release):
+        if sources.file_format(args.release) is not None or sources.split_db_target(args.release):
             raise RWNError(f"RELEASE {args.release!r} is not a release database: give the .duckdb file made by "
                            f"'rwn-sql release'")
         if os.path.isdir(args.release):
@@ -351,7 +351,7 @@ def cmd_release(args) -> int:
     from ..rp.release_db import METADATA_TABLE, TRIALS_TABLE
     _check_not_input(args, args.output, whole_file=True)
     spark = args.engine == "spark"
-    if engine.split_db_target(args.output) or engine.file_format(args.output):
+    if sources.split_db_target(args.output) or sources.file_format(args.output):
         raise RWNError(f"OUTPUT {args.output!r}: a release is a whole database file such as release.duckdb"
                        + (" (with --engine spark a folder such as release/)" if spark else ""))
     if args.table and args.table.lower() in (METADATA_TABLE, TRIALS_TABLE):
@@ -445,10 +445,10 @@ def cmd_evaluate(args) -> int:
 
 def _publish_file(target: str, overwrite: bool, write) -> None:
     """Have `write(path)` write a file in the run's private folder, then publish it whole."""
-    with engine.scratch_dir(engine.output_folder(target)) as scratch:
+    with files.scratch_dir(files.output_folder(target)) as scratch:
         tmp = os.path.join(scratch, "out-" + os.path.basename(target))
         write(tmp)
-        engine.publish(tmp, target, overwrite)
+        files.publish(tmp, target, overwrite)
 
 
 def cmd_tune(args) -> int:
@@ -482,14 +482,14 @@ def cmd_baseline(args) -> int:
     key = _read_key(args) if args.command == "rank-swap" else None
     con = _open(args)
     start = time.perf_counter()
-    source = engine.DuckDBBackend(con).passthrough_source(args.input, args.output, args.columns)
+    source = duckdb_backend.DuckDBBackend(con).passthrough_source(args.input, args.output, args.columns)
     if args.command == "rank-swap":
         sql = baselines.rank_swap_statement(con, source, args.columns, args.p, key=key, seed=args.seed,
                                             reps=args.reps)
     else:
         sql = baselines.mdav_statement(con, source, args.columns, args.k, scale=args.scale)
     # both baselines write in input order (replicates too, each in input order)
-    rows = engine.write_output(con, sql, args.output, overwrite=args.overwrite, row_order="input")
+    rows = outputs.write_output(con, sql, args.output, overwrite=args.overwrite, row_order="input")
     log(f"rwn-sql {args.command}: {args.input} -> {args.output}: {rows} rows in {time.perf_counter() - start:.2f} s")
     return 0
 
@@ -565,9 +565,9 @@ def _abort(signum: int, finished: threading.Event, outcome: dict) -> None:
     recorded (the message would say nothing was written)."""
     for s in SIGNAL_MESSAGES:
         signal.signal(s, signal.SIG_IGN)
-    engine.cancel()           # done by the handler already; again in case it came before it
+    files.cancel()           # done by the handler already; again in case it came before it
     if not finished.is_set():
-        if engine.published:
+        if files.published:
             # An output is out: what the work has left is closing up (a detach, dropping its
             # keys, or tune's report, whose publish the cancel refuses). Interrupting that would
             # end the run with 130 and its output in place; it gets time to end on its own.
@@ -580,16 +580,16 @@ def _abort(signum: int, finished: threading.Event, outcome: dict) -> None:
                     pass
             finished.wait(ABORT_WAIT)
     if finished.is_set() and "code" in outcome:
-        # The work ended on its own: nothing is published after engine.cancel(), so every output
+        # The work ended on its own: nothing is published after files.cancel(), so every output
         # it lists was complete before the signal, and the run keeps its own exit code. An output
         # therefore exists after a signal only when the run exits as if there had been none.
-        if engine.published:
+        if files.published:
             log(f"rwn-sql: {SIGNAL_MESSAGES[signum]} after the run had finished; written whole: "
-                f"{', '.join(engine.published)}")
+                f"{', '.join(files.published)}")
         return
-    engine.remove_private_dirs(ending=True)
+    files.remove_private_dirs(ending=True)
     try:
-        log(signal_report(SIGNAL_MESSAGES[signum], engine.published))
+        log(signal_report(SIGNAL_MESSAGES[signum], files.published))
         sys.stderr.flush()
         sys.stdout.flush()
     except (OSError, ValueError):
@@ -604,7 +604,7 @@ def main(argv=None) -> int:
     global work_ended
     work_ended = False
     args = parse_arguments(argv)
-    engine.published.clear()      # kept after the run: a signal after it returns reports them (__main__)
+    files.published.clear()      # kept after the run: a signal after it returns reports them (__main__)
     try:
         if threading.current_thread() is not threading.main_thread():
             return _finish(_attempt(args))       # signal handlers need the main thread
@@ -620,13 +620,13 @@ def main(argv=None) -> int:
             finished.set()
 
         worker = threading.Thread(target=work, name="rwn-sql", daemon=True)
-        # The handlers record the signal and cancel publishing at once (engine.cancel), and
+        # The handlers record the signal and cancel publishing at once (files.cancel), and
         # raise nothing: an exception raised from a handler inside Event.wait can leave its
         # lock released and surface as a RuntimeError instead.
         received: list[int] = []
 
         def on_signal(signum, frame) -> None:
-            engine.cancel()
+            files.cancel()
             received.append(signum)
 
         previous = {s: signal.signal(s, on_signal) for s in SIGNAL_MESSAGES}
@@ -646,7 +646,7 @@ def main(argv=None) -> int:
             return 141
         return code
     finally:
-        engine.remove_private_dirs()
+        files.remove_private_dirs()
         _connections.clear()
 
 

@@ -3,8 +3,8 @@
 A method plans SQL (pure builders: sqlgen, rp_sql, ...) with a Dialect and hands it to a
 Backend, the only object that talks to an engine: it resolves sources, runs statements and
 returns their rows or a lazy result, stages intermediate results, and holds the key where the
-SQL can read it without containing it. DuckDBBackend lives in rwn_sql.engines.duckdb (with everything
-else that talks to DuckDB), SparkBackend in rwn_sql.engines.spark. One orchestration path per
+SQL can read it without containing it. DuckDBBackend lives in rwn_sql.engines.duckdb_backend (over the
+other DuckDB modules: duckdb, sources, outputs, files), SparkBackend in rwn_sql.engines.spark. One orchestration path per
 method then serves both engines: `backend_for` picks the backend from what the user passed (a
 DuckDB connection or a SparkSession)."""
 from __future__ import annotations
@@ -110,5 +110,5 @@ def backend_for(con: Session) -> Backend:
     if is_spark(con):
         from .spark import SparkBackend
         return SparkBackend(con)
-    from .duckdb import DuckDBBackend
+    from .duckdb_backend import DuckDBBackend
     return DuckDBBackend(con)

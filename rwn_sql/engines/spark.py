@@ -16,7 +16,7 @@ import re
 import secrets
 import weakref
 
-from . import duckdb as engine
+from . import files, outputs, sources
 from .dialects import SPARK
 from ..errors import RWNError
 
@@ -47,13 +47,13 @@ def write_parquet(frame, path: str, overwrite: bool = False, metadata: dict[str,
         raise RWNError(f"on Spark the output must be a .parquet path (a directory of parts), got {path!r}")
     if os.path.exists(path) and not overwrite:
         raise RWNError(f"output {path!r} already exists (use --overwrite to replace it)")
-    with engine.scratch_dir(engine.output_folder(path)) as scratch:
+    with files.scratch_dir(files.output_folder(path)) as scratch:
         tmp = os.path.join(scratch, "release.parquet")
         frame.write.parquet(tmp)
         rows = frame.sparkSession.read.parquet(tmp).count()
         if metadata:
             _add_parquet_metadata(tmp, metadata)
-        engine.publish_folder(tmp, path, scratch)
+        files.publish_folder(tmp, path, scratch)
     return rows
 
 
@@ -144,15 +144,15 @@ class SparkBackend:
     def __init__(self, spark):
         self.spark, self.dialect = spark, SPARK
 
-    def source(self, source) -> engine.Source:
-        if isinstance(source, engine.Source):
+    def source(self, source) -> sources.Source:
+        if isinstance(source, sources.Source):
             return source
         df = _dataframe(self.spark, source)
         view = "__rwn_src_" + secrets.token_hex(6)
         df.createOrReplaceTempView(view)
         label = (f"file {source!r}" if isinstance(source, str) and source.lower().rstrip("/").endswith(
             (".parquet", ".csv")) else f"table {source!r}" if isinstance(source, str) else "the DataFrame")
-        return engine.Source(sql=view, schema=tuple((f.name, f.dataType.simpleString()) for f in df.schema.fields),
+        return sources.Source(sql=view, schema=tuple((f.name, f.dataType.simpleString()) for f in df.schema.fields),
                              label=label)
 
     def rows(self, sql: str) -> list[tuple]:
@@ -167,9 +167,9 @@ class SparkBackend:
     def write(self, sql: str, target: str, overwrite: bool = False, row_order: str | None = None,
               design=None) -> int:
         # row_order is not recorded: a Spark release always carries its id column, which
-        # evaluate pairs by; a randomized table's design is (engine.parquet_metadata)
+        # evaluate pairs by; a randomized table's design is (outputs.parquet_metadata)
         return write_parquet(self.relation(sql), target, overwrite=overwrite,
-                             metadata=engine.parquet_metadata(None, design))
+                             metadata=outputs.parquet_metadata(None, design))
 
     def relation(self, sql: str):
         try:

@@ -28,7 +28,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..engines import duckdb as engine
+from ..engines import duckdb as engine, duckdb_backend, outputs, sources
 from ..rwn import sqlgen
 from ..engines.dialects import DUCKDB, require_duckdb
 from ..errors import RWNError
@@ -72,17 +72,17 @@ def _column_list(columns) -> list[str]:
     return names
 
 
-def _resolve(con, source, columns, method: str, type_ok, type_hint: str) -> engine.Source:
-    src = engine.resolve_source(con, source)
-    engine.require_columns(src, columns)
-    engine.refuse_reserved(src)
+def _resolve(con, source, columns, method: str, type_ok, type_hint: str) -> sources.Source:
+    src = sources.resolve_source(con, source)
+    sources.require_columns(src, columns)
+    sources.refuse_reserved(src)
     for c in columns:
         if not type_ok(src.type_of(c)):
             raise RWNError(f"column {c!r} has type {src.type_of(c)}; {method} needs {type_hint}")
     return src
 
 
-def _staged(src: engine.Source) -> str:
+def _staged(src: sources.Source) -> str:
     # record identity: 1-based input position, as in the RWN statements
     return f"staged AS MATERIALIZED (\n    SELECT row_number() OVER () AS {RID}, * FROM {src.sql}\n)"
 
@@ -377,7 +377,7 @@ def _rank_swap_plans(con, source, columns, p_values, key: str, reps: int | None 
         raise RWNError(f"{src.label} has a column named 'replicate'; with reps= the release numbers its "
                        f"replicates in a column of that name: rename it")
     n = _check_values(con, src, columns, "rank swapping", finite=False)
-    be = engine.DuckDBBackend(con)
+    be = duckdb_backend.DuckDBBackend(con)
     with key_scope(be, lasting=False):     # the key serves this one query
         key_sql = be.key_sql(key)
         rep, replicates = "", ""
@@ -463,13 +463,13 @@ def rank_swap(con: engine.Connection, source, columns, p_percent: float,
     require_duckdb(con, "rank_swap")
     _no_sql(sql, "rank_swap")
     text = rank_swap_statement(con, source, columns, p_percent, key=key, seed=seed, reps=reps)
-    return engine.deliver(con, text, into, replace, row_order="input")
+    return outputs.deliver(con, text, into, replace, row_order="input")
 
 
 def rank_swap_statement(con: engine.Connection, source, columns, p_percent: float,
                         key: str | None = None, seed: int | None = None, reps: int | None = None) -> str:
     """The SELECT statement of a `rank_swap` release (same arguments), for writers such as
-    `engine.write_output`. It embeds the computed swaps (not the key): treat it like the key,
+    `outputs.write_output`. It embeds the computed swaps (not the key): treat it like the key,
     never publish it, since it undoes the swapping."""
     try:
         the_key = resolve_key(key, seed)
@@ -672,13 +672,13 @@ def mdav(con: engine.Connection, source, columns, k: int, scale: str = "minmax",
     """
     require_duckdb(con, "mdav")
     _no_sql(sql, "mdav")
-    return engine.deliver(con, mdav_statement(con, source, columns, k, scale=scale), into, replace, row_order="input")
+    return outputs.deliver(con, mdav_statement(con, source, columns, k, scale=scale), into, replace, row_order="input")
 
 
 def mdav_statement(con: engine.Connection, source, columns, k: int,
                    scale: str = "minmax") -> str:
     """The SELECT statement of an `mdav` release (same arguments), for writers such as
-    `engine.write_output`. It embeds the group of every record and the group means."""
+    `outputs.write_output`. It embeds the group of every record and the group means."""
     src, columns, n, fp, X, labels = _mdav_plan(con, source, columns, k, scale)
     means = _group_means(X, labels)
     guard_cte, guard_ok = _guard(src, columns, n, fp)

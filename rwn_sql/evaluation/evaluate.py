@@ -30,10 +30,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engines import duckdb as engine
+from ..engines import duckdb as engine, duckdb_backend, outputs, sources
 from ..rwn import run as rwn, sqlgen
 from ..engines.dialects import require_duckdb
-from ..engines.duckdb import NUMERIC_TYPES, Source, resolve_source
+from ..engines.duckdb import NUMERIC_TYPES
+from ..engines.sources import Source, resolve_source
 from ..errors import RWNError
 from ..identifiers import quote_ident
 from ..randomness import key_scope
@@ -145,9 +146,9 @@ def evaluate(con: engine.Connection, original, released, columns, target: str | 
     for role, src in (("original", src_o), ("released", src_r)):
         _check_columns(src, role, columns, numeric)
         if id is not None:
-            engine.require_columns(src, [id], "id", where=f"the {role} data, {src.label}")
+            sources.require_columns(src, [id], "id", where=f"the {role} data, {src.label}")
     if id is None:
-        _check_pairing(src_r, engine.recorded_row_order(con, released), by_key, order)
+        _check_pairing(src_r, outputs.recorded_row_order(con, released), by_key, order)
     xo, co, n, null_o = _read(con, src_o, "original", numeric, categorical, checked=False)
     xr, cr, n_r = _read(con, src_r, "released", numeric, categorical)
     if n == 0:
@@ -207,7 +208,7 @@ def _pair_in_input_order(con, src_o: Source, src_r: Source, columns, categorical
     original (on_missing='drop'): the original's records perturb keeps, in input order, paired
     by position with the release's rows."""
     spec = rwn.spec(columns, categorical=categorical, on_missing="drop")
-    rows = engine.DuckDBBackend(con).rows(sqlgen.kept_positions_sql(src_o.sql, spec))
+    rows = duckdb_backend.DuckDBBackend(con).rows(sqlgen.kept_positions_sql(src_o.sql, spec))
     if len(rows) != n_r:
         raise RWNError(f"the released data ({src_r.label}) has {n_r} rows but the original ({src_o.label}) has {n}, "
                        f"{len(rows)} of them with a value in every one of columns (the records on_missing='drop' "
@@ -221,7 +222,7 @@ def _pair_by_key(con, src_o: Source, src_r: Source, columns, categorical, the_ke
     original's records in the order perturb (no id=) wrote their releases (sqlgen's keyed order,
     over the records its drop filter keeps when the release has fewer rows), sorted back into
     original order as _pair_by_id sorts them."""
-    be = engine.DuckDBBackend(con)
+    be = duckdb_backend.DuckDBBackend(con)
     spec = rwn.spec(columns, categorical=categorical, on_missing="drop" if n_r < n else "error")
     with key_scope(be, lasting=False):
         rows = be.rows(sqlgen.keyed_positions_sql(src_o.sql, spec, be.key_sql(the_key)))
@@ -253,7 +254,7 @@ def evaluate_replicates(con: engine.Connection, original, released, reps: int, c
     src_r = resolve_source(con, released)
     for role, src in (("original", src_o), ("released", src_r)):
         _check_columns(src, role, columns, numeric)
-    engine.require_columns(src_r, [replicate], "replicate", where=f"the released data, {src_r.label}")
+    sources.require_columns(src_r, [replicate], "replicate", where=f"the released data, {src_r.label}")
     xo, co, n = _read(con, src_o, "original", numeric, categorical)
     if n == 0:
         raise RWNError(f"the original data ({src_o.label}) has no rows")
@@ -404,7 +405,7 @@ def _check_parameters(columns, categorical, target):
 
 
 def _check_columns(src: Source, role: str, columns, numeric) -> None:
-    engine.require_columns(src, columns, "columns", where=f"the {role} data, {src.label}")
+    sources.require_columns(src, columns, "columns", where=f"the {role} data, {src.label}")
     for c in numeric:
         if not NUMERIC_TYPES.match(src.type_of(c)):
             raise RWNError(f"column {c!r} has type {src.type_of(c)} in the {role} data, not a numeric "

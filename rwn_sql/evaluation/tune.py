@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..engines import duckdb as engine
+from ..engines import duckdb as engine, duckdb_backend, sources
 from ..rwn import run as rwn, search_sql, sqlgen
 from ..engines.dialects import require_duckdb
 from ..errors import RWNError
@@ -218,7 +218,7 @@ class _SweepRun:
 
     def __init__(self, con, source, columns, reps: int, target, categorical, progress, total: int):
         self.con = con
-        self.be = engine.DuckDBBackend(con)          # evaluation reads DuckDB relations: sweeps run on DuckDB
+        self.be = duckdb_backend.DuckDBBackend(con)          # evaluation reads DuckDB relations: sweeps run on DuckDB
         self.src = self.be.source(source)
         self.columns = list(columns)
         self.reps, self.target, self.categorical = reps, target, categorical
@@ -228,11 +228,11 @@ class _SweepRun:
         if self.progress:
             self.progress(self.done, self.total, label)
 
-    def rows_of(self, released: str, where: str = "true") -> engine.Source:
+    def rows_of(self, released: str, where: str = "true") -> sources.Source:
         """The rows of table `released` where `where` holds, in the table's order, as a Source
         (a query text would be checked by tokenizing it, milliseconds each)."""
         table = self.be.source(released)
-        return engine.Source(f"(SELECT * FROM {table.sql} WHERE {where} ORDER BY rowid)", table.schema, table.label)
+        return sources.Source(f"(SELECT * FROM {table.sql} WHERE {where} ORDER BY rowid)", table.schema, table.label)
 
     def evaluated(self, released: str, label: str, where: str = "true") -> list:
         """The evaluations of the `reps` releases in the rows of table `released` where `where`
@@ -314,7 +314,7 @@ ONE_STATEMENT_COPY_BYTES = 256 << 20
 CHUNK_ROWS = 2048
 
 
-def rwn_releases(be, src: engine.Source, columns, eps_values, k: int, q: float, reps: int, scale: str,
+def rwn_releases(be, src: sources.Source, columns, eps_values, k: int, q: float, reps: int, scale: str,
                  categorical, key: str, into: str):
     """Yields, for each eps of `eps_values` in turn, (setting, where, size, dcr) once its
     `reps` releases are in the table `into`: they are its rows where the SQL condition `where`

@@ -6,7 +6,7 @@ import os
 import warnings
 from dataclasses import dataclass
 
-from ..engines import duckdb as engine
+from ..engines import outputs, sources
 from . import privacy, sqlgen as rp_sql
 from ..engines.backend import Session, backend_for
 from ..errors import RWNError
@@ -69,7 +69,7 @@ def randomize(con: Session, source, sensitive: str, p: float, public=None, domai
             return be.engine_sql(plan.shown_sql)
         out = be.deliver(plan.sql, into, replace)
         if into is not None:
-            record_design(be.con, engine.table_target(be.con, into), plan, test)
+            record_design(be.con, outputs.table_target(be.con, into), plan, test)
         return out
 
 
@@ -144,11 +144,11 @@ def release(con: Session, source, path: str, sensitive: str, p: float, public=No
 def release_table_name(source) -> str:
     """A table name for a release: the file or table name of the source, else 'released'."""
     text = os.fspath(source) if isinstance(source, os.PathLike) else str(source)
-    db = engine.split_db_target(text)
+    db = sources.split_db_target(text)
     if db:
         return db[1]
-    base = os.path.basename(text).split(".")[0] if engine.file_format(text) else text
-    return base if base.replace("_", "").isalnum() and not engine.QUERY_START.match(base) else "released"
+    base = os.path.basename(text).split(".")[0] if sources.file_format(text) else text
+    return base if base.replace("_", "").isalnum() and not sources.QUERY_START.match(base) else "released"
 
 
 @dataclass
@@ -365,7 +365,7 @@ def estimates(con: Session, release, sensitive: str, p: float | None = None, dom
         p = privacy.RPParams(p).p
     if not (isinstance(enforce, str) and enforce == RECORDED):
         enforce = privacy.Threshold.of(enforce)
-    if isinstance(release, str) and engine.QUERY_START.match(release):   # SQL text: one statement only
+    if isinstance(release, str) and sources.QUERY_START.match(release):   # SQL text: one statement only
         from ..statements import single_statement
         single_statement(release, "the release query")
     if domain is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ..engines import duckdb as engine
+from ..engines import duckdb as engine, sources
 from . import sqlgen as rp_sql
 from .sqlgen import domain_values
 from ..errors import RWNError
@@ -28,9 +28,9 @@ def public_columns(src, sensitive: str, public, id_column: str | None = None) ->
 
 def check_names(src, sensitive, public) -> None:
     """No column name of the source is reserved; the sensitive and the public columns exist."""
-    engine.refuse_reserved(src)
-    engine.require_columns(src, [sensitive], "sensitive")
-    engine.require_columns(src, public, "public")
+    sources.refuse_reserved(src)
+    sources.require_columns(src, [sensitive], "sensitive")
+    sources.require_columns(src, public, "public")
 
 
 def resolve_domain(be, src, sensitive: str, domain, nulls: str) -> list[str]:
@@ -189,7 +189,7 @@ def check_released_values(be, src, spec) -> None:
 def check_record_ids(be, src, id_column: str, spec) -> None:
     """The id column names each record once: present, of an integer or text type (whose text
     form, hashed by every draw, is the same on every engine), no NULL, no duplicate."""
-    engine.require_record_id(src, id_column)
+    sources.require_record_id(src, id_column)
     column = quote_ident(id_column)
     where = f" WHERE {quote_ident(spec.sensitive)} IS NOT NULL" if spec.nulls == "drop" else ""
     rows, nulls, distinct = be.rows(f"SELECT count(*), count(*) - count({column}), count(DISTINCT {column}) "

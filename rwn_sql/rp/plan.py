@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..engines import duckdb as engine
+from ..engines import sources
 from . import privacy, sqlgen as rp_sql
 from ..engines.backend import backend_for
 from ..errors import RWNError
@@ -125,7 +125,7 @@ def plan_design(plan, test):
 class Plan:
     """Everything a randomize call resolved: the source, the spec, the domain, the blocks per
     group size (enforcement), the parameters and the SQL."""
-    src: engine.Source
+    src: sources.Source
     spec: rp_sql.RandomizeSpec
     values: list[str]
     blocks: dict[int, int] | None

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 import duckdb
 
 from ..version import __version__
-from ..engines import duckdb as engine
+from ..engines import duckdb as engine, files, sources
 from . import privacy, sqlgen as rp_sql
 from ..engines.dialects import DUCKDB, Dialect, same_type_name
 from ..errors import RWNError
@@ -512,7 +512,7 @@ def write_release(con: duckdb.DuckDBPyConnection, release_sql: str, path: str, m
                   overwrite: bool = False, trials: dict[int, int] | None = None) -> int:
     """Write a standalone release database at `path`, atomically: built under a temporary
     name beside it and renamed when complete. Returns the number of released rows."""
-    if engine.attached_database(con, path) is not None:
+    if sources.attached_database(con, path) is not None:
         raise RWNError(f"release database {path!r} is a database the input is read from; rwn_sql never "
                        f"overwrites its input (write a new release file)")
     if {meta.table_name.lower(), meta.name.lower()} & {METADATA_TABLE, TRIALS_TABLE}:
@@ -523,7 +523,7 @@ def write_release(con: duckdb.DuckDBPyConnection, release_sql: str, path: str, m
                        f"in the input")
     if os.path.exists(path) and not overwrite:
         raise RWNError(f"release database {path!r} already exists (use --overwrite to replace it)")
-    with engine.scratch_dir(engine.output_folder(path)) as scratch:
+    with files.scratch_dir(files.output_folder(path)) as scratch:
         return _write_release(con, release_sql, path, meta, overwrite, trials,
                               os.path.join(scratch, f"release-{secrets.token_hex(4)}.duckdb"))
 
@@ -562,7 +562,7 @@ def _write_release(con, release_sql, path, meta, overwrite, trials, tmp) -> int:
         finally:
             con.execute(f"USE {quote_ident(previous[0])}.{quote_ident(previous[1])}").fetchall()
         con.execute(f"DETACH {quote_ident(alias)}").fetchall()
-        engine.publish(tmp, path, overwrite)
+        files.publish(tmp, path, overwrite)
         return rows
     except BaseException:
         try:
@@ -672,10 +672,10 @@ def write_release_folder(be, release_sql: str, path: str, meta: ReleaseMeta, ove
     import pyarrow.parquet as pq
     if os.path.exists(path) and not overwrite:
         raise RWNError(f"release folder {path!r} already exists (use --overwrite to replace it)")
-    if os.path.splitext(path)[1].lower() in engine.DB_SUFFIXES:
+    if os.path.splitext(path)[1].lower() in sources.DB_SUFFIXES:
         raise RWNError(f"on {be.name} a release is a folder of Parquet files, not a DuckDB database: "
                        f"give a folder path, not {path!r}")
-    with engine.scratch_dir(engine.output_folder(path)) as scratch:
+    with files.scratch_dir(files.output_folder(path)) as scratch:
         tmp = os.path.join(scratch, "release")
         os.mkdir(tmp)
         rows = be.write(release_sql, os.path.join(tmp, f"{meta.table_name}.parquet"))
@@ -695,7 +695,7 @@ def write_release_folder(be, release_sql: str, path: str, meta: ReleaseMeta, ove
             pq.write_table(pa.table({"size": pa.array([n for n, _ in sizes], pa.int64()),
                                      "t": pa.array([t for _, t in sizes], pa.int64())}),
                            os.path.join(tmp, f"{TRIALS_TABLE}.parquet"))
-        engine.publish_folder(tmp, path, scratch)
+        files.publish_folder(tmp, path, scratch)
     return rows
 
 

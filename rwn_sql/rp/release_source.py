@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from ..engines import duckdb as engine
+from ..engines import sources
 from ..engines.dialects import same_type_name
 from .sqlgen import domain_values
 from ..errors import RWNError
@@ -18,15 +18,15 @@ RECORDED = "recorded"      # estimates(enforce=): take the design recorded with 
 def recorded_elsewhere(con, release: str):
     """The design recorded with a table (its COMMENT) or a Parquet file (its metadata)."""
     from .design_record import parquet_record, table_record
-    if engine.file_format(release.rstrip("/")) == "parquet" and os.path.exists(release):
+    if sources.file_format(release.rstrip("/")) == "parquet" and os.path.exists(release):
         return parquet_record(con, release.rstrip("/"))
-    db = engine.split_db_target(release)
+    db = sources.split_db_target(release)
     if db is not None:           # 'file.duckdb:table': the COMMENT of that table
         if not os.path.isfile(db[0]):
             return None
-        alias = engine.attach_read_only(con, db[0])
+        alias = sources.attach_read_only(con, db[0])
         return table_record(con, f"{quote_ident(alias)}.{quote_ident(db[1])}")
-    if engine.file_format(release):
+    if sources.file_format(release):
         return None
     return table_record(con, release)
 
@@ -92,11 +92,11 @@ def check_recorded_columns(src, sensitive: str, pub, recorded, label: str) -> No
 def _release_name(con, release: str) -> tuple[str | None, str] | None:
     """(schema or database alias, table) that `release` names when it is [schema.]table or
     'file.duckdb:table' (attached read-only, as resolve_source attaches it); None otherwise."""
-    db = engine.split_db_target(release)
+    db = sources.split_db_target(release)
     if db is not None:
-        return engine.attach_read_only(con, db[0]), db[1]
+        return sources.attach_read_only(con, db[0]), db[1]
     from .release_db import ROWS_SCHEMA
-    if engine.QUERY_START.match(release) or engine.file_format(release) or "\x00" in release:
+    if sources.QUERY_START.match(release) or sources.file_format(release) or "\x00" in release:
         return None
     parts = name_parts(release)
     if not parts or len(parts) > 3 or (len(parts) == 3 and parts[1].lower() != ROWS_SCHEMA):
@@ -156,7 +156,7 @@ def refuse_attached_views(con, release: str) -> None:
     searched = [tuple(p.strip().strip('"').lower().split(".", 1)) for p in (path or "").split(",") if p.strip()]
     views = con.execute("SELECT database_name, schema_name, view_name, sql FROM duckdb_views() "
                         "WHERE NOT internal").fetchall()
-    pending, seen = [(release, engine.QUERY_START.match(release) is not None, current_db, current_schema)], set()
+    pending, seen = [(release, sources.QUERY_START.match(release) is not None, current_db, current_schema)], set()
     while pending:
         text, is_query, db, schema = pending.pop()
         for parts in _references(text, is_query):
@@ -189,7 +189,7 @@ def check_release_source(con, release: str):
     release's metadata (ReleaseMeta, rows_sql naming its released table) when `release`
     names its released table or the release itself, else None."""
     from .release_db import NotARelease, catalog_object, check_catalog, read_metadata
-    if engine.split_db_target(release) is None and not (engine.file_format(release) and os.path.isfile(release)):
+    if sources.split_db_target(release) is None and not (sources.file_format(release) and os.path.isfile(release)):
         refuse_attached_views(con, release)
     found = _release_name(con, release)
     if found is None:
@@ -224,9 +224,9 @@ def recorded_design(be, release):
                               p=meta.p, domain=meta.domain, enforced=meta.enforced, epsilon=meta.epsilon,
                               delta=meta.delta, test=meta.test)
             trials_sql = meta.trials_sql
-        elif not engine.QUERY_START.match(release):
+        elif not sources.QUERY_START.match(release):
             recorded = recorded_elsewhere(be.con, release)
-    elif isinstance(release, str) and engine.file_format(release.rstrip("/")) == "parquet" \
+    elif isinstance(release, str) and sources.file_format(release.rstrip("/")) == "parquet" \
             and os.path.exists(release):        # a local Parquet file or folder: its metadata, read by DuckDB
         from .design_record import local_parquet_record
         recorded = local_parquet_record(release.rstrip("/"))

@@ -11,7 +11,7 @@ import math
 import os
 import secrets
 
-from ..engines import duckdb as engine
+from ..engines import files
 from . import privacy
 from .query_run import ISOLATED_RELEASE, isolated_connection
 from ..errors import RWNError
@@ -51,13 +51,13 @@ def report(release_path, output_path, overwrite: bool = False) -> str:
         raise RWNError(f"output {output_path!r} is the release database; rwn_sql never modifies its input")
     if os.path.lexists(output_path) and not overwrite:
         raise RWNError(f"output file {output_path!r} already exists (use --overwrite to replace it)")
-    folder = engine.output_folder(output_path)
+    folder = files.output_folder(output_path)
     page = render(release_path)
-    with engine.scratch_dir(folder) as scratch:
+    with files.scratch_dir(folder) as scratch:
         tmp = os.path.join(scratch, f"report-{secrets.token_hex(4)}.html")
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(page)
-        engine.publish(tmp, output_path, overwrite)
+        files.publish(tmp, output_path, overwrite)
     return output_path
 
 

@@ -180,7 +180,7 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
     The domain (at least 2 values, sorted here) is a constant list in the SQL. Every row is
     checked: a NULL sensitive value (with nulls='error') and, with check_domain, a value
     outside the domain raise an error. Every internal name starts with '__rwn_', which input
-    columns may not (engine.refuse_reserved).
+    columns may not (sources.refuse_reserved).
     leave_out: personal-group sizes (with blocks) whose records are suppressed.
     For a planner that cannot read the source (rp.unseen_randomize): output_columns None: every
     column of `source` but the id (in their order); domain_sql: the domain as a SQL list

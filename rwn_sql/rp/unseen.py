@@ -4,7 +4,7 @@ source made by the statement itself. The same rows as the planners of rp.plan an
 from __future__ import annotations
 
 
-from ..engines import duckdb as engine
+from ..engines import sources
 from . import privacy, sqlgen as rp_sql
 from .sqlgen import domain_values
 from ..errors import RWNError
@@ -25,7 +25,7 @@ def _unseen_domain(d, name: str, sensitive: str, domain) -> str:
         raise RWNError(f"the domain of {sensitive!r} has {len(domain)} value(s); uniform perturbation needs at least 2")
     probe = f"(SELECT {quote_ident(sensitive)} FROM {d.table_by_name(quote_literal(name))} LIMIT 0)"  # typed NULL
     typed = d.same_type_list(probe, [quote_literal(v) for v in domain])
-    return engine.raise_unless(
+    return sources.raise_unless(
         d, f"{d.distinct_count(typed)} = {len(domain)}",
         quote_literal("the domain lists two values that are the same value as ") + f" || {d.type_name(probe)} || "
         + quote_literal(f" (column {sensitive!r}); list each value once"), typed)
@@ -34,7 +34,7 @@ def _unseen_domain(d, name: str, sensitive: str, domain) -> str:
 def _unseen_domain_size(d, sensitive: str, n_sql: str, value_sql: str) -> str:
     """`value_sql`, failing the statement when the `n_sql` values present are more than
     MAX_INFERRED_DOMAIN (as resolve_domain refuses them)."""
-    return engine.raise_unless(
+    return sources.raise_unless(
         d, f"{n_sql} <= {rp_sql.MAX_INFERRED_DOMAIN}", quote_literal(f"the sensitive column {sensitive!r} holds ")
         + f" || {n_sql} || " + quote_literal(LARGE_DOMAIN_WHY), value_sql)
 
@@ -52,7 +52,7 @@ def _unseen_disclosure(d, source: str, spec, public, exclude, l_diversity: int, 
                                           max_top_share=max_top_share)
     off = "; or l_diversity := 1 to release anyway (rwn_sql.release records it in the release metadata)"
     # nested: the outermost check fails first (l, then proxies, then the top share)
-    value_sql = engine.raise_unless(
+    value_sql = sources.raise_unless(
         d, f"{checks['share_records']} = 0",
         quote_literal("attribute disclosure: ") + f" || {checks['share_records']} || " + quote_literal(" records sit in ")
         + f" || {checks['share_groups']} || " + quote_literal(
@@ -63,12 +63,12 @@ def _unseen_disclosure(d, source: str, spec, public, exclude, l_diversity: int, 
             "than an attacker gets without it. What would work: drop or coarsen a public column; suppression: leave "
             "those records out of the input (rwn_audit / rwn_sql.audit groups_detail: top_share); or max_top_share "
             f":= 1 to keep only l-diversity{off}"), value_sql)
-    value_sql = engine.raise_unless(
+    value_sql = sources.raise_unless(
         d, f"{checks['proxies']} IS NULL",
         quote_literal("attribute disclosure: public column(s) ") + f" || {checks['proxies']} || " + quote_literal(
             f" determine {spec.sensitive!r} (in classes of at least 2 records, one value holds at least 95 % of at "
             f"least half of their records): drop or coarsen them{off}"), value_sql)
-    value_sql = engine.raise_unless(
+    value_sql = sources.raise_unless(
         d, f"{checks['l_records']} = 0",
         quote_literal("attribute disclosure: ") + f" || {checks['l_records']} || " + quote_literal(" records sit in ")
         + f" || {checks['l_groups']} || " + quote_literal(
@@ -78,7 +78,7 @@ def _unseen_disclosure(d, source: str, spec, public, exclude, l_diversity: int, 
             f"out of the input (rwn_audit / rwn_sql.audit groups_detail: l_distinct < {l_diversity}){off}"), value_sql)
     if m_sql is None:
         return value_sql
-    return engine.raise_unless(
+    return sources.raise_unless(
         d, f"{l_diversity} <= {m_sql}", quote_literal(f"l_diversity = {l_diversity} exceeds the domain's ")
         + f" || {m_sql} || " + quote_literal(" values: no personal group can hold that many distinct values"), value_sql)
 
@@ -105,22 +105,22 @@ def unseen_randomize(name: str, sensitive: str, params: privacy.RPParams, *, pub
     except ValueError as exc:
         raise refused(exc) from None
     s = quote_ident(sensitive)
-    typed = ([(id_column, engine.ID_TYPES.pattern, f"id column {id_column!r} has type ",
+    typed = ([(id_column, sources.ID_TYPES.pattern, f"id column {id_column!r} has type ",
                "; a record id must be an integer or text column")] if id_column else [])
     keep = None if public is None else [*spec.public, sensitive] + ([id_column] if id_column else [])
     # check_sensitive_type and the NaN part of check_released_values, decided as the statement runs
-    values_ok = [engine.raise_unless(d, f"NOT {d.type_matches(s, NESTED_TYPE_NAMES)}", quote_literal(
+    values_ok = [sources.raise_unless(d, f"NOT {d.type_matches(s, NESTED_TYPE_NAMES)}", quote_literal(
                      f"the sensitive column {sensitive!r} has type ") + f" || {d.type_name(s)} || " + quote_literal(
                      ", a nested or binary type; uniform perturbation needs single values (text, numbers, dates, "
                      "UUIDs): cast or extract one")),
-                 engine.raise_unless(d, f"NOT {d.type_matches(s, 'DOUBLE|FLOAT')}", quote_literal(
+                 sources.raise_unless(d, f"NOT {d.type_matches(s, 'DOUBLE|FLOAT')}", quote_literal(
                      f"the sensitive column {sensitive!r} is floating point (") + f" || {d.type_name(s)} || "
                      + quote_literal(FLOAT_SENSITIVE_WHY))]
-    src = engine.unseen_source(name, d, typed, conditions=values_ok, named=[sensitive], keep=keep)
+    src = sources.unseen_source(name, d, typed, conditions=values_ok, named=[sensitive], keep=keep)
     present = f"SELECT * FROM {src.sql} WHERE {s} IS NOT NULL"
     if domain is None:       # the values present, sorted as their text (as resolve_domain sorts them)
         values = f"(SELECT {d.sorted_list_agg('__rwn_v', d.as_text('__rwn_v'))} FROM (SELECT DISTINCT {s} AS __rwn_v FROM ({present}) AS __rwn_p) AS __rwn_d)"
-        domain_sql = engine.raise_unless(
+        domain_sql = sources.raise_unless(
             d, f"coalesce({d.list_length(values)}, 0) >= 2",
             quote_literal(f"the domain of {sensitive!r} has ") + f" || coalesce({d.list_length(values)}, 0) || "
             + quote_literal(" value(s); uniform perturbation needs at least 2"),
@@ -155,11 +155,11 @@ def _unseen_ids(d, id_column: str, records_sql: str, value_sql: str) -> str:
     of the records of `records_sql`."""
     i = quote_ident(id_column)
     ids = f"(SELECT count(*) - count({i}) AS nulls, count({i}) - count(DISTINCT {i}) AS shared FROM ({records_sql}) AS __rwn_all)"
-    return engine.raise_unless(
+    return sources.raise_unless(
         d, f"(SELECT nulls FROM {ids} AS __rwn_ids) = 0",
         quote_literal(f"id column {id_column!r} has ") + f" || (SELECT nulls FROM {ids} AS __rwn_ids) || "
         + quote_literal(" NULL values; every record needs an id"),
-        engine.raise_unless(
+        sources.raise_unless(
             d, f"(SELECT shared FROM {ids} AS __rwn_ids) = 0",
             quote_literal(f"id column {id_column!r} has duplicate values (") + f" || (SELECT shared FROM {ids} AS __rwn_ids) || "
             + quote_literal(" records share an id with another); every record needs its own id"), value_sql))
@@ -174,9 +174,9 @@ def _unseen_trials(d, src, spec, every_other_column: bool, m, pp):
     group_key = None
     nonnull = ' WHERE ' + s + ' IS NOT NULL' if spec.nulls == 'drop' else ''
     if every_other_column:
-        group_key = engine.RESERVED_PREFIX + "pg"
+        group_key = sources.RESERVED_PREFIX + "pg"
         exclude = [s] + ([quote_ident(spec.id)] if spec.id else [])
-        src = engine.Source(f"(SELECT *, {d.row_of_all_but(exclude)} AS {group_key} FROM {src.sql}) AS __rwn_keyed",
+        src = sources.Source(f"(SELECT *, {d.row_of_all_but(exclude)} AS {group_key} FROM {src.sql}) AS __rwn_keyed",
                             (), src.label)
         groups = f"SELECT count(*) AS n FROM {src.sql}{nonnull} GROUP BY {group_key}"
     else:
@@ -199,7 +199,7 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
     params = privacy.RPParams(p, (epsilon, delta))
     p = params.p
     try:
-        group_key = engine.RESERVED_PREFIX + "pg"
+        group_key = sources.RESERVED_PREFIX + "pg"
         pub = None if public is None else (public,) if isinstance(public, str) else tuple(public)
         spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub or (group_key,) if pub is None
                                     else pub, nulls=nulls)
@@ -210,28 +210,28 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
         if clash:
             raise RWNError(f"public: column {clash[0]!r} has the name of a column of the audit; rename it")
     s = quote_ident(sensitive)
-    conditions = [engine.raise_unless(d, f"NOT {d.type_matches(s, 'DOUBLE|FLOAT')}", quote_literal(
+    conditions = [sources.raise_unless(d, f"NOT {d.type_matches(s, 'DOUBLE|FLOAT')}", quote_literal(
         f"the sensitive column {sensitive!r} is floating point (") + f" || {d.type_name(s)} || "
         + quote_literal(FLOAT_SENSITIVE_WHY))]
     if nulls == "error":
-        conditions.append(engine.raise_unless(d, f"{s} IS NOT NULL", quote_literal(
+        conditions.append(sources.raise_unless(d, f"{s} IS NOT NULL", quote_literal(
             f"the sensitive column {sensitive!r} has NULL values; clean them or use nulls='drop' (--nulls drop; those "
             f"records are then left out of the release)")))
     if domain is not None:
         literal = _unseen_domain(d, name, sensitive, domain)
         m = len(domain_values(domain))
         params.privacy(m, test)
-        conditions.append(engine.raise_unless(
+        conditions.append(sources.raise_unless(
             d, f"{s} IS NULL OR {d.list_contains(literal, s)}",
             quote_literal("the domain misses values present in the data: ") + f" || {d.as_text(s)}"))
-    src = engine.unseen_source(name, d, conditions=conditions, named=[sensitive, *(pub or ())])
+    src = sources.unseen_source(name, d, conditions=conditions, named=[sensitive, *(pub or ())])
     if domain is None:       # the values present; the parameters are checked once it is known
         params.privacy(2, test)
         present = f"(SELECT count(DISTINCT {s}) FROM {src.sql})"
         m = (f"rwn_privacy_m({float_literal(p)}, {_unseen_domain_size(d, sensitive, present, present)}, "
              f"{float_literal(epsilon)}, {float_literal(delta)}, {quote_literal(test)})")
     if pub is None:
-        src = engine.Source(f"(SELECT *, {d.row_of_all_but([s])} AS {group_key} FROM {src.sql}) AS __rwn_keyed",
+        src = sources.Source(f"(SELECT *, {d.row_of_all_but([s])} AS {group_key} FROM {src.sql}) AS __rwn_keyed",
                             (), src.label)
     trials = failing = None
     if enforce:      # the blocks enforcement would use, and (exact test) the sizes whose design fails a count
@@ -255,7 +255,7 @@ def unseen_estimates(release: str, sensitive: str, p: float, domain, group_by=()
                      values=None, public=None, enforce=RECORDED, test: str | None = None, dialect=None) -> str:
     """estimates(..., sql=True) for a release table or view the planner cannot see (a TEMP one of
     the SQL macros' caller): planned from the parameters alone, the checks that read the release
-    made by the statement (engine.unseen_source): the columns exist (binding), the domain is
+    made by the statement (sources.unseen_source): the columns exist (binding), the domain is
     cast to the sensitive column's type and lists no value twice after the cast, every released
     value is in it, and for an enforced release the blocks per group size come from
     privacy.trials_for_sizes at execution (rp_sql.designed_trials). The same rows as estimates()."""
@@ -308,13 +308,13 @@ def unseen_estimates(release: str, sensitive: str, p: float, domain, group_by=()
     literal = _unseen_domain(d, release, sensitive, domain)
     typed = d.same_type_list(f"(SELECT {s} FROM {d.table_by_name(quote_literal(release))} LIMIT 0)",
                              [quote_literal(v) for v in domain])
-    inside = engine.raise_unless(
+    inside = sources.raise_unless(
         d, f"{s} IS NOT NULL AND {d.list_contains(typed, s)}",
         quote_literal(f"the release holds values of {sensitive!r} outside the domain: ")
         + f" || coalesce({quote_literal(chr(39))} || {d.as_text(s)} || {quote_literal(chr(39))}, 'NULL') || "
         + quote_literal("; give the published domain of this release"))
     named = [sensitive, *group_by, *(pub or ())]
-    src = engine.unseen_source(release, d, conditions=[inside], named=named)
+    src = sources.unseen_source(release, d, conditions=[inside], named=named)
     design = None
     if pp is not None:
         groups = (d.count_by_all_but(src.sql, [s], "n") if pub is None else

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..engines import duckdb as engine
+from ..engines import duckdb as engine, sources
 from . import run as rwn
 from ..engines.backend import Session, backend_for
 from ..errors import RWNError
@@ -145,14 +145,14 @@ def row_counts(con: engine.Connection, source, release) -> RowCounts:
     and donors, nulls='drop' or suppress_small in randomize. `release` is a table name (as given
     to into=) or the relation a call returned; a relation is run once more to count it, so for
     large data write the release with into= and count the table."""
-    rows_in = engine.run(con, f"SELECT count(*) FROM {engine.resolve_source(con, source).sql}")[0][0]
+    rows_in = engine.run(con, f"SELECT count(*) FROM {sources.resolve_source(con, source).sql}")[0][0]
     if isinstance(release, engine.Relation):
         try:
             rows_out = release.aggregate("count(*)").fetchall()[0][0]
         except engine.Error as exc:
             raise engine.translate(exc) from None
     else:
-        rows_out = engine.run(con, f"SELECT count(*) FROM {engine.resolve_source(con, release).sql}")[0][0]
+        rows_out = engine.run(con, f"SELECT count(*) FROM {sources.resolve_source(con, release).sql}")[0][0]
     return RowCounts(rows_in, rows_out)
 
 

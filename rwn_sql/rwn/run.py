@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from ..engines import duckdb as engine
+from ..engines import sources
 from . import ball_sql, geometry, sqlgen
 from ..engines.backend import backend_for
 from ..errors import RWNError
@@ -58,25 +58,25 @@ def the_key(key, seed) -> str:
         raise RWNError(str(exc)) from None
 
 
-def check_columns(spec: RWNSpec, src: engine.Source, dialect) -> None:
+def check_columns(spec: RWNSpec, src: sources.Source, dialect) -> None:
     """Every named column exists, and numeric roles have numeric types (the types of the
     dialect's engine)."""
     for role, cols in (("columns", spec.columns), ("strata", spec.strata), ("drop", spec.drop)):
-        engine.require_columns(src, cols, role)
+        sources.require_columns(src, cols, role)
     if spec.id:
-        engine.require_record_id(src, spec.id)
+        sources.require_record_id(src, spec.id)
     for c in spec.numeric:
         if not dialect.numeric_type(src.type_of(c)):
-            why = engine.explain_text_column(src.csv, c, src.csv_nulls) if src.csv else None
+            why = sources.explain_text_column(src.csv, c, src.csv_nulls) if src.csv else None
             if why:
                 raise RWNError(f"column {c!r} of {src.label} is read as text ({src.type_of(c)}), not as numbers: "
                                f"{why}")
             raise RWNError(f"column {c!r} has type {src.type_of(c)}, not a numeric type; list it in "
                            f"categorical= (--categorical) to use mismatch distance for it")
-    engine.refuse_reserved(src)
+    sources.refuse_reserved(src)
 
 
-def check_source(be, source, spec: RWNSpec, guard: bool = True) -> engine.Source:
+def check_source(be, source, spec: RWNSpec, guard: bool = True) -> sources.Source:
     """The source, resolved by the backend and checked: the named columns exist with the
     right types, the record id is given where the engine needs it, no numeric range overflows
     a double and (with `guard`, where the engine has a memory limit) the neighbourhoods fit."""
@@ -92,7 +92,7 @@ def check_source(be, source, spec: RWNSpec, guard: bool = True) -> engine.Source
     return src
 
 
-def unseen_source(be, name: str, spec: RWNSpec, guard: bool = True) -> engine.Source:
+def unseen_source(be, name: str, spec: RWNSpec, guard: bool = True) -> sources.Source:
     """The table or view `name` as the statement's reader resolves it, for a planner that cannot
     see it (the SQL macros plan on a cursor, which does not see the caller's TEMP tables and
     views): no data or schema is read here. What check_source checks from the schema is checked
@@ -106,14 +106,14 @@ def unseen_source(be, name: str, spec: RWNSpec, guard: bool = True) -> engine.So
               ", not a numeric type; list it in categorical= (--categorical) to use mismatch distance for it")
              for c in spec.numeric]
     if spec.id:
-        typed.append((spec.id, engine.ID_TYPES.pattern, f"id column {spec.id!r} has type ",
+        typed.append((spec.id, sources.ID_TYPES.pattern, f"id column {spec.id!r} has type ",
                       "; a record id must be an integer or text column"))
-    src = engine.unseen_source(name, be.dialect, typed)
+    src = sources.unseen_source(name, be.dialect, typed)
     budget = pair_budget_condition(be, src.sql, spec) if guard else None
     if budget is None:
         return src
     # a filter true on every row (or failing first): the rows keep their order
-    return engine.Source(f"(SELECT * FROM {src.sql} WHERE {budget}) AS __rwn_budgeted", (), src.label)
+    return sources.Source(f"(SELECT * FROM {src.sql} WHERE {budget}) AS __rwn_budgeted", (), src.label)
 
 
 def _check_spans(be, src, spec) -> None:
@@ -218,7 +218,7 @@ def pair_budget_condition(be, relation: str, spec: RWNSpec) -> str | None:
                + quote_literal(f" neighbour pairs, more than the memory limit of {limit / 1e9:,.2f} GB allows (about "
                                f"{limit // BYTES_PER_PAIR:,} pairs beyond the {spec.k} nearest per record): ")
                + " || largest || " + records + " || " + quote_literal(_pairs_remedies(spec)))
-    return (f"(SELECT {engine.raise_unless(be.dialect, f'{beyond} <= {limit}', message)} "
+    return (f"(SELECT {sources.raise_unless(be.dialect, f'{beyond} <= {limit}', message)} "
             f"FROM {estimate} AS __rwn_budget)")
 
 
@@ -232,7 +232,7 @@ PCA_GAIN = 1.1
 AXES_LEFT_OUT = 0.05
 
 
-def grid_axes(be, src: engine.Source, spec: RWNSpec):
+def grid_axes(be, src: sources.Source, spec: RWNSpec):
     """The grid's directions for more than 3 numeric columns: the leading eigenvectors of the
     scaled covariance (one aggregate pass through the backend, numpy's eigh on the driver), as
     many as the grid has dimensions (3 to 5: see AXES_LEFT_OUT), or None to grid on the columns. Only the speed depends on them (geometry.check_axes): any unit
@@ -294,7 +294,7 @@ class Prepared:
     row_order: str | None = None
 
 
-def prepare(be, src: engine.Source, spec: RWNSpec, what: str, key_sql: str | None = None,
+def prepare(be, src: sources.Source, spec: RWNSpec, what: str, key_sql: str | None = None,
             order: str = "keyed", pairs: bool = False, reps: int | None = None, trace=None,
             in_steps: bool | None = None) -> Prepared:
     """The final statement of `what` (perturb, donors or neighborhoods) over the checked source.
@@ -335,7 +335,7 @@ def _prepare(be, src, spec, what, key_sql, order, pairs, reps, trace, in_steps) 
         raise
 
 
-def search_in_steps(be, src: engine.Source) -> bool:
+def search_in_steps(be, src: sources.Source) -> bool:
     """Whether the neighbourhood search runs one statement per level, each staged by the
     backend, rather than inside one recursive statement: always on an engine without recursive
     CTEs (Spark); on DuckDB when the records times RECURSIVE_BYTES_PER_RECORD exceed the memory
@@ -352,7 +352,7 @@ def search_in_steps(be, src: engine.Source) -> bool:
     return bool(records) and records[0][0] * RECURSIVE_BYTES_PER_RECORD > limit
 
 
-def ball_path(be, src: engine.Source, spec: RWNSpec) -> int | None:
+def ball_path(be, src: sources.Source, spec: RWNSpec) -> int | None:
     """Whether the ball path draws the donors (ball_sql.BallPieces): None (every neighbourhood is
     listed), or its number of halving levels. It is taken for eps > 0 when a cheap pre-pass
     (ball_sql.ball_estimate_sql) estimates the mean |S_i| at ball_sql.BALL_MIN_MEMBERS or more and
@@ -374,7 +374,7 @@ class Neighborhoods:
     source with its record numbers __rwn_rid) and `hood` (rid, members, radius2, dcr2) are
     relations; `staged` lists every relation to forget afterwards."""
     be: object
-    src: engine.Source
+    src: sources.Source
     spec: RWNSpec
     rows: str
     hood: str
@@ -424,7 +424,7 @@ def values_in_steps(be) -> bool:
 FROM_DATA = "from data"      # stage_neighborhoods(axes=...): compute them with grid_axes
 
 
-def stage_neighborhoods(be, src: engine.Source, spec: RWNSpec, trace=None, axes=FROM_DATA,
+def stage_neighborhoods(be, src: sources.Source, spec: RWNSpec, trace=None, axes=FROM_DATA,
                         ball=None, in_steps: bool | None = None) -> Neighborhoods:
     """Compute the neighbourhoods once into relations of the backend: with recursive CTEs in
     two statements (the numbered rows, then the whole search; both number the records the same
@@ -562,7 +562,7 @@ def level_chunks(be, plan, points: str, settings: str, previous: str, searching:
             for i, (lo, hi) in enumerate(zip(bounds, bounds[1:]))]
 
 
-def script(be, src: engine.Source, spec: RWNSpec, what: str, order: str = "keyed", pairs: bool = False) -> str:
+def script(be, src: sources.Source, spec: RWNSpec, what: str, order: str = "keyed", pairs: bool = False) -> str:
     """The SQL of `what` as the engine runs it, the key shown as a placeholder: one statement,
     or (without recursive CTEs) every step, the level step marked as repeated."""
     d = be.dialect
