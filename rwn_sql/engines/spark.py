@@ -1,4 +1,4 @@
-"""Apache Spark as the engine (issue 11): SparkBackend (rwn_sql.engines.backend) runs the plans of
+"""Apache Spark as the engine: SparkBackend (rwn_sql.engines.backend) runs the plans of
 the same builders as on DuckDB, rendered with the Spark dialect, so the same data, parameters,
 id and key give the same release, row for row: randomize (with enforcement), audit,
 estimates, release folders and the count-query rewriter, and RWN (perturb, donors,
@@ -7,8 +7,8 @@ checkpointed, since Spark has no recursive CTEs).
 
 The only part of rwn_sql that talks to a SparkSession. Spark needs `id=`: it has no input
 order to number records by. The key never enters SQL text: it sits in a one-row temporary
-view that the plan reads with a scalar subquery. Not yet on Spark: scale='zscore' in RWN
-(README, "Engines")."""
+view that the plan reads with a scalar subquery. Not on Spark: scale='zscore' in RWN
+(docs/guides/spark.md says why)."""
 from __future__ import annotations
 
 import os

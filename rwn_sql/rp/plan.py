@@ -3,7 +3,8 @@ size (enforcement; when no design exists, what would work), the randomize plan (
 design, the attribute-disclosure rule, SQL) and the audit's statement on each engine."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 from ..engines import sources
 from . import privacy, sqlgen as rp_sql
@@ -135,7 +136,12 @@ class Plan:
     suppressed_records: int = 0
     l_diversity: int | None = None  # the attribute-disclosure rule applied (1: turned off; None: not checked)
     max_top_share: float | None = None  # the top-share limit applied (1: turned off; None: not checked)
-    shown_sql: str = ""             # the SQL with getvariable('rwn_key') where the key goes (--show-sql)
+    # renders the SQL with getvariable('rwn_key') where the key goes, only when it is shown (--show-sql)
+    render_shown: Callable[[], str] = field(default=lambda: "", repr=False)
+
+    @property
+    def shown_sql(self) -> str:
+        return self.render_shown()
 
 
 def plan_randomize(con, source, sensitive, params: privacy.RPParams, *, public, domain, key, seed, test, nulls,
@@ -174,7 +180,7 @@ def plan_randomize(con, source, sensitive, params: privacy.RPParams, *, public, 
                                     leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0))
     text = statement(key_ref(be.con, the_key) if key_ref else be.key_sql(the_key))
     return Plan(src, spec, values, blocks, params, text, *left_out, l_diversity=l_diversity, max_top_share=limit,
-                shown_sql=statement(KEY_PLACEHOLDER))
+                render_shown=lambda: statement(KEY_PLACEHOLDER))
 
 
 def randomize_statement(con, source, sensitive, params: privacy.RPParams, *, public, domain, key, seed, test,
