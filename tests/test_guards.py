@@ -12,7 +12,7 @@ import rwn_sql
 from conftest import load_numpy
 from rwn_sql.rwn import sqlgen
 from rwn_sql.evaluation import tune
-from rwn_sql.engines.duckdb import resolve_source
+from rwn_sql.engines.sources import resolve_source
 from rwn_sql.rwn.spec import RWNSpec
 
 
