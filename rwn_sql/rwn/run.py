@@ -296,30 +296,48 @@ class Prepared:
 
 def prepare(be, src: sources.Source, spec: RWNSpec, what: str, key_sql: str | None = None,
             order: str = "keyed", pairs: bool = False, reps: int | None = None, trace=None,
-            in_steps: bool | None = None) -> Prepared:
+            pre: PrePasses | None = None) -> Prepared:
     """The final statement of `what` (perturb, donors or neighborhoods) over the checked source.
     `key_sql` reads the key (backend.key_sql, or KEY_PLACEHOLDER for SQL that is only shown).
     `trace`: a list that gets one dict per search level where the levels run one by one.
-    `in_steps`: search_in_steps(be, src) when the caller already knows it."""
+    `pre`: pre_passes(be, src, spec, what, pairs) when the caller already read them (it also
+    shows the SQL)."""
     if what not in WHATS:
         raise ValueError(f"what must be one of {WHATS}")
     if order not in sqlgen.ORDERS:
         raise RWNError(f"order must be one of {', '.join(sqlgen.ORDERS)}; got {order!r}")
-    prepared = _prepare(be, src, spec, what, key_sql, order, pairs, reps, trace, in_steps)
+    prepared = _prepare(be, src, spec, what, key_sql, order, pairs, reps, trace,
+                        pre_passes(be, src, spec, what, pairs) if pre is None else pre)
     if what == "perturb":       # replicates (reps) are each in input order
         prepared.row_order = order if reps is None else "input"
     return prepared
 
 
-def _prepare(be, src, spec, what, key_sql, order, pairs, reps, trace, in_steps) -> Prepared:
-    if what != "neighborhoods" and key_sql is None:
-        raise ValueError("perturb and donors need key_sql")
-    d = be.dialect
+@dataclass(frozen=True)
+class PrePasses:
+    """What the planner reads from the data before it writes the statement: whether the search
+    runs level by level (search_in_steps), the ball path's levels (ball_path) and the grid's
+    directions (grid_axes). Read once per call, so that showing the SQL and running it read
+    the data once."""
+    in_steps: bool
+    ball: int | None
+    axes: tuple | None
+
+
+def pre_passes(be, src: sources.Source, spec: RWNSpec, what: str, pairs: bool = False) -> PrePasses:
     # an unseen source (a TEMP one of the SQL macros' caller) cannot be read for the decision:
     # it keeps the listed path (docs/reference/sql.md)
     ball = None if (what == "neighborhoods" and pairs) or not src.schema else ball_path(be, src, spec)
-    if not (search_in_steps(be, src) if in_steps is None else in_steps):
-        axes = grid_axes(be, src, spec) if src.schema else None    # an unseen source: no pre-pass
+    in_steps = search_in_steps(be, src)
+    return PrePasses(in_steps, ball, grid_axes(be, src, spec) if src.schema else None)
+
+
+def _prepare(be, src, spec, what, key_sql, order, pairs, reps, trace, pre: PrePasses) -> Prepared:
+    if what != "neighborhoods" and key_sql is None:
+        raise ValueError("perturb and donors need key_sql")
+    d = be.dialect
+    ball, axes = pre.ball, pre.axes
+    if not pre.in_steps:
         if what == "perturb":
             return Prepared(sqlgen.perturb_sql(src.sql, spec, key_sql, d, reps=reps, order=order, axes=axes, ball=ball))
         if what == "donors":
@@ -327,7 +345,7 @@ def _prepare(be, src, spec, what, key_sql, order, pairs, reps, trace, in_steps) 
         return Prepared(sqlgen.neighborhoods_sql(src.sql, spec, pairs=pairs, dialect=d, axes=axes, ball=ball))
     if reps is not None and not d.recursive_cte:
         raise RWNError(f"engine {be.name} does not support replicate releases in one statement (tune runs on DuckDB)")
-    hoods = stage_neighborhoods(be, src, spec, trace, ball=ball, in_steps=True)
+    hoods = stage_neighborhoods(be, src, spec, trace, axes=axes, ball=ball, in_steps=True)
     try:
         return Prepared(hoods.final(what, key_sql, order=order, pairs=pairs, reps=reps), hoods.staged)
     except BaseException:
@@ -562,16 +580,17 @@ def level_chunks(be, plan, points: str, settings: str, previous: str, searching:
             for i, (lo, hi) in enumerate(zip(bounds, bounds[1:]))]
 
 
-def script(be, src: sources.Source, spec: RWNSpec, what: str, order: str = "keyed", pairs: bool = False) -> str:
+def script(be, src: sources.Source, spec: RWNSpec, what: str, order: str = "keyed", pairs: bool = False,
+           pre: PrePasses | None = None) -> str:
     """The SQL of `what` as the engine runs it, the key shown as a placeholder: one statement,
-    or (without recursive CTEs) every step, the level step marked as repeated."""
+    or (without recursive CTEs) every step, the level step marked as repeated. `pre`: as for
+    prepare."""
     d = be.dialect
-    if not search_in_steps(be, src):
-        return be.engine_sql(prepare(be, src, spec, what, KEY_PLACEHOLDER, order=order, pairs=pairs, in_steps=False).sql)
-    # an unseen source (a TEMP one of the SQL macros' caller) cannot be read for the decision:
-    # it keeps the listed path (docs/reference/sql.md)
-    ball = None if (what == "neighborhoods" and pairs) or not src.schema else ball_path(be, src, spec)
-    plan = RWNPlan(src.sql, spec, d, grid_axes(be, src, spec), ball)
+    pre = pre_passes(be, src, spec, what, pairs) if pre is None else pre
+    if not pre.in_steps:
+        return be.engine_sql(prepare(be, src, spec, what, KEY_PLACEHOLDER, order=order, pairs=pairs, pre=pre).sql)
+    ball = pre.ball
+    plan = RWNPlan(src.sql, spec, d, pre.axes, ball)
     key = "(SELECT k FROM rwn_key)"
     names = {}
     steps = []
