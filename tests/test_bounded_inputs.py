@@ -218,7 +218,7 @@ def test_memory_limit_parsed_and_bounded(tmp_path, limit, words):
 
 
 def test_memory_limit_accepts_sizes_and_shares():
-    from rwn_sql.cli.main import check_memory_limit, physical_memory
+    from rwn_sql.cli.session import check_memory_limit, physical_memory
     assert check_memory_limit("2MB") == 2_000_000
     assert check_memory_limit("1.5 GiB") == 3 << 29
     assert check_memory_limit("50%") == physical_memory() // 2
