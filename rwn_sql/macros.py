@@ -98,33 +98,30 @@ def _randomize_into(con, target, database, schema, source, sensitive, p, **optio
     return f"{target}: {rows} randomized rows; the design is recorded in its COMMENT"
 
 
-def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    """Register rwn_sql's SQL functions and table macros on `con`. Safe to call again."""
-    from .engines.dialects import require_duckdb
-    require_duckdb(con, "install (the SQL macros)")
-    # The macros' generated SQL reads the key through rwn_key_of(token), a function of this
-    # connection, so neither the SQL text run by query() nor its echo in errors holds the key.
-    # The functions run on a cursor and cannot set the caller's variables or TEMP tables. The
-    # token is read from a VALUES scan: over a literal, DuckDB would fold rwn_key_of and the
-    # subkeys into constants that plans and profiles show (randomness.KeySQL). One token per
-    # distinct key, kept until the connection closes or rwn_sql.forget_keys(con).
-    keys = MACRO_KEYS.setdefault(con, {})
-
+def _key_ref(keys: dict):
+    """The macros' key_ref: the KeySQL of a key, read through rwn_key_of(token) from a VALUES
+    scan (see install), one token per distinct key in `keys` (token -> key)."""
     def key_ref(_con, key: str) -> str:
         token = next((t for t, k in keys.items() if k == key), None) or secrets.token_hex(8)
         keys[token] = key
         return KeySQL("rwn_key_of(__rwn_token)", f"(VALUES ({quote_literal(token)})) AS __rwn_key(__rwn_token)")
+    return key_ref
 
-    def perturb_sql(source, columns, k, eps, q, scale, strata, categorical, weight, on_missing,
-                    drop, key, seed, id_column):
-        spec = _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, drop, id_column)
-        return _plan(con, source, spec, "perturb", key_ref(con, rwn.the_key(key, seed)))
 
-    def neighborhoods_sql(source, columns, k, eps, scale, strata, categorical, weight, on_missing,
-                          pairs):
-        spec = _spec(columns, k, eps, 1.0, scale, strata, categorical, weight, on_missing)
-        return _plan(con, source, spec, "neighborhoods", pairs=bool(pairs))
+def _estimates_enforce(epsilon, delta, enforced):
+    """rwn_estimates' enforce argument of rwn_sql.estimates, from its epsilon, delta and enforced."""
+    if (epsilon is None) != (delta is None):
+        raise RWNError("rwn_estimates: give both epsilon and delta (the release's enforcement) or neither")
+    if enforced is False and epsilon is not None:
+        raise RWNError("rwn_estimates: enforced := false contradicts epsilon and delta")
+    enforce = (epsilon, delta) if epsilon is not None else None if enforced is False else RECORDED
+    if enforced is True and epsilon is None:
+        raise RWNError("rwn_estimates: enforced := true needs the release's epsilon and delta")
+    return enforce
 
+
+def _rp_functions(con, key_ref) -> dict:
+    """The randomized-response planners and runners: name -> (function, parameter types)."""
     def randomize_sql(source, sensitive, p, public, domain, key, seed, epsilon, delta, test, nulls, id_column,
                       l_diversity, max_top_share):
         params = RPParams(p, _threshold(epsilon, delta))
@@ -156,13 +153,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 
     def estimates_sql(release, sensitive, p, domain, group_by, where, values, public, epsilon, delta, test,
                       enforced):
-        if (epsilon is None) != (delta is None):
-            raise RWNError("rwn_estimates: give both epsilon and delta (the release's enforcement) or neither")
-        if enforced is False and epsilon is not None:
-            raise RWNError("rwn_estimates: enforced := false contradicts epsilon and delta")
-        enforce = (epsilon, delta) if epsilon is not None else None if enforced is False else RECORDED
-        if enforced is True and epsilon is None:
-            raise RWNError("rwn_estimates: enforced := true needs the release's epsilon and delta")
+        enforce = _estimates_enforce(epsilon, delta, enforced)
         try:
             return rp.estimates(con.cursor(), release, sensitive, p, domain, group_by=group_by or (),
                                 where=where, values=values, public=public, enforce=enforce, test=test, sql=True)
@@ -171,7 +162,7 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         return unseen.unseen_estimates(release, sensitive, p, domain, group_by=group_by or (), where=where,
                                    values=values, public=public, enforce=enforce, test=test)
 
-    functions = {
+    return {
         "rwn_randomize_sql": (randomize_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,
                                               BIGINT, DOUBLE, DOUBLE, VARCHAR, VARCHAR, VARCHAR, BIGINT, DOUBLE]),
         "rwn_randomize_into_run": (randomize_into, [VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST,
@@ -182,6 +173,22 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         "rwn_estimates_sql": (estimates_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,
                                               VARCHAR_LIST, VARCHAR_LIST, DOUBLE, DOUBLE, VARCHAR, BOOLEAN]),
         "rwn_query_sql": (lambda sql, database: _query_sql(con, sql, database), [VARCHAR, VARCHAR]),
+    }
+
+
+def _rwn_functions(con, key_ref) -> dict:
+    """The RWN planners (perturb, neighborhoods): name -> (function, parameter types)."""
+    def perturb_sql(source, columns, k, eps, q, scale, strata, categorical, weight, on_missing,
+                    drop, key, seed, id_column):
+        spec = _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, drop, id_column)
+        return _plan(con, source, spec, "perturb", key_ref(con, rwn.the_key(key, seed)))
+
+    def neighborhoods_sql(source, columns, k, eps, scale, strata, categorical, weight, on_missing,
+                          pairs):
+        spec = _spec(columns, k, eps, 1.0, scale, strata, categorical, weight, on_missing)
+        return _plan(con, source, spec, "neighborhoods", pairs=bool(pairs))
+
+    return {
         "rwn_perturb_sql": (perturb_sql, [VARCHAR, VARCHAR_LIST, BIGINT, DOUBLE, DOUBLE, VARCHAR,
                                           VARCHAR_LIST, VARCHAR_LIST, DOUBLE, VARCHAR, VARCHAR_LIST,
                                           VARCHAR, BIGINT, VARCHAR]),
@@ -189,12 +196,31 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
                                                       VARCHAR_LIST, VARCHAR_LIST, DOUBLE, VARCHAR,
                                                       BOOLEAN]),
     }
-    for name, (fn, params) in functions.items():
+
+
+def _create_macros(con) -> None:
+    """The table macros of sql/macros.sql, one statement at a time (comment-only chunks skipped)."""
+    for statement in templates.sql_text("macros.sql").split(";\n"):
+        if statement.strip() and not all(line.startswith("--") for line in statement.strip().splitlines()):
+            con.execute(statement).fetchall()
+
+
+def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Register rwn_sql's SQL functions and table macros on `con`. Safe to call again."""
+    from .engines.dialects import require_duckdb
+    require_duckdb(con, "install (the SQL macros)")
+    # The macros' generated SQL reads the key through rwn_key_of(token), a function of this
+    # connection, so neither the SQL text run by query() nor its echo in errors holds the key.
+    # The functions run on a cursor and cannot set the caller's variables or TEMP tables. The
+    # token is read from a VALUES scan: over a literal, DuckDB would fold rwn_key_of and the
+    # subkeys into constants that plans and profiles show (randomness.KeySQL). One token per
+    # distinct key, kept until the connection closes or rwn_sql.forget_keys(con).
+    keys = MACRO_KEYS.setdefault(con, {})
+    key_ref = _key_ref(keys)
+    for name, (fn, params) in {**_rp_functions(con, key_ref), **_rwn_functions(con, key_ref)}.items():
         # rwn_randomize_into_run writes a table: run where the statement runs, never folded at planning
         register_function(con, name, fn, params, VARCHAR, side_effects=name == "rwn_randomize_into_run")
     register_function(con, "rwn_key_of", lambda token: keys.get(token), [VARCHAR], VARCHAR)
     register_tails(con)
-    for statement in templates.sql_text("macros.sql").split(";\n"):
-        if statement.strip() and not all(line.startswith("--") for line in statement.strip().splitlines()):
-            con.execute(statement).fetchall()
+    _create_macros(con)
     return con

@@ -25,7 +25,7 @@ ENGINE_MODULES = {"engines", "macros", "rp.duckdb_udfs"}   # may import duckdb /
 ENGINE_IMPORTS_TO_REMOVE = {"rp.design_record", "rp.release_db"}
 MAX_FILE_LINES, MAX_FUNCTION_LINES = 800, 80
 FILES_TO_SPLIT = set()
-FUNCTIONS_TO_SPLIT = {"macros.install"}
+FUNCTIONS_TO_SPLIT = set()
 
 
 def modules() -> dict[str, Path]:
