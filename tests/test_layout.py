@@ -22,7 +22,7 @@ LAYERS = [
     {"macros", "__init__", "__main__"},
 ]
 ENGINE_MODULES = {"engines", "macros", "rp.duckdb_udfs"}   # may import duckdb / pyspark
-ENGINE_IMPORTS_TO_REMOVE = {"rp.design_record", "rp.release_db"}
+ENGINE_IMPORTS_TO_REMOVE = set()
 MAX_FILE_LINES, MAX_FUNCTION_LINES = 800, 80
 FILES_TO_SPLIT = set()
 FUNCTIONS_TO_SPLIT = set()

@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import json
 import math
-
-import duckdb
 from dataclasses import dataclass
 
+from ..engines import duckdb as engine
 from ..errors import RWNError
 from ..identifiers import name_parts, quote_literal
 
@@ -184,7 +183,7 @@ def table_record(con, name: str) -> Design | None:
 def local_parquet_record(path: str) -> Design | None:
     """parquet_record of a local Parquet file or folder, read on a DuckDB connection of its own
     (for an engine whose session does not read Parquet key-value metadata)."""
-    with duckdb.connect() as local:
+    with engine.connect() as local:
         return parquet_record(local, path)
 
 
@@ -206,7 +205,7 @@ def parquet_record(con, path: str) -> Design | None:
                        f"{MAX_RECORD_BYTES:,} bytes: refused")
     try:
         texts = {t for t, in con.execute(f"SELECT DISTINCT decode(value) FROM {src} WHERE {key}").fetchall()}
-    except duckdb.Error:
+    except engine.Error:
         raise RWNError(f"the Parquet metadata of {path!r} record a design that is not UTF-8 text: refused") from None
     if len(texts) > 1 or len(sizes) != parts:
         raise RWNError(f"the parts of {path!r} do not all record the same design: refused")

@@ -27,8 +27,6 @@ import re
 import secrets
 from dataclasses import dataclass, field, replace
 
-import duckdb
-
 from ..version import __version__
 from ..engines import duckdb as engine, files, sources
 from . import privacy, sqlgen as rp_sql
@@ -401,7 +399,7 @@ def check_stored_text_size(con, table: str, what: str) -> None:
     has no statistics; check_catalog refuses those first)."""
     try:
         rows = con.execute(stored_text_size_sql(table)).fetchall()
-    except duckdb.CatalogException:
+    except engine.CatalogException:
         return
     for name, longest, _ in rows:
         _refuse_text_bytes(what, name, longest, 0)
@@ -416,7 +414,7 @@ def check_metadata_size(con, source: str, columns, what: str) -> None:
     columns = [(n, k) for n, k in columns if k in ("VARCHAR", "VARCHAR[]")]
     try:
         row = con.execute(metadata_size_sql(source, columns)).fetchall()[0]
-    except duckdb.OutOfMemoryException:
+    except engine.OutOfMemoryException:
         limit = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
         raise RWNError(f"the release's {what} does not fit the memory limit of {limit} for reading a release's "
                        f"metadata (limits: {METADATA_LIMITS}): refused") from None
@@ -444,7 +442,7 @@ def check_trials_size(con, source: str) -> None:
                        f"per personal-group size): refused")
 
 
-def read_metadata(con: duckdb.DuckDBPyConnection, table: str | None = None, schema: str | None = None) -> ReleaseMeta:
+def read_metadata(con: engine.Connection, table: str | None = None, schema: str | None = None) -> ReleaseMeta:
     """The metadata of `table` (or of the only released table) in a release database, after
     check_catalog and before check_released_table: nothing but base tables of the expected
     columns is read, and the values are checked before any reaches SQL."""
@@ -508,7 +506,7 @@ def metadata_values(r, prefix: str = "") -> ReleaseMeta:
                        trials_sql=f"{prefix}{TRIALS_TABLE} AS __rwn_tr" if enforced else None)
 
 
-def write_release(con: duckdb.DuckDBPyConnection, release_sql: str, path: str, meta: ReleaseMeta,
+def write_release(con: engine.Connection, release_sql: str, path: str, meta: ReleaseMeta,
                   overwrite: bool = False, trials: dict[int, int] | None = None) -> int:
     """Write a standalone release database at `path`, atomically: built under a temporary
     name beside it and renamed when complete. Returns the number of released rows."""
@@ -567,7 +565,7 @@ def _write_release(con, release_sql, path, meta, overwrite, trials, tmp) -> int:
     except BaseException:
         try:
             con.execute(f"DETACH {quote_ident(alias)}").fetchall()
-        except duckdb.Error:
+        except engine.Error:
             pass
         raise
     finally:
@@ -707,7 +705,7 @@ def check_folder_metadata_size(meta_path: str) -> None:
     """check_metadata_size on a release folder's metadata Parquet file, on a connection that may
     read only that file, limited to METADATA_MEMORY_LIMIT, before pyarrow reads a value of it
     (a dictionary-encoded Parquet file compresses repeated text as DuckDB does)."""
-    con = duckdb.connect(config={"memory_limit": METADATA_MEMORY_LIMIT, "threads": "1",
+    con = engine.connect(config={"memory_limit": METADATA_MEMORY_LIMIT, "threads": "1",
                                  "autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
         con.execute(f"SET allowed_paths = [{quote_literal(meta_path)}]").fetchall()
@@ -722,7 +720,7 @@ def check_folder_metadata_size(meta_path: str) -> None:
             raise RWNError(f"the release's {METADATA_TABLE}.parquet has the column {unmeasured[0]}, not a "
                            f"metadata column's type: refused")
         check_metadata_size(con, source, columns, f"{METADATA_TABLE}.parquet")
-    except duckdb.Error as exc:
+    except engine.Error as exc:
         raise RWNError(f"cannot read {meta_path!r}: {exc}") from None
     finally:
         con.close()
