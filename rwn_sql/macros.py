@@ -49,7 +49,7 @@ def _query_sql(con, sql, database) -> str:
     else the caller's current database. The text that runs is rendered from the checked parts."""
     from .rp.analyst import TOO_DEEP, parse, refuse, rewrite, source
     from .rp.query_run import release_column_types
-    from .rp.release_db import read_metadata
+    from .rp.release_db import NoReleaseMetadata, read_metadata
     if not isinstance(sql, str):
         raise RWNError("rwn_query: the query must be a string")
     try:
@@ -59,9 +59,7 @@ def _query_sql(con, sql, database) -> str:
     where = table.text("db") or database
     try:
         meta = read_metadata(con.cursor(), table.name, where)
-    except RWNError as exc:
-        if not str(exc).startswith("not a release database"):
-            raise
+    except NoReleaseMetadata:
         raise RWNError(f"rwn_query: database {where!r} holds no release (no rwn_release_metadata table); ATTACH "
                        f"the release file and name it in FROM (FROM rel.{table.name}), or open the release "
                        f"file itself") from None

@@ -88,6 +88,25 @@ def test_refusals_and_missing_release(release):
     con.close()
 
 
+def test_no_release_is_told_by_the_error_type(release):
+    """A database without rwn_release_metadata raises NoReleaseMetadata, which rwn_query catches
+    by type; a release without the table asked for raises the NotARelease it always did, passed on."""
+    from rwn_sql.rp.release_db import NoReleaseMetadata, NotARelease, read_metadata
+    con = duckdb.connect()
+    with pytest.raises(NoReleaseMetadata) as caught:
+        read_metadata(con)
+    assert isinstance(caught.value, NotARelease)
+    assert str(caught.value) == "not a release database: it has no rwn_release_metadata table"
+    con.execute(f"ATTACH '{release}' AS rel (READ_ONLY)").fetchall()
+    with pytest.raises(NotARelease) as caught:
+        read_metadata(con, "nosuch", "rel")
+    assert not isinstance(caught.value, NoReleaseMetadata)
+    rwn_sql.install(con)
+    with pytest.raises(duckdb.Error, match="the release has no table 'nosuch'"):
+        con.execute("SELECT * FROM rwn_query('SELECT COUNT(*) FROM rel.nosuch')").fetchall()
+    con.close()
+
+
 def test_comment_explains_the_macro():
     con = duckdb.connect()
     rwn_sql.install(con)

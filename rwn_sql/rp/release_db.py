@@ -207,6 +207,11 @@ class NotARelease(RWNError):
     table (estimates() then treats the name as an ordinary table)."""
 
 
+class NoReleaseMetadata(NotARelease):
+    """Not a release database at all: no rwn_release_metadata table where it was looked for
+    (check_catalog). Its readers say so in their own words."""
+
+
 # What a release database may hold, checked on the catalog before anything of it is read: a
 # release file travels between people, so it is untrusted input (issue 22, F1). A view in
 # place of a table, or a generated column, would run the file author's SQL in the reader's
@@ -304,7 +309,7 @@ def check_catalog(con, schema: str | None = None) -> tuple[str, str]:
     Returns (database, schema) of the release."""
     where = _location(con, schema)
     if catalog_object(con, where, METADATA_TABLE) is None:
-        raise NotARelease(f"not a release database: it has no {METADATA_TABLE} table")
+        raise NoReleaseMetadata(f"not a release database: it has no {METADATA_TABLE} table")
     for what, sql in FOREIGN_OBJECTS:
         names = [r[0] for r in con.execute(sql, [where[0]]).fetchall()]
         if names:

@@ -16,7 +16,7 @@ from . import privacy
 from .query_run import ISOLATED_RELEASE, isolated_connection
 from ..errors import RWNError
 from ..identifiers import quote_ident, quote_literal
-from .release_db import METADATA_TABLE, TRIALS_TABLE, ReleaseMeta, cells_view_name, view_name
+from .release_db import METADATA_TABLE, TRIALS_TABLE, NoReleaseMetadata, ReleaseMeta, cells_view_name, view_name
 
 __all__ = ["report", "render"]
 
@@ -65,10 +65,10 @@ def render(release_path: str) -> str:
     """The report's HTML text. The release is opened read-only on an isolated connection."""
     try:
         con, meta, release_sql = isolated_connection(None, os.path.abspath(release_path), None, None)
+    except NoReleaseMetadata as exc:
+        raise RWNError(str(exc)) from None
     except RWNError as exc:
-        message = str(exc)
-        raise RWNError(message if message.startswith("not a release database")
-                       else f"{release_path!r} is not a release database ({message})") from None
+        raise RWNError(f"{release_path!r} is not a release database ({exc})") from None
     try:
         parts = [_header(release_path, meta), _parameters(con, meta), _audit(con, meta, release_sql),
                  _estimates_intro(meta)]
