@@ -274,17 +274,25 @@ def choose_eps(wl: Workload, weight: float, k: int) -> float:
 
 
 def run(wl: Workload, eps: float, args) -> dict:
+    """One workload timed (and checked), its search forced by --search (one statement, steps)."""
+    from rwn_sql import limits
+    forced = {} if args.search == "auto" else \
+        {"RECURSIVE_BYTES_PER_RECORD": 0 if args.search == "one" else float("inf")}
+    with limits.use(**forced):
+        return _run(wl, eps, args)
+
+
+def _run(wl: Workload, eps: float, args) -> dict:
     import duckdb
     import rwn_sql
-    from rwn_sql.rwn import ball_sql, run as rwn
+    from rwn_sql import limits
+    from rwn_sql.rwn import run as rwn
     from rwn_sql.engines.backend import backend_for
     con = duckdb.connect()
     con.execute(f"SET threads = {args.threads}")
     if wl.memory_limit:
         con.execute(f"SET memory_limit = '{wl.memory_limit}'")
     con.from_arrow(wl.table()).create("data")
-    if args.search != "auto":
-        rwn.RECURSIVE_BYTES_PER_RECORD = 0 if args.search == "one" else float("inf")
     params = dict(k=args.k, eps=eps, q=args.q, seed=args.seed, strata=list(wl.strata),
                   categorical=list(wl.categorical), weight=args.weight)
     n = len(next(iter(wl.numeric.values())))
@@ -306,13 +314,10 @@ def run(wl: Workload, eps: float, args) -> dict:
           f"(peak RSS {out['rss_package']:,.0f} MB, {rss0:,.0f} MB at the start)")
     if args.compare_grid:
         # the same release with the grid on the columns (no principal axes), same process
-        gain, rwn.PCA_GAIN = rwn.PCA_GAIN, float("inf")
-        try:
+        with limits.use(PCA_GAIN=float("inf")):
             t0 = time.perf_counter()
             rwn_sql.perturb(con, "data", wl.columns, **params, into="released_on_columns")
             out["package_columns"] = time.perf_counter() - t0
-        finally:
-            rwn.PCA_GAIN = gain
         same = con.execute("SELECT (SELECT count(*) FROM (SELECT * FROM released EXCEPT ALL SELECT * FROM "
                            "released_on_columns)) + (SELECT count(*) FROM (SELECT * FROM released_on_columns "
                            "EXCEPT ALL SELECT * FROM released))").fetchone()[0] == 0
@@ -326,15 +331,12 @@ def run(wl: Workload, eps: float, args) -> dict:
               f"{'identical' if same else 'DIFFER'})")
     if args.compare_listed:
         # the same parameters with every neighbourhood listed (the path before the ball path), same process
-        least, ball_sql.BALL_MIN_MEMBERS = ball_sql.BALL_MIN_MEMBERS, float("inf")
-        try:
+        with limits.use(BALL_MIN_MEMBERS=float("inf")):
             _reset_peak()
             t0 = time.perf_counter()
             rwn_sql.perturb(con, "data", wl.columns, **params, into="released_listed")
             out["package_listed"] = time.perf_counter() - t0
             out["rss_listed"] = peak_rss_mb()
-        finally:
-            ball_sql.BALL_MIN_MEMBERS = least
         con.execute("DROP TABLE released_listed")
         print(f"listed    {out['package_listed']:8.2f} s   the same with every neighbourhood listed "
               f"(no ball path; peak RSS {out['rss_listed']:,.0f} MB)")
@@ -540,7 +542,7 @@ def main(argv=None) -> None:
                          "and check that both releases are identical")
     ap.add_argument("--compare-listed", action="store_true",
                     help="also time the package with every neighbourhood listed as pairs (no ball path: "
-                         "ball_sql.BALL_MIN_MEMBERS set to infinity); W6 at 20k rows needs about 2 GB that way")
+                         "Limits.BALL_MIN_MEMBERS set to infinity); W6 at 20k rows needs about 2 GB that way")
     ap.add_argument("--package-only", action="store_true",
                     help="time the package only: no reference, no checks (for sizes the reference or the "
                          "checks would take too long for)")

@@ -1,3 +1,4 @@
+import contextlib
 import sys
 from pathlib import Path
 
@@ -33,6 +34,15 @@ def con():
     c = duckdb.connect()
     yield c
     c.close()
+
+
+@pytest.fixture
+def set_limits():
+    """set_limits(NAME=value, ...): rwn_sql.limits.use for the rest of the test, for a limit
+    that a whole test (or a fixture's parameter) runs under; a later call builds on an earlier."""
+    from rwn_sql import limits
+    with contextlib.ExitStack() as stack:
+        yield lambda **changes: stack.enter_context(limits.use(**changes))
 
 
 def _new_spark_session():

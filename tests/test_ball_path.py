@@ -13,7 +13,7 @@ from scipy import stats
 import rwn_sql
 from bruteforce import neighborhoods_of, scaled, squared_distances, tie_tolerance
 from conftest import skip_without_spark, tied_data
-from rwn_sql import randomness
+from rwn_sql import limits, randomness
 from rwn_sql.rwn import ball_sql, run as rwn, sqlgen
 from rwn_sql.engines.backend import backend_for
 
@@ -124,10 +124,10 @@ def test_strata_categorical_and_q(con, levels):
 
 
 @pytest.mark.parametrize("levels", [None], indirect=True)
-def test_large_neighbourhoods_take_the_ball_path(con, levels, monkeypatch):
+def test_large_neighbourhoods_take_the_ball_path(con, levels, set_limits):
     """The path's own choice: dense data with a mean |S_i| of about 100 takes it, eps = 0 and a
     small eps do not (the pair threshold lowered to this small input)."""
-    monkeypatch.setattr(ball_sql, "BALL_MIN_PAIRS", 10_000)
+    set_limits(BALL_MIN_PAIRS=10_000)
     rng = np.random.default_rng(1)
     data = {c: rng.random(1500) for c in "abc"}
     table(con, "t", data)
@@ -145,7 +145,7 @@ def test_the_estimate_never_exceeds_the_other_records():
     capped at the other records, so an input of 600 records, whose neighbourhoods hold at most
     600 * 599 pairs, never takes the ball path (BALL_MIN_PAIRS is above that)."""
     spec = rwn.spec([f"v{i}" for i in range(11)], k=4, eps=0.02)
-    assert 600 * 599 < ball_sql.BALL_MIN_PAIRS
+    assert 600 * 599 < limits.current().BALL_MIN_PAIRS
     assert ball_sql.ball_levels(600, 600 * 599, spec) is None
     assert ball_sql.ball_levels(600, 600, spec) is None
 
@@ -213,20 +213,18 @@ def test_duckdb_and_spark_give_the_same_release(levels, tmp_path, request):
 
 
 @pytest.mark.parametrize("levels", [None], indirect=True)
-def test_memory_guard_counts_what_is_still_listed(con, levels, monkeypatch):
+def test_memory_guard_counts_what_is_still_listed(con, levels, set_limits):
     """The guard refuses what the listed neighbourhoods would not fit; eps-balls that the ball path
     counts instead no longer count against it, equal values (still listed) do."""
     rng = np.random.default_rng(1)
     table(con, "t", {c: rng.random(1500) for c in "abc"})
     table(con, "tied", {c: np.repeat(rng.random(150), 10) for c in "abc"})
-    monkeypatch.setattr(rwn, "BYTES_PER_PAIR", 10 ** 12)           # any pair beyond k is too many
-    monkeypatch.setattr(ball_sql, "BALL_MIN_PAIRS", 10_000)
+    set_limits(BYTES_PER_PAIR=10 ** 12)             # any pair beyond k is too many
+    set_limits(BALL_MIN_PAIRS=10_000)               # the ball path on this small input
     rwn_sql.neighborhoods(con, "t", list("abc"), eps=0.25)           # the ball path: accepted
-    monkeypatch.setattr(ball_sql, "BALL_MIN_MEMBERS", float("inf"))
-    with pytest.raises(rwn_sql.RWNError, match="values within eps"):
+    with limits.use(BALL_MIN_MEMBERS=float("inf")), pytest.raises(rwn_sql.RWNError, match="values within eps"):
         rwn_sql.neighborhoods(con, "t", list("abc"), eps=0.25)       # the same listed: refused
-    monkeypatch.setattr(ball_sql, "BALL_MIN_MEMBERS", 64)
-    with pytest.raises(rwn_sql.RWNError, match="identical values"):
+    with pytest.raises(rwn_sql.RWNError, match="identical values"):      # the ball path's own threshold again
         rwn_sql.neighborhoods(con, "tied", list("abc"), k=2, eps=0.25)
 
 

@@ -262,7 +262,7 @@ def brute_force(q, qc, ref, rc):
 @pytest.mark.parametrize("seed,small_search,few_groups,query_cost,onehot_levels",
                          [(11, 0, 0, 0, 64), (12, 0, 0, 0, 64), (16, 0, 64, 0, 64), (15, 0, 0, 10 ** 12, 64),
                           (13, 10 ** 12, 0, 0, 64), (14, 10 ** 12, 0, 0, 1)])
-def test_nearest_search_is_exact(monkeypatch, seed, small_search, few_groups, query_cost, onehot_levels):
+def test_nearest_search_is_exact(set_limits, seed, small_search, few_groups, query_cost, onehot_levels):
     """Lattice data full of exact ties and duplicate rows, categorical columns (groups of
     equal categories, minima both below and above one, two and three mismatches), numeric-only
     and categorical-only shapes: same squared distances and tie counts as a brute force, to
@@ -272,12 +272,8 @@ def test_nearest_search_is_exact(monkeypatch, seed, small_search, few_groups, qu
     force once a mismatch is within reach; small_search=10**12 takes the blocked brute force
     for everything (in blocks of 3 query rows; onehot_levels=1 compares categories directly,
     not by product)."""
-    monkeypatch.setattr(risk, "SMALL_SEARCH", small_search)
-    monkeypatch.setattr(risk, "GROUP_QUERY_COST", query_cost)
-    monkeypatch.setattr(risk, "FEW_GROUPS", few_groups)
-    monkeypatch.setattr(risk, "SMALL_REFERENCE", 0)
-    monkeypatch.setattr(risk, "ONEHOT_LEVELS", onehot_levels)
-    monkeypatch.setattr(risk, "CHUNK_ELEMENTS", 3 * 250)
+    set_limits(SMALL_SEARCH=small_search, GROUP_QUERY_COST=query_cost, FEW_GROUPS=few_groups, SMALL_REFERENCE=0,
+               ONEHOT_LEVELS=onehot_levels, CHUNK_ELEMENTS=3 * 250)
     rng = np.random.default_rng(seed)
     shapes = [(3, 2), (3, 0), (0, 2), (1, 1), (5, 3)]
     zeros = most_ties = 0
@@ -316,12 +312,11 @@ def test_nearest_search_is_exact(monkeypatch, seed, small_search, few_groups, qu
 
 
 @pytest.mark.parametrize("small_search", [0, 10 ** 9])     # k-d trees / one blocked brute force
-def test_risk_measures_match_brute_force_with_categories_ties_and_duplicates(con, monkeypatch, small_search):
+def test_risk_measures_match_brute_force_with_categories_ties_and_duplicates(con, set_limits, small_search):
     """dcr_mean, linkage_rate and linkage_rate_expected from the full distance matrices, on
     integer data with duplicate records, exact ties and two categorical columns (one of them
     with NULLs), paired by position and by id with dropped records."""
-    monkeypatch.setattr(risk, "SMALL_SEARCH", small_search)
-    monkeypatch.setattr(risk, "SMALL_REFERENCE", min(small_search, 512))
+    set_limits(SMALL_SEARCH=small_search, SMALL_REFERENCE=min(small_search, 512))
     rng = np.random.default_rng(7)
     n = 400
     a, b = rng.integers(0, 5, n).astype(float), rng.integers(0, 3, n).astype(float)
@@ -508,14 +503,13 @@ def _close(a, b, rel):
 
 
 @pytest.mark.parametrize("small_search", [0, 10 ** 9])     # k-d trees / blocked brute force
-def test_replicates_evaluate_as_single_releases(con, monkeypatch, small_search):
+def test_replicates_evaluate_as_single_releases(con, set_limits, small_search):
     """evaluate_replicates (all releases of a setting in one numpy pass) gives, release by
     release, what evaluate gives for that release alone: risk measures exactly (exact distances,
     ties and counts), utility to 1e-12; with categorical columns (one with NULLs), duplicate
     records, ties and an OLS target, and a batch size that splits the releases unevenly."""
-    monkeypatch.setattr(risk, "SMALL_SEARCH", small_search)
-    monkeypatch.setattr(risk, "SMALL_REFERENCE", min(small_search, 512))
-    monkeypatch.setattr(evaluate_module, "BATCH_ELEMENTS", 300 * 5 * 3)         # 3 releases a batch
+    set_limits(SMALL_SEARCH=small_search, SMALL_REFERENCE=min(small_search, 512))
+    set_limits(BATCH_ELEMENTS=300 * 5 * 3)         # 3 releases a batch
     rng = np.random.default_rng(21)
     n, reps = 300, 7
     a, b, y = rng.integers(0, 6, n).astype(float), rng.normal(size=n), rng.normal(size=n)
@@ -611,14 +605,13 @@ def test_combination_counts_equal_unique_rows():
 
 
 @pytest.mark.parametrize("onehot_levels,cached", [(64, 65_536), (1, 3 * 40 * 30)])
-def test_both_way_searches_of_many_small_releases_match_brute_force(monkeypatch, onehot_levels, cached):
+def test_both_way_searches_of_many_small_releases_match_brute_force(set_limits, onehot_levels, cached):
     """_searches_both_ways (tune's sweeps of tiny data: every release's dcr and linkage searches
     from one distance matrix each) against the full distance matrices, to the last bit: lattice
     data full of ties and duplicates, categorical columns (one-hot and, with onehot_levels=1,
     compared directly), the original's rows standing for several records, releases in blocks
     of 3 and of all."""
-    monkeypatch.setattr(risk, "ONEHOT_LEVELS", onehot_levels)
-    monkeypatch.setattr(risk, "CACHED_ELEMENTS", cached)
+    set_limits(ONEHOT_LEVELS=onehot_levels, CACHED_ELEMENTS=cached)
     rng = np.random.default_rng(5)
     for p, m in [(3, 2), (2, 0), (0, 2)]:
         no, n, reps = 40, 30, 7

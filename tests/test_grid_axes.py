@@ -8,6 +8,7 @@ import pytest
 import bruteforce as bf
 import rwn_sql
 from conftest import load_numpy
+from rwn_sql import limits
 from rwn_sql.rwn import geometry, run as rwn, sqlgen
 from rwn_sql.engines.backend import backend_for
 from test_neighborhoods import nonempty, sql_sets
@@ -35,12 +36,13 @@ def brute(data, cols, k, eps, categorical=(), strata=None, weight=1.0, scale="mi
     return nonempty(bf.neighborhoods_of(data, cols, k, eps, categorical, strata, weight, scale))
 
 
-def without_axes(monkeypatch):
-    monkeypatch.setattr(rwn, "PCA_GAIN", float("inf"))
+def without_axes():
+    """The grid on the columns: no variance gain is enough for principal axes."""
+    return limits.use(PCA_GAIN=float("inf"))
 
 
 @pytest.mark.parametrize("integer", [False, True])
-def test_correlated_data_gets_axes_and_equals_brute_force(con, monkeypatch, integer):
+def test_correlated_data_gets_axes_and_equals_brute_force(con, integer):
     data = correlated(500, 3, integer)
     load_numpy(con, "corr", data)
     cols = list(data)
@@ -53,12 +55,12 @@ def test_correlated_data_gets_axes_and_equals_brute_force(con, monkeypatch, inte
         got = sql_sets(con, "corr", cols, k=k, eps=eps, scale=scale)
         assert got == brute(data, cols, k, eps, scale=scale)
     with_axes = rwn_sql.perturb(con, "corr", cols, k=4, eps=0.05, key=KEY, order="input").fetchall()
-    without_axes(monkeypatch)
-    assert axes_of(con, "corr", cols) is None
-    assert rwn_sql.perturb(con, "corr", cols, k=4, eps=0.05, key=KEY, order="input").fetchall() == with_axes
+    with without_axes():
+        assert axes_of(con, "corr", cols) is None
+        assert rwn_sql.perturb(con, "corr", cols, k=4, eps=0.05, key=KEY, order="input").fetchall() == with_axes
 
 
-def test_strata_and_categorical_columns_with_axes(con, monkeypatch):
+def test_strata_and_categorical_columns_with_axes(con):
     n = 500
     rng = np.random.default_rng(8)
     data = {**correlated(n, 8, integer=True), "colour": rng.choice(["red", "green"], n),
@@ -72,8 +74,9 @@ def test_strata_and_categorical_columns_with_axes(con, monkeypatch):
         assert got == brute(data, cols, k, eps, categorical=["colour"], strata=["sex"], weight=weight)
     release = lambda: rwn_sql.perturb(con, "mixed", cols, k=3, key=KEY, **kw).fetchall()  # noqa: E731
     with_axes = release()
-    without_axes(monkeypatch)
-    assert release() == with_axes
+    with without_axes():
+        assert axes_of(con, "mixed", cols, **kw) is None
+        assert release() == with_axes
 
 
 def test_isotropic_data_keeps_the_column_grid(con):
@@ -150,7 +153,7 @@ def start_levels(con, table, cols, **kw):
 
 
 @pytest.mark.parametrize("integer", [False, True])
-def test_a_fourth_axis_and_finer_start_levels_equal_brute_force(con, monkeypatch, integer):
+def test_a_fourth_axis_and_finer_start_levels_equal_brute_force(con, integer):
     """Where 3 axes leave out more than AXES_LEFT_OUT of the variance the grid takes a 4th; in
     clumps the second density round starts records on a finer grid. Both only change the speed."""
     data = clumped(600, 11, integer)
@@ -164,8 +167,9 @@ def test_a_fourth_axis_and_finer_start_levels_equal_brute_force(con, monkeypatch
         assert sql_sets(con, "clumps", cols, k=k, eps=eps, scale=scale) == brute(data, cols, k, eps, scale=scale)
     release = lambda: rwn_sql.perturb(con, "clumps", cols, k=4, eps=0.02, key=KEY, order="input").fetchall()  # noqa: E731
     with_axes = release()
-    without_axes(monkeypatch)
-    assert release() == with_axes
+    with without_axes():
+        assert axes_of(con, "clumps", cols) is None
+        assert release() == with_axes
 
 
 def test_a_fourth_axis_with_strata_and_categories(con):

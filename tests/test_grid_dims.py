@@ -6,7 +6,8 @@ import pytest
 import bruteforce as bf
 import rwn_sql
 from conftest import load_numpy
-from rwn_sql.rwn import geometry, run as rwn, search_sql, sqlgen
+from rwn_sql import limits
+from rwn_sql.rwn import geometry, run as rwn, sqlgen
 from rwn_sql.engines.backend import backend_for
 from test_neighborhoods import nonempty, sql_sets
 
@@ -84,16 +85,16 @@ def test_strata_and_categorical_columns_on_a_5d_grid(con):
 
 
 @pytest.mark.parametrize("dims", [3, 5])
-def test_cell_keys_that_wrap_stay_exact(con, monkeypatch, dims):
+def test_cell_keys_that_wrap_stay_exact(con, dims):
     """With 2 bits per grid dimension, far cells share a packed key: they only add candidates,
     which the margin filters."""
-    monkeypatch.setattr(geometry, "CELL_KEY_BITS", 2 * dims)
     rng = np.random.default_rng(dims + 20)
     pts = rng.normal(size=(400, dims)) * np.where(rng.random((400, 1)) < 0.5, 0.01, 1.0)  # dense core
     data = {f"v{i}": pts[:, i] for i in range(dims)}
     load_numpy(con, "wrap", data)
-    for k, eps in [(5, 0.0), (2, 0.05)]:
-        check(con, "wrap", data, list(data), k, eps)
+    with limits.use(CELL_KEY_BITS=2 * dims):
+        for k, eps in [(5, 0.0), (2, 0.05)]:
+            check(con, "wrap", data, list(data), k, eps)
 
 
 def finer_starts(con, table, columns, **kw) -> int:
@@ -139,7 +140,7 @@ SKIPPED_AT_LEAST = {4: 0.14, 5: 0.2}
 
 
 @pytest.mark.parametrize("dims", [4, 5])
-def test_far_cells_are_skipped_and_neighbourhoods_stay_exact(con, monkeypatch, dims):
+def test_far_cells_are_skipped_and_neighbourhoods_stay_exact(con, dims):
     """The cell join skips the neighbour cells whose box lies beyond the record's margin: fewer
     candidate pairs, the same neighbourhoods as the brute force."""
     rng = np.random.default_rng(dims + 40)
@@ -149,8 +150,8 @@ def test_far_cells_are_skipped_and_neighbourhoods_stay_exact(con, monkeypatch, d
     for k, eps in [(5, 0.0), (2, 0.1)]:
         check(con, "spread", data, list(data), k, eps)
     skipping = candidate_pairs(con, "spread", list(data), k=5)
-    monkeypatch.setattr(search_sql, "SKIP_FAR_CELLS", None)
-    joining_all = candidate_pairs(con, "spread", list(data), k=5)
+    with limits.use(SKIP_FAR_CELLS=None):
+        joining_all = candidate_pairs(con, "spread", list(data), k=5)
     assert skipping <= (1 - SKIPPED_AT_LEAST[dims]) * joining_all
 
 

@@ -19,6 +19,7 @@ import pytest
 
 import rwn_sql
 from conftest import BODYFAT, ROOT
+from rwn_sql import limits
 from rwn_sql.rwn import run as rwn
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "render"
@@ -116,19 +117,13 @@ def rwn_calls(con, tmp):
 def rwn_paths(con, tmp):
     """The ball path and the search in steps (level by level, and chunked), forced."""
     cols = ["Age", "Weight", "Height"]
-    mp = pytest.MonkeyPatch()
-    try:
+    with pytest.MonkeyPatch.context() as mp:
         mp.setattr(rwn, "ball_path", lambda be, src, spec: 2 if spec.eps > 0 else None)
         rwn_sql.perturb(con, "bodyfat", cols, eps=0.3, key=KEY).fetchall()
-        mp.undo()
-        mp.setattr(rwn, "RECURSIVE_BYTES_PER_RECORD", 10 ** 15)
-        mp.setattr(rwn, "LEVEL_SHARE", 1.0)
+    with limits.use(RECURSIVE_BYTES_PER_RECORD=10 ** 15, LEVEL_SHARE=1.0):
         rwn_sql.perturb(con, "bodyfat", cols, key=KEY).fetchall()
-        mp.setattr(rwn, "LEVEL_SHARE", 20_000 / (1 << 30))
-        mp.setattr(rwn, "HASHED_BYTES_PER_POINT", 0)
-        rwn_sql.perturb(con, "bodyfat", cols, eps=0.05, key=KEY).fetchall()
-    finally:
-        mp.undo()
+        with limits.use(LEVEL_SHARE=20_000 / (1 << 30), HASHED_BYTES_PER_POINT=0):
+            rwn_sql.perturb(con, "bodyfat", cols, eps=0.05, key=KEY).fetchall()
 
 
 def rp_calls(con, tmp):

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import rwn_sql
-from rwn_sql.rwn import ball_sql, run as rwn
+from rwn_sql import limits
+from rwn_sql.rwn import run as rwn
 from rwn_sql.engines.backend import backend_for
 
 from bruteforce import neighborhoods_of
@@ -21,20 +22,18 @@ def steps(monkeypatch, con):
     by level with every large level in chunks; it checks the three give the same and
     returns the first and the last."""
     def both(run):
-        monkeypatch.setattr(rwn, "RECURSIVE_BYTES_PER_RECORD", 0)          # never over the limit
-        one = run()
-        monkeypatch.setattr(rwn, "RECURSIVE_BYTES_PER_RECORD", 10 ** 15)   # always over it
-        monkeypatch.setattr(rwn, "LEVEL_SHARE", 1.0)
-        whole = run()
+        with limits.use(RECURSIVE_BYTES_PER_RECORD=0):                     # never over the limit
+            one = run()
+        with limits.use(RECURSIVE_BYTES_PER_RECORD=10 ** 15, LEVEL_SHARE=1.0):   # always over it
+            whole = run()
         assert whole == one
         # a level of more than 20 searching records in chunks (20 KB a chunk)
         limit = backend_for(con).memory_limit()
-        monkeypatch.setattr(rwn, "LEVEL_SHARE", 20_000 / limit)
-        monkeypatch.setattr(rwn, "HASHED_BYTES_PER_POINT", 0)
         chunks = []
         real = rwn.level_chunks
         monkeypatch.setattr(rwn, "level_chunks", lambda *a: chunks.append(len(real(*a))) or real(*a))
-        chunked = run()
+        with limits.use(RECURSIVE_BYTES_PER_RECORD=10 ** 15, LEVEL_SHARE=20_000 / limit, HASHED_BYTES_PER_POINT=0):
+            chunked = run()
         assert max(chunks) > 1
         return one, chunked
     return both
@@ -88,10 +87,9 @@ def test_strata_categorical_id_and_pairs(con, steps):
     assert sorted(staged[0]) == sorted(one[0]) and staged[1] == one[1]
 
 
-def test_ball_path_in_steps(con, steps, monkeypatch):
+def test_ball_path_in_steps(con, steps, set_limits):
     """Large eps-balls counted, not listed (ball_sql.BallPieces): the same draws in steps."""
-    monkeypatch.setattr(ball_sql, "BALL_MIN_PAIRS", 1_000)
-    monkeypatch.setattr(ball_sql, "BALL_MIN_MEMBERS", 8)
+    set_limits(BALL_MIN_PAIRS=1_000, BALL_MIN_MEMBERS=8)
     data = gaussian(400, 3, 9)
     load_numpy(con, "t", data)
     be = backend_for(con)
@@ -110,11 +108,11 @@ def test_tune_replicates_in_steps(con, steps):
     assert staged.to_dict() == one.to_dict()
 
 
-def test_the_choice_follows_the_memory_limit(con, monkeypatch):
+def test_the_choice_follows_the_memory_limit(con, set_limits):
     """Records x RECURSIVE_BYTES_PER_RECORD against the limit (a large per-record figure here,
     so that the limits stay ordinary: DuckDB 1.4 cannot read its catalog under 1 MB)."""
     load_numpy(con, "t", gaussian(1000, 3, 11))
-    monkeypatch.setattr(rwn, "RECURSIVE_BYTES_PER_RECORD", 1_000_000)     # 1,000 records: 1 GB
+    set_limits(RECURSIVE_BYTES_PER_RECORD=1_000_000)                      # 1,000 records: 1 GB
     be = backend_for(con)
     src = rwn.check_source(be, "t", rwn.spec(["x0", "x1", "x2"], k=5))
     con.execute("SET memory_limit = '2GB'")
@@ -145,7 +143,7 @@ def test_staged_levels_are_forgotten_and_settings_restored(con, steps):
     assert one == staged == (0, [("top_n",)], 0)
 
 
-def test_a_level_hashes_the_grid_points(con, monkeypatch, tmp_path):
+def test_a_level_hashes_the_grid_points(con, monkeypatch, set_limits, tmp_path):
     """The level statement builds its hash table on the grid points, not on the candidate side
     (searching records x neighbour cells, 27 times larger here), which DuckDB's estimates of
     the staged rows would choose (500 MB of hash table against 25 MB at 200k records)."""
@@ -166,7 +164,7 @@ def test_a_level_hashes_the_grid_points(con, monkeypatch, tmp_path):
             self.con.execute("SET enable_profiling = 'no_output'")
             plans.append(profile.read_text())
     monkeypatch.setattr(be.__class__, "stage", stage)
-    monkeypatch.setattr(rwn, "RECURSIVE_BYTES_PER_RECORD", 10 ** 15)
+    set_limits(RECURSIVE_BYTES_PER_RECORD=10 ** 15)
     rwn_sql.perturb(con, "t", ["x0", "x1", "x2"], key=KEY, into="released")
     levels = [plan for plan in plans if "cell_key" in plan]
     values = [plan for plan in plans if "donor_" in plan]

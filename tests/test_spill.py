@@ -23,9 +23,9 @@ LIMIT = "150MB"
 @pytest.mark.skipif(tuple(int(x) for x in duckdb.__version__.split(".")[:2]) < (2, 0),
                     reason="the floor is measured on DuckDB 2.0; DuckDB 1.4 needs more (README: memory limit)")
 @pytest.mark.parametrize("path", ["chosen (level by level)", "one statement"])
-def test_perturb_under_a_memory_limit_spills_and_releases_the_same(tmp_path, monkeypatch, path):
+def test_perturb_under_a_memory_limit_spills_and_releases_the_same(tmp_path, set_limits, path):
     if path == "one statement":
-        monkeypatch.setattr(rwn, "RECURSIVE_BYTES_PER_RECORD", 0)
+        set_limits(RECURSIVE_BYTES_PER_RECORD=0)
     con = duckdb.connect(config={"temp_directory": str(tmp_path / "spill"), "threads": 2})
     con.execute(f"CREATE TABLE big AS SELECT (hash(range, 1) % 1000003) / 1000003 AS a, "
                 f"(hash(range, 2) % 999983) / 999983 AS b, (hash(range, 3) % 1000033) / 1000033 AS c "

@@ -95,11 +95,11 @@ def _batched_against_perturb(con, source, columns, eps_values, k, q, reps, categ
 
 
 @pytest.fixture(params=["one statement", "one per eps"])
-def release_path(request, monkeypatch):
+def release_path(request, set_limits):
     """Both ways rwn_releases draws: the whole grid in one statement (small data) or one
     statement per eps (forced here by a zero copy budget)."""
     if request.param == "one per eps":
-        monkeypatch.setattr(tune, "ONE_STATEMENT_COPY_BYTES", 0)
+        set_limits(ONE_STATEMENT_COPY_BYTES=0)
     return request.param
 
 

@@ -20,6 +20,7 @@ The run's connection and its checks are rwn_sql.cli.session's.
 """
 from __future__ import annotations
 
+import contextvars
 import os
 import signal
 import sys
@@ -149,7 +150,8 @@ def main(argv=None) -> int:
             outcome.update(_attempt(args))
             finished.set()
 
-        worker = threading.Thread(target=work, name="rwn-sql", daemon=True)
+        # in a copy of this context, so that the caller's rwn_sql.limits hold in the work too
+        worker = threading.Thread(target=contextvars.copy_context().run, args=(work,), name="rwn-sql", daemon=True)
         # The handlers record the signal and cancel publishing at once (files.cancel), and
         # raise nothing: an exception raised from a handler inside Event.wait can leave its
         # lock released and surface as a RuntimeError instead.

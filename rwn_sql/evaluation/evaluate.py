@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import limits
 from ..engines import duckdb as engine, duckdb_backend, outputs, sources
 from ..rwn import run as rwn, sqlgen
 from ..engines.dialects import require_duckdb
@@ -43,8 +44,6 @@ from .risk import Risk
 from .utility import Pair, Utility
 
 __all__ = ["Evaluation", "evaluate", "evaluate_replicates"]
-
-BATCH_ELEMENTS = 4_000_000         # evaluate_replicates: releases evaluated together, values at once
 
 
 # ----------------------------------------------------------------------------- result type
@@ -244,7 +243,7 @@ def evaluate_replicates(con: engine.Connection, original, released, reps: int, c
     position: for replicates in input order, as tune's are (perturb's and rank swapping's with
     reps= write every replicate in input order; tests/test_tune.py checks tune's risk figures
     against keyed releases paired by their keys). The original and `released` are each read once, at the first value; the
-    replicates are evaluated in batches of about BATCH_ELEMENTS values, each in one numpy
+    replicates are evaluated in batches of about Limits.BATCH_ELEMENTS values, each in one numpy
     pass (tune's sweeps: many small releases, where one call each would mostly pay numpy's
     fixed costs)."""
     require_duckdb(con, "evaluate_replicates")
@@ -260,7 +259,7 @@ def evaluate_replicates(con: engine.Connection, original, released, reps: int, c
         raise RWNError(f"the original data ({src_o.label}) has no rows")
     xr, cr, _, rep = _read(con, src_r, "released", numeric, categorical, replicate=replicate)
     original_data = _checked_original(xo, co, n, numeric)
-    batch = max(1, BATCH_ELEMENTS // max(n * (len(numeric) + len(categorical)), 1))
+    batch = max(1, limits.current().BATCH_ELEMENTS // max(n * (len(numeric) + len(categorical)), 1))
     for first in range(0, reps, batch):
         rows = []
         for r in range(first, min(reps, first + batch)):

@@ -36,7 +36,8 @@ distances and ties are exact (a tie is exact floating-point equality of distance
 the same order). Records whose nearest neighbour is a mismatch away are searched in the
 combinations 1, 2, ... mismatches away while the best distance so far still reaches them (a
 blocked brute force takes those records instead when that would be cheaper); searches of at
-most SMALL_SEARCH pairs, or against at most SMALL_REFERENCE records, are a blocked brute force.
+most SMALL_SEARCH pairs, or against at most SMALL_REFERENCE records, are a blocked brute force
+(these thresholds and the block sizes are fields of rwn_sql.limits.Limits).
 """
 from __future__ import annotations
 
@@ -47,16 +48,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import cKDTree
 
+from .. import limits
+
 __all__ = ["Risk"]
 
 MISMATCH_COST = 1.0                # squared distance added by a categorical mismatch (RWN's w = 1)
-SMALL_SEARCH = 250_000             # at most this many pairs: blocked brute force, no trees
-SMALL_REFERENCE = 512              # nor against at most this many reference rows (tune: many releases' queries)
-CACHED_ELEMENTS = 65_536           # the brute force's blocks when the reference is small: they stay in cache
-FEW_GROUPS = 64                    # at most this many category combinations: one k-d tree each
-GROUP_QUERY_COST = 1500           # a bounded k-d tree query (~1.5 us) against one brute-force element (~1 ns)
-CHUNK_ELEMENTS = 4_000_000         # distances held at once by the blocked brute force
-ONEHOT_LEVELS = 64                 # in the brute force, columns with more levels are compared directly
 TREE_SLACK = 1e-9                  # relative allowance for the tree's rounding (actual: ~1e-15)
 TREE_FLOOR = 1e-300                # absolute allowance, for squared distances that underflow
 TREE_BATCH = 128                   # queries per bounded second-neighbour search (similar radii)
@@ -121,10 +117,11 @@ def _augmented(q_num, q_cat, r_num, r_cat):
     q_sq = np.sum(q_num * q_num, axis=1)
     r_sq = np.sum(r_num * r_num, axis=1)
     slack = TREE_SLACK * (1.0 + q_sq + float(r_sq.max(initial=0.0)) + q_cat.shape[1])
+    onehot_levels = limits.current().ONEHOT_LEVELS
     q_parts, r_parts, direct = [-2.0 * q_num, np.ones((nq, 1))], [r_num, r_sq[:, None].copy()], []
     for j in range(q_cat.shape[1]):
         levels = int(max(q_cat[:, j].max(initial=0), r_cat[:, j].max(initial=0))) + 1
-        if levels <= ONEHOT_LEVELS:
+        if levels <= onehot_levels:
             q_parts.append(-(q_cat[:, j, None] == np.arange(levels)).astype(np.float64))
             r_parts.append((r_cat[:, j, None] == np.arange(levels)).astype(np.float64))
             r_parts[1] += 1.0
@@ -158,7 +155,7 @@ def _searches_both_ways(o_num, o_cat, o_counts, r_num, r_cat):
     o_sq = np.sum(o_num * o_num, axis=1)
     slack = float(slack.max(initial=0.0))                 # covers every row's and column's allowance
     r_aug_t = np.ascontiguousarray(r_aug.reshape(reps, n, r_aug.shape[1]).transpose(0, 2, 1))
-    per = max(1, CACHED_ELEMENTS // max(no * n, 1))           # releases per block (that stay in cache)
+    per = max(1, limits.current().CACHED_ELEMENTS // max(no * n, 1))      # releases per block (that stay in cache)
     to_release, to_original = [], []           # candidate pairs (release r, original row, release row)
     for s in range(0, reps, per):
         e = min(reps, s + per)
@@ -190,7 +187,8 @@ def _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts):
     - |q|^2 + mismatches (as [a != b] = 1 - onehot(a).onehot(b)), and every candidate within a
     1e-9 relative allowance is recomputed exactly by _sqdist."""
     nq, nr = len(q_num), len(r_num)
-    chunk = max(1, min(CHUNK_ELEMENTS // max(nr, 1), max(256, CACHED_ELEMENTS // max(nr, 1))))
+    tuned = limits.current()
+    chunk = max(1, min(tuned.CHUNK_ELEMENTS // max(nr, 1), max(256, tuned.CACHED_ELEMENTS // max(nr, 1))))
     q_aug, r_aug, direct, slack = _augmented(q_num, q_cat, r_num, r_cat)
     r_aug_t = np.ascontiguousarray(r_aug.T)
     best, ties = np.empty(nq), np.empty(nq, np.int64)
@@ -232,7 +230,9 @@ def _nearest(q_num, q_cat, r_num, r_cat, r_counts):
     group may lie inside, else its nearest row). When U < MISMATCH_COST only the own group
     (m = 0) can hold such rows; otherwise _wide_search visits the groups within reach."""
     nq, nr = len(q_num), len(r_num)
-    if nq * nr <= SMALL_SEARCH or nr <= SMALL_REFERENCE:    # tiny data (bodyfat: 241 x 241): blocks beat the trees
+    tuned = limits.current()
+    # tiny data (bodyfat: 241 x 241): blocks beat the trees
+    if nq * nr <= tuned.SMALL_SEARCH or nr <= tuned.SMALL_REFERENCE:
         return _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts)
     comb, _ = category_combinations(np.vstack([q_cat, r_cat]))
     q_comb, r_comb = comb[:nq], comb[nq:]
@@ -301,7 +301,7 @@ class _GroupTrees:
     def __init__(self, q_points, r_points, r_comb, most_mismatch):
         self.groups = np.unique(r_comb)
         self.spacing = None
-        if len(self.groups) <= FEW_GROUPS:
+        if len(self.groups) <= limits.current().FEW_GROUPS:
             order = np.argsort(r_comb, kind="stable")
             cuts = np.searchsorted(r_comb[order], np.r_[self.groups, self.groups[-1] + 1])
             self.trees = {int(g): (cKDTree(r_points[order[a:b]]), order[a:b])
@@ -418,7 +418,8 @@ def _wide_search(wide, own, second, q_num, q_cat, q_comb, r_num, r_cat, r_groups
     tuple_of = np.repeat(np.arange(len(starts)), sizes)                   # combination of each wide query
     q_tuples = q_cat[wide[starts]]                                        # T x c
     count_type = np.uint8 if q_cat.shape[1] < 256 else np.int64
-    rows_per_chunk = max(1, CHUNK_ELEMENTS // len(r_groups))
+    tuned = limits.current()
+    rows_per_chunk = max(1, tuned.CHUNK_ELEMENTS // len(r_groups))
     mine = np.isin(q_comb[wide], r_groups)                                # m = 0: from _nearest's search
     found = [(wide[mine], q_comb[wide[mine]], own[wide[mine]], second[wide[mine]], np.zeros(mine.sum()))]
     blocked = wide[:0]
@@ -443,7 +444,7 @@ def _wide_search(wide, own, second, q_num, q_cat, q_comb, r_num, r_cat, r_groups
         pos = np.repeat(starts[at_t] - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
         keep = reach[pos]
         qs, gs = wide[pos[keep]], np.repeat(at_g, lengths)[keep]
-        if len(qs) * GROUP_QUERY_COST > reach.sum() * len(r_num) * (q_num.shape[1] + 1 + q_cat.shape[1]):
+        if len(qs) * tuned.GROUP_QUERY_COST > reach.sum() * len(r_num) * (q_num.shape[1] + 1 + q_cat.shape[1]):
             blocked = np.concatenate([blocked, wide[reach]])     # cheaper by brute force
             wide, tuple_of = wide[~reach], tuple_of[~reach]
             continue
@@ -497,7 +498,8 @@ def measures(xo, xr, ko, kr, lo, hi, sd, k, has_numeric) -> list[Risk]:
     released = ids[n:].reshape(reps, n)
     kept = (np.arange(reps)[:, None] * combinations + released)[unique_id[released]]    # (release, id)
     survival = np.bincount(np.unique(kept) // combinations, minlength=reps)      # unique records kept
-    if n * n <= SMALL_SEARCH or n <= SMALL_REFERENCE:          # tiny data: every release at once, both ways
+    tuned = limits.current()
+    if n * n <= tuned.SMALL_SEARCH or n <= tuned.SMALL_REFERENCE:    # tiny data: every release at once, both ways
         dcr2, nearest, ties = _searches_both_ways(so[o_rows], ko[o_rows], o_counts, sr, kr)
         dcr = np.sqrt(dcr2[:, o_ids])
     else:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import limits
 from ..engines import duckdb as engine, duckdb_backend, sources
 from ..rwn import run as rwn, search_sql, sqlgen
 from ..engines.dialects import require_duckdb
@@ -306,11 +307,8 @@ def _mdav_settings(run: _SweepRun, source, group_sizes, scale: str) -> list[Sett
 # at 0.5 GB of RSS.
 TUNE_BYTES_PER_PAIR = 320
 
-# The one-statement sweep reads its donor and value lists beside every chunk of release rows,
-# and DuckDB copies a constant list into each chunk (STANDARD_VECTOR_SIZE = 2048 rows): above
-# this many bytes copied, the sweep runs one statement per eps instead (larger data, larger
-# neighbourhoods: the statements' fixed cost no longer matters there).
-ONE_STATEMENT_COPY_BYTES = 256 << 20
+# DuckDB copies a constant list into each chunk of this many rows (STANDARD_VECTOR_SIZE): the
+# one-statement sweep's copies, against Limits.ONE_STATEMENT_COPY_BYTES.
 CHUNK_ROWS = 2048
 
 
@@ -345,7 +343,8 @@ def rwn_releases(be, src: sources.Source, columns, eps_values, k: int, q: float,
         size, dcr = np.asarray(data["size"], float), np.asarray(data["dcr"], float)
         n = int(np.sum(setting == 0))
         listed = n + int(be.rows(f"SELECT coalesce(sum(size), 0) FROM {hoods.hood}")[0][0]) + n * len(src.names)
-        one_statement = math.ceil(len(eps_values) * reps * n / CHUNK_ROWS) * listed * 8 <= ONE_STATEMENT_COPY_BYTES
+        copied = math.ceil(len(eps_values) * reps * n / CHUNK_ROWS) * listed * 8
+        one_statement = copied <= limits.current().ONE_STATEMENT_COPY_BYTES
         if one_statement:
             engine.run(be.con, f"CREATE OR REPLACE TEMP TABLE {target} AS "
                                + sweep_release_sql(hoods.rows, hoods.hood, widest, eps_values, key_sql, reps,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import limits
 from ..engines import duckdb as engine, sources
 from . import run as rwn
 from ..engines.backend import Session, backend_for
@@ -41,7 +42,7 @@ def neighborhoods(con: Session, source, columns, k: int = 5, eps: float = 0.0,
     if sql:
         return rwn.script(be, src, spec, "neighborhoods", pairs=pairs)
     if pairs:               # one row per pair: every member listed, none counted
-        rwn.listed_pairs_budget(be, src, spec, rwn.BYTES_PER_PAIR, "neighborhoods(pairs=True)")
+        rwn.listed_pairs_budget(be, src, spec, limits.current().BYTES_PER_PAIR, "neighborhoods(pairs=True)")
     return rwn.deliver(be, rwn.prepare(be, src, spec, "neighborhoods", pairs=pairs))
 
 

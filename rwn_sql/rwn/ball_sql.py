@@ -6,9 +6,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .. import limits
 from ..engines.dialects import DUCKDB, Dialect
 from ..identifiers import float_literal, quote_ident
-from .geometry import BASE_GRID_DIMS, CELL_CLAMP, CELL_KEY_BITS, UNIT_BALL, grid_coordinates, tie_factor, unit_ball_volume
+from .geometry import BASE_GRID_DIMS, CELL_CLAMP, UNIT_BALL, grid_coordinates, tie_factor, unit_ball_volume
 from .spec import RWNSpec
 
 # --- the ball path: neighbourhoods that are eps-balls, drawn by rank without listing them ----------
@@ -17,10 +18,9 @@ from .spec import RWNSpec
 # the ball's members per neighbour cell (a join streamed into a GROUP BY, no pair kept); a donor is
 # then drawn as a uniform rank over |S_i| in a fixed order of S_i (cell in offset order, then halves
 # of it, then record), and only the drawn cell is read again to find it. Memory: O(n 3^G) counts
-# and O(n D) draws instead of sum |S_i| listed members.
+# and O(n D) draws instead of sum |S_i| listed members. Its thresholds: Limits.BALL_MIN_MEMBERS
+# and Limits.BALL_MIN_PAIRS.
 BALL_SIDE = 1.001          # pre-pass cell side / eps: any ball member is in the record's 3^G block
-BALL_MIN_MEMBERS = 64      # use the ball path when the estimated mean |S_i| reaches this
-BALL_MIN_PAIRS = 1_000_000  # and the listed pairs would reach this (about 128 MB): small inputs keep their lists
 BALL_BOX = 8               # halve the drawn cell until about this many ball members remain in it
 BALL_MAX_LEVELS = 5
 
@@ -50,7 +50,7 @@ def ball_estimate_sql(source: str, spec: RWNSpec, dialect: Dialect = DUCKDB) -> 
 
 def ball_levels(records: int | None, pairs: int | None, spec: RWNSpec) -> int | None:
     """The ball path's number of halving levels from ball_estimate_sql's figures, or None when the
-    estimated mean |S_i| is below BALL_MIN_MEMBERS or the estimated pairs below BALL_MIN_PAIRS
+    estimated mean |S_i| is below Limits.BALL_MIN_MEMBERS or the estimated pairs below Limits.BALL_MIN_PAIRS
     (the listed neighbourhoods are then small).
     The estimate scales the pairs per record in cells of side eps / sqrt(D) by the ball's volume
     over the cell's; it chooses only the path and the speed, never the exactness."""
@@ -60,7 +60,8 @@ def ball_levels(records: int | None, pairs: int | None, spec: RWNSpec) -> int | 
     # capped at the other records: on clumped data in many dimensions the volume ratio (about
     # 1e6 for D = 11) would otherwise send small inputs down the ball path
     mean = min(float(pairs) / float(records) * unit_ball_volume(D) * D ** (D / 2), float(records) - 1.0)
-    if mean < BALL_MIN_MEMBERS or mean * records < BALL_MIN_PAIRS:
+    tuned = limits.current()
+    if mean < tuned.BALL_MIN_MEMBERS or mean * records < tuned.BALL_MIN_PAIRS:
         return None
     G = min(D, BASE_GRID_DIMS)
     per_cell = mean / UNIT_BALL[G]            # members in one cell of side eps
@@ -75,7 +76,7 @@ class BallPieces:
         self.spec, self.d = spec, dialect
         self.D, self.C, self.S = len(spec.numeric), len(spec.categorical), len(spec.strata)
         self.G = grid_coordinates(spec, axes)
-        self.bits = CELL_KEY_BITS // self.G
+        self.bits = limits.current().CELL_KEY_BITS // self.G
         self.side = float_literal(spec.eps * BALL_SIDE)
         self.eps2 = float_literal(spec.eps * spec.eps)
         # the members' bound, as the search computes it: radius2 * tie_factor with radius2 = eps2

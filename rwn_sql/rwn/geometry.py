@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .. import limits
 from ..engines.dialects import Dialect
 from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident
@@ -17,7 +18,6 @@ from .spec import RWNSpec
 BASE_GRID_DIMS = 3
 MAX_GRID_DIMS = 5          # 3^5 = 243 neighbour cells per record
 UNIT_BALL = {g: math.pi ** (g / 2) / math.gamma(g / 2 + 1) for g in range(1, MAX_GRID_DIMS + 1)}
-CELL_KEY_BITS = 62         # the packed cell key: G fields of 62 // G bits, a non-negative BIGINT
 CELL_CLAMP = "1e12"        # cell coordinates beyond this (in cells) are clamped; such records have no margin
 AXIS_NORM_SLACK = 1e-12    # a grid direction's norm may exceed 1 by this (well inside the search's SLACK)
 UNIT_ROUNDOFF = 2.0 ** -53
@@ -149,6 +149,6 @@ class Grid:
     def pack(self, cells) -> str:
         """The join key: the cells, each modulo 2^bits, packed into one BIGINT. Cells that wrap
         onto the same key only add candidates outside the margin, which the margin filters."""
-        bits = CELL_KEY_BITS // self.G if self.G else 0
+        bits = limits.current().CELL_KEY_BITS // self.G if self.G else 0
         return " + ".join(f"(({c}) % {1 << bits} + {1 << bits}) % {1 << bits}" + (f" * {1 << (bits * d)}" if d else "")
                           for d, c in enumerate(cells))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+from .. import limits
 from ..engines import sources
 from . import ball_sql, geometry, sqlgen
 from ..engines.backend import backend_for
@@ -30,17 +31,8 @@ from .steps import BALL_STEPS, RWNPlan, bind
 WHATS = ("perturb", "donors", "neighborhoods")
 MAX_LEVELS = 400        # the search ends by level log2(2 diameter / s0) + a few; this only guards a bug
 
-# Peak memory per neighbour pair while the neighbourhoods are built: the candidate pair rows,
-# the grouped lists and their sorted and filtered copies. Measured about 120 bytes
-# (benchmarks/bench_guards.py: tied data, 50k to 200k rows); 128 keeps a margin.
-BYTES_PER_PAIR = 128
-
-# Peak memory per record of the one recursive statement on DuckDB: its working rows and the
-# grouped member lists of a level are held in memory that does not spill (10M x 5 Gaussian
-# records ran out of memory under 2 GB and under 4 GB; 200k x 3 uniform records need 100-120 MB,
-# tests/test_spill.py). The level-by-level search writes every level to a staged table, which
-# spills: it is taken beyond this many bytes per record of the memory limit (search_in_steps).
-RECURSIVE_BYTES_PER_RECORD = 1000
+# The memory figures that choose the plan (bytes per pair, per record of the recursive
+# statement, per hashed point; a level's share) are fields of rwn_sql.limits.Limits.
 
 
 def spec(columns, **params) -> RWNSpec:
@@ -138,7 +130,7 @@ def check_pair_budget(be, src, spec: RWNSpec) -> None:
     """Refuse, before any neighbourhood is built, data whose neighbourhoods cannot fit in the
     engine's memory limit: a grouped pre-pass (sqlgen.pair_estimate_sql) bounds the number of
     neighbour pairs from below; every pair beyond the k per record that any run needs (that
-    part spills to disk; tests/test_guards.py) costs about BYTES_PER_PAIR bytes. Engines
+    part spills to disk; tests/test_guards.py) costs about Limits.BYTES_PER_PAIR bytes. Engines
     without one memory limit (a cluster) skip it."""
     be = backend_for(be)
     limit = be.memory_limit()
@@ -153,13 +145,14 @@ def check_pair_budget(be, src, spec: RWNSpec) -> None:
     if estimate is None:
         return      # bad data: the neighbourhood statement itself reports it, with its message
     pairs, records, largest, label = estimate[0]
-    if (pairs - records * spec.k) * BYTES_PER_PAIR <= limit:
+    per_pair = limits.current().BYTES_PER_PAIR
+    if (pairs - records * spec.k) * per_pair <= limit:
         return
     where = f" (stratum {label})" if spec.strata else ""
     raise RWNError(
         f"the neighbourhoods would hold at least {pairs:,} neighbour pairs (about "
-        f"{pairs * BYTES_PER_PAIR / 1e9:,.1f} GB), more than the memory limit of {limit / 1e9:,.2f} GB "
-        f"allows (about {limit // BYTES_PER_PAIR:,} pairs beyond the {spec.k} nearest per record): "
+        f"{pairs * per_pair / 1e9:,.1f} GB), more than the memory limit of {limit / 1e9:,.2f} GB "
+        f"allows (about {limit // per_pair:,} pairs beyond the {spec.k} nearest per record): "
         f"{largest:,} records{where} {_pairs_remedies(probe)}")
 
 
@@ -210,22 +203,19 @@ def pair_budget_condition(be, relation: str, spec: RWNSpec) -> str | None:
     limit = backend_for(be).memory_limit()
     if limit is None:
         return None
+    per_pair = limits.current().BYTES_PER_PAIR
     estimate = f"(SELECT * FROM ({sqlgen.pair_estimate_sql(relation, spec)}) AS __rwn_e(pairs, records, largest, label))"
-    beyond = f"(pairs - records * {int(spec.k)}) * {BYTES_PER_PAIR}"
+    beyond = f"(pairs - records * {int(spec.k)}) * {per_pair}"
     records = (quote_literal(" records (stratum ") + " || label || " + quote_literal(") ") if spec.strata
                else quote_literal(" records "))
     message = (quote_literal("the neighbourhoods would hold at least ") + " || pairs || "
                + quote_literal(f" neighbour pairs, more than the memory limit of {limit / 1e9:,.2f} GB allows (about "
-                               f"{limit // BYTES_PER_PAIR:,} pairs beyond the {spec.k} nearest per record): ")
+                               f"{limit // per_pair:,} pairs beyond the {spec.k} nearest per record): ")
                + " || largest || " + records + " || " + quote_literal(_pairs_remedies(spec)))
     return (f"(SELECT {sources.raise_unless(be.dialect, f'{beyond} <= {limit}', message)} "
             f"FROM {estimate} AS __rwn_budget)")
 
 
-# Principal axes replace the columns as grid coordinates when their leading G capture at least
-# this much more of the scaled variance than the G columns of largest variance (correlated data,
-# whose blocks are otherwise elongated along the data); isotropic data keeps the columns.
-PCA_GAIN = 1.1
 # The variance the axes left out of the grid may hold: beyond it, a 3-d projection puts records
 # that are far apart in the other directions into the same cells (California housing: 3 axes
 # hold 91 % and leave residuals 9x the distance to the 5th neighbour; 4 axes halve the candidates).
@@ -269,7 +259,7 @@ def grid_axes(be, src: sources.Source, spec: RWNSpec):
     ratio = np.trace(cov) ** 2 / np.sum(cov * cov)
     top = min(D, geometry.MAX_GRID_DIMS)
     g = int(min(max(round(ratio), geometry.BASE_GRID_DIMS), top))
-    if values[:g].sum() < PCA_GAIN * np.sort(np.diag(cov))[::-1][:g].sum():
+    if values[:g].sum() < limits.current().PCA_GAIN * np.sort(np.diag(cov))[::-1][:g].sum():
         return None
     # one more axis while those left out hold more than AXES_LEFT_OUT of the variance
     while g < top and values[g:].sum() > AXES_LEFT_OUT * values.sum():
@@ -356,7 +346,7 @@ def _prepare(be, src, spec, what, key_sql, order, pairs, reps, trace, pre: PrePa
 def search_in_steps(be, src: sources.Source) -> bool:
     """Whether the neighbourhood search runs one statement per level, each staged by the
     backend, rather than inside one recursive statement: always on an engine without recursive
-    CTEs (Spark); on DuckDB when the records times RECURSIVE_BYTES_PER_RECORD exceed the memory
+    CTEs (Spark); on DuckDB when the records times Limits.RECURSIVE_BYTES_PER_RECORD exceed the memory
     limit. An unseen source (the SQL macros over a TEMP table) stays one statement: a table
     macro cannot stage, and the planner cannot count its records."""
     if not be.dialect.recursive_cte:
@@ -367,14 +357,14 @@ def search_in_steps(be, src: sources.Source) -> bool:
     if limit is None:
         return False
     records = be.try_rows(f"SELECT count(*) FROM {src.sql}")
-    return bool(records) and records[0][0] * RECURSIVE_BYTES_PER_RECORD > limit
+    return bool(records) and records[0][0] * limits.current().RECURSIVE_BYTES_PER_RECORD > limit
 
 
 def ball_path(be, src: sources.Source, spec: RWNSpec) -> int | None:
     """Whether the ball path draws the donors (ball_sql.BallPieces): None (every neighbourhood is
     listed), or its number of halving levels. It is taken for eps > 0 when a cheap pre-pass
-    (ball_sql.ball_estimate_sql) estimates the mean |S_i| at ball_sql.BALL_MIN_MEMBERS or more and
-    the listed pairs at ball_sql.BALL_MIN_PAIRS or more. The
+    (ball_sql.ball_estimate_sql) estimates the mean |S_i| at Limits.BALL_MIN_MEMBERS or more and
+    the listed pairs at Limits.BALL_MIN_PAIRS or more. The
     choice is a function of the data and the parameters only, so a key still gives one release;
     the neighbourhoods are exact either way."""
     if spec.eps <= 0 or not spec.numeric:
@@ -434,7 +424,7 @@ class Neighborhoods:
 def values_in_steps(be) -> bool:
     """Whether a release after a search in steps fetches its donors' values in one statement per
     column (staged) rather than in its final statement: on an engine with a memory limit
-    (DuckDB beyond RECURSIVE_BYTES_PER_RECORD), whose final statement would otherwise hash the
+    (DuckDB beyond Limits.RECURSIVE_BYTES_PER_RECORD), whose final statement would otherwise hash the
     rows once per column at the same time (10M x 5 under 2 GB ran out of memory there)."""
     return be.memory_limit() is not None
 
@@ -490,12 +480,10 @@ def stage_neighborhoods(be, src: sources.Source, spec: RWNSpec, trace=None, axes
 
 # A level of the search in steps keeps, per searching record, its candidates within the margin
 # in memory DuckDB does not spill (about 1 KB on 5 columns at 300k records: 110 MB for 109k
-# searching records), and hashes the grid points it may pair them with (about 110 bytes each).
-# Where a level would need more than LEVEL_SHARE of the memory limit, it runs in chunks of
-# searching records along the first grid coordinate, each hashing only the points near it.
+# searching records), and hashes the grid points it may pair them with (Limits.HASHED_BYTES_PER_POINT
+# each). Where a level would need more than Limits.LEVEL_SHARE of the memory limit, it runs in
+# chunks of searching records along the first grid coordinate, each hashing only the points near it.
 SEARCHING_BYTES_PER_RECORD = 1000
-HASHED_BYTES_PER_POINT = 110
-LEVEL_SHARE = 0.25
 # a chunk hashes the points within this many cell sides of its records' first grid
 # coordinate: every candidate within a record's margin (at most 1.5 sides) is among them
 CHUNK_REACH = 3
@@ -538,7 +526,7 @@ def _search(be, plan, points: str, settings: str, step, drop, trace, ball_record
 def level_chunks(be, plan, points: str, settings: str, previous: str, searching: int, records: int,
                  limit: int | None, step) -> list[tuple[str, str]]:
     """(search rows, points) relations for each chunk of the next level: the whole level when
-    it fits LEVEL_SHARE of the memory limit, else chunks of the records still searching split at
+    it fits Limits.LEVEL_SHARE of the memory limit, else chunks of the records still searching split at
     quantiles of the first grid coordinate g_1 (kept by `points` on principal axes, else
     recomputed from the values as the level does), each with the points within CHUNK_REACH cell
     sides of it. Every candidate pair within a record's margin is kept, so the rows are those
@@ -548,9 +536,10 @@ def level_chunks(be, plan, points: str, settings: str, previous: str, searching:
     whole = [(previous, points)]
     if not limit or not plan.grid_dims or not searching:
         return whole
-    budget = LEVEL_SHARE * limit
+    tuned = limits.current()
+    budget = tuned.LEVEL_SHARE * limit
     count = min(MAX_CHUNKS, math.ceil(max(searching * SEARCHING_BYTES_PER_RECORD,
-                                          records * HASHED_BYTES_PER_POINT) / budget))
+                                          records * tuned.HASHED_BYTES_PER_POINT) / budget))
     if count <= 1:
         return whole
     q, g1 = be.dialect.quantile, plan.steps["first_grid_coordinate"]

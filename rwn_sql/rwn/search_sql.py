@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import limits
 from ..engines.dialects import Dialect
 from ..identifiers import float_literal
 from ..templates import joined, render
@@ -19,7 +20,6 @@ from .spec import RWNSpec
 LEVEL_STEPS = {0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 3}
 SLACK = "1e-9"             # relative safety margin against floating-point rounding at cell edges
 PRUNE_SLACK = "1e-6"       # the same, where the cell join skips neighbour cells beyond the margin
-SKIP_FAR_CELLS = 4         # on grids of at least this many coordinates (None: never, for tests and A/B timing)
 PAIR_FIELDS = [("d2", "d2"), ("j", "j")]      # a neighbour in a list: sorted by (distance, record)
 # The second density round moves a record a level finer only where its estimate says at least
 # 7/8 of a level (rounds log-levels - 0.375): plain rounding made W2 (bench_rwn.py) compare
@@ -86,8 +86,10 @@ def cell_keys(grid: Grid) -> CellKeys:
     # largest eigenvalue of the directions' Gram matrix, 1 for orthonormal axes or
     # columns). The bound takes PRUNE_SLACK, 1000 times the margin's rounding allowance.
     # On 3 / 4 / 5 grid dimensions about 15 / 28 / 42 % of the 3^G cells are skipped; on 3 the
-    # test costs what it saves (W1 200k: 1.17 against 1.11 s), on 5 it saves 20 % (W1g 100k).
-    if SKIP_FAR_CELLS is not None and G >= SKIP_FAR_CELLS:
+    # test costs what it saves (W1 200k: 1.17 against 1.11 s), on 5 it saves 20 % (W1g 100k):
+    # hence Limits.SKIP_FAR_CELLS = 4.
+    skip_from = limits.current().SKIP_FAR_CELLS
+    if skip_from is not None and G >= skip_from:
         probe += [f"{fracs[d - 1]} AS f_{d}" for d in range(1, G + 1)]
         probe.append(f"CASE WHEN s >= 2 * diameter THEN 'Infinity'::DOUBLE ELSE "
                      f"{float_literal(gram_bound(grid.axes))} * pow({block_reach('+', PRUNE_SLACK)}, 2) END AS prune2")
