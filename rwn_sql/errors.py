@@ -12,9 +12,14 @@ class NoSuchSource(RWNError):
     macros plan it from the parameters and let the statement resolve it where it runs)."""
 
 
+class OutputExists(RWNError):
+    """The output (a file, a table, a release database or folder) exists and replacing it was not
+    asked for (overwrite / replace)."""
+
+
 def signal_report(word: str, written) -> str:
     """The last line of a run a signal ended (`word`: interrupted, terminated). Publishing stops
-    at the signal (rwn_sql.engine.cancel), so `written` holds only outputs published, whole,
+    at the signal (rwn_sql.engines.files.cancel), so `written` holds only outputs published, whole,
     before it."""
     done = (f"; written whole before the signal: {', '.join(written)}; nothing after it" if written
             else "; nothing was written")

@@ -11,7 +11,7 @@ from .rp.privacy import RPParams, Threshold
 from .rp.release_source import RECORDED
 from .rwn import run as rwn
 from . import templates
-from .errors import NoSuchSource, RWNError
+from .errors import NoSuchSource, OutputExists, RWNError
 from .identifiers import name_parts, quote_ident, quote_literal
 from .randomness import MACRO_KEYS, KeySQL
 from .rp.duckdb_udfs import BIGINT, BOOLEAN, DOUBLE, VARCHAR, VARCHAR_LIST, register_function, register_tails
@@ -87,11 +87,9 @@ def _randomize_into(con, target, database, schema, source, sensitive, p, **optio
         raise RWNError(f"rwn_randomize_into: {exc}; it reads source on a connection of its own, which does not "
                        f"see this connection's TEMP tables and views: make source a table or view of the database "
                        f"(or use rwn_randomize, whose rows record no design)") from None
-    except RWNError as exc:
-        if str(exc).startswith(f"table {target!r} already exists"):
-            raise RWNError(f"rwn_randomize_into: table {target!r} already exists (pass \"replace\" := true to "
-                           f"replace it)") from None
-        raise
+    except OutputExists:        # the only output of into=: the target
+        raise RWNError(f"rwn_randomize_into: table {target!r} already exists (pass \"replace\" := true to "
+                       f"replace it)") from None
     rows = cursor.execute(f"SELECT count(*) FROM {outputs.table_target(cursor, target)}").fetchall()[0][0]
     return f"{target}: {rows} randomized rows; the design is recorded in its COMMENT"
 

@@ -171,6 +171,9 @@ def test_the_macro_writes_a_table_recording_its_design(enforced_table):
     with pytest.raises(duckdb.Error, match='already exists \\(pass "replace" := true'):
         con.execute("SELECT " + call.format("")).fetchall()
     con.execute("SELECT " + call.format(', "replace" := true')).fetchall()
+    from rwn_sql.errors import OutputExists     # what the macro tells apart from other refusals
+    with pytest.raises(OutputExists, match="table 'by_macro' already exists"):
+        rwn_sql.randomize(con, "people", "job", 0.4, public=["sex", "town"], seed=5, into="by_macro")
     con.execute("CREATE TEMP TABLE people_temp AS FROM people").fetchall()
     with pytest.raises(duckdb.Error, match="does not see this connection's TEMP tables"):
         con.execute("SELECT " + call.format("").replace("'people'", "'people_temp'").replace("by_macro", "t2")

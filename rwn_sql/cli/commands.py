@@ -8,7 +8,7 @@ import sys
 import time
 
 from ..engines import duckdb as engine, duckdb_backend, files, outputs, sources
-from ..errors import RWNError
+from ..errors import OutputExists, RWNError
 from ..randomness import key_scope
 from .session import check_not_input, file_of, new_connection, open_connection, read_key
 
@@ -280,7 +280,7 @@ def cmd_evaluate(args) -> int:
     if args.json:
         check_not_input(args, args.json)
     if args.json and os.path.exists(args.json) and not args.overwrite:
-        raise RWNError(f"output file {args.json!r} already exists (use --overwrite to replace it)")
+        raise OutputExists(f"output file {args.json!r} already exists (use --overwrite to replace it)")
     con = new_connection(args)
     ev = evaluate(con, args.original, args.released, args.columns, target=args.target,
                   categorical=args.categorical, sdid_k=args.sdid_k, id=args.id, key=read_key(args),

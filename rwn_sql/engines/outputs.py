@@ -11,7 +11,7 @@ import duckdb
 
 from . import files, sources
 from .duckdb import first_line, run
-from ..errors import RWNError
+from ..errors import OutputExists, RWNError
 from ..identifiers import name_parts, quote_ident, quote_literal
 
 
@@ -38,7 +38,7 @@ def write_table(con: duckdb.DuckDBPyConnection, sql: str, into: str, replace: bo
     target = table_target(con, into)
     if sources.table_exists(con, into):
         if not replace:
-            raise RWNError(f"table {into!r} already exists (pass replace=True / --overwrite to replace it)")
+            raise OutputExists(f"table {into!r} already exists (pass replace=True / --overwrite to replace it)")
         if _last_name(into) in tables_read(con, sql):
             raise RWNError(f"into={into!r} is the source of the release (or a table it reads); rwn_sql "
                            f"never overwrites its input: write to another table")
@@ -239,7 +239,7 @@ def write_output(con: duckdb.DuckDBPyConnection, sql: str, target: str, overwrit
     if os.path.isdir(target):
         raise RWNError(f"output {target!r} is a folder")
     if os.path.lexists(target) and not overwrite:
-        raise RWNError(f"output file {target!r} already exists (use --overwrite to replace it)")
+        raise OutputExists(f"output file {target!r} already exists (use --overwrite to replace it)")
     options = ["FORMAT parquet"] if fmt == "parquet" else ["FORMAT csv", "HEADER"]
     metadata = parquet_metadata(row_order, design)
     if fmt == "parquet" and metadata:
@@ -298,7 +298,7 @@ def _write_db_table(con, sql: str, path: str, table: str, overwrite: bool, row_o
         exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND lower(table_name) = "
                              "lower(?)", [alias, table]).fetchall()[0][0]
         if exists and not overwrite:
-            raise RWNError(f"table {table!r} already exists in {path!r} (use --overwrite to replace it)")
+            raise OutputExists(f"table {table!r} already exists in {path!r} (use --overwrite to replace it)")
         if exists and existing is not None and table.lower() in tables_read(con, sql):
             raise RWNError(f"output {path}:{table} is the input (or a table it reads); rwn-sql never "
                            f"overwrites its input")

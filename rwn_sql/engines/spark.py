@@ -18,7 +18,7 @@ import weakref
 
 from . import files, outputs, sources
 from .dialects import SPARK
-from ..errors import RWNError
+from ..errors import OutputExists, RWNError
 
 
 def session(master: str = "local[*]", conf=()):
@@ -46,7 +46,7 @@ def write_parquet(frame, path: str, overwrite: bool = False, metadata: dict[str,
     if not path.lower().rstrip("/").endswith(".parquet"):
         raise RWNError(f"on Spark the output must be a .parquet path (a directory of parts), got {path!r}")
     if os.path.exists(path) and not overwrite:
-        raise RWNError(f"output {path!r} already exists (use --overwrite to replace it)")
+        raise OutputExists(f"output {path!r} already exists (use --overwrite to replace it)")
     with files.scratch_dir(files.output_folder(path)) as scratch:
         tmp = os.path.join(scratch, "release.parquet")
         frame.write.parquet(tmp)

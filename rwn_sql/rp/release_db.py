@@ -31,7 +31,7 @@ from ..version import __version__
 from ..engines import duckdb as engine, files, sources
 from . import privacy, sqlgen as rp_sql
 from ..engines.dialects import DUCKDB, Dialect, same_type_name
-from ..errors import RWNError
+from ..errors import OutputExists, RWNError
 from ..identifiers import float_literal, quote_ident, quote_literal
 
 # The analysts' queries rwn_sql.query / rwn-sql query / rwn_query answer (rwn_sql.rp.analyst)
@@ -525,7 +525,7 @@ def write_release(con: engine.Connection, release_sql: str, path: str, meta: Rel
         raise RWNError(f"column {taken[0]!r} has the name of a column of the release's estimate views; rename it "
                        f"in the input")
     if os.path.exists(path) and not overwrite:
-        raise RWNError(f"release database {path!r} already exists (use --overwrite to replace it)")
+        raise OutputExists(f"release database {path!r} already exists (use --overwrite to replace it)")
     with files.scratch_dir(files.output_folder(path)) as scratch:
         return _write_release(con, release_sql, path, meta, overwrite, trials,
                               os.path.join(scratch, f"release-{secrets.token_hex(4)}.duckdb"))
@@ -674,7 +674,7 @@ def write_release_folder(be, release_sql: str, path: str, meta: ReleaseMeta, ove
     import pyarrow as pa
     import pyarrow.parquet as pq
     if os.path.exists(path) and not overwrite:
-        raise RWNError(f"release folder {path!r} already exists (use --overwrite to replace it)")
+        raise OutputExists(f"release folder {path!r} already exists (use --overwrite to replace it)")
     if os.path.splitext(path)[1].lower() in sources.DB_SUFFIXES:
         raise RWNError(f"on {be.name} a release is a folder of Parquet files, not a DuckDB database: "
                        f"give a folder path, not {path!r}")

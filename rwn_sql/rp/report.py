@@ -14,7 +14,7 @@ import secrets
 from ..engines import files
 from . import privacy
 from .query_run import ISOLATED_RELEASE, isolated_connection
-from ..errors import RWNError
+from ..errors import OutputExists, RWNError
 from ..identifiers import quote_ident, quote_literal
 from .release_db import METADATA_TABLE, TRIALS_TABLE, NoReleaseMetadata, ReleaseMeta, cells_view_name, view_name
 
@@ -50,7 +50,7 @@ def report(release_path, output_path, overwrite: bool = False) -> str:
     if os.path.exists(output_path) and os.path.samefile(output_path, release_path):
         raise RWNError(f"output {output_path!r} is the release database; rwn_sql never modifies its input")
     if os.path.lexists(output_path) and not overwrite:
-        raise RWNError(f"output file {output_path!r} already exists (use --overwrite to replace it)")
+        raise OutputExists(f"output file {output_path!r} already exists (use --overwrite to replace it)")
     folder = files.output_folder(output_path)
     page = render(release_path)
     with files.scratch_dir(folder) as scratch:
