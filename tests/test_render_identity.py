@@ -163,6 +163,48 @@ def macro_calls(con, tmp):
     con.sql("SELECT * FROM rwn_estimates('adult_macro', 'occupation', NULL, NULL)").fetchall()
 
 
+def unseen_macro_calls(con, tmp):
+    """The statements the macros plan for TEMP sources, which their planner cannot see: the checks
+    that read the data are written into the statement (returned by the planning functions, which
+    query() runs without logging them)."""
+    rwn_sql.install(con)
+    con.execute("CREATE TEMP TABLE adult_t AS SELECT row_number() OVER () AS rid, sex, race, education, "
+                "occupation, age FROM adult").fetchall()
+    con.execute("CREATE TEMP VIEW adult_v AS SELECT sex, race, occupation FROM adult_t").fetchall()
+    null, key = "NULL", f"'{KEY}'"
+    races = "['White', 'Black', 'Asian-Pac-Islander', 'Amer-Indian-Eskimo', 'Other']"
+    randomize = [  # source, sensitive, p, public, domain, key, seed, epsilon, delta, test, nulls, id, l, top share
+        ["'adult_v'", "'occupation'", "0.5", null, null, key, null, null, null, "'exact'", "'error'", null, null, null],
+        ["'adult_t'", "'occupation'", "0.45", "['sex', 'race']", null, key, null, "0.5", "0.1", "'exact'", "'error'",
+         "'rid'", null, null],
+        ["'adult_t'", "'race'", "0.6", "['sex']", races, key, null, null, null, "'exact'", "'drop'", "'rid'", "2", "0.9"],
+        ["'adult_v'", "'occupation'", "0.45", null, null, key, null, "0.5", "0.1", "'chernoff'", "'drop'", null,
+         null, null],
+    ]
+    audit = [  # source, sensitive, p, epsilon, delta, public, domain, test, enforce, nulls
+        ["'adult_v'", "'occupation'", "0.5", "0.5", "0.1", null, null, "'exact'", "false", "'error'"],
+        ["'adult_t'", "'race'", "0.6", "0.5", "0.1", "['sex']", races, "'exact'", "true", "'error'"],
+        ["'adult_v'", "'occupation'", "0.45", "0.5", "0.1", "['sex', 'race']", null, "'chernoff'", "true", "'drop'"],
+    ]
+    con.execute("CREATE TEMP TABLE released_t AS SELECT sex, race, occupation FROM adult_t").fetchall()
+    occupations = [r[0] for r in con.execute("SELECT DISTINCT occupation FROM adult_t ORDER BY 1").fetchall()]
+    domain = "[" + ", ".join("'" + v.replace("'", "''") + "'" for v in occupations) + "]"
+    white = "'race = ''White'''"
+    estimates = [  # release, sensitive, p, domain, group_by, where, values, public, epsilon, delta, test, enforced
+        ["'released_t'", "'occupation'", "0.5", domain, null, null, null, null, null, null, null, "false"],
+        ["'released_t'", "'occupation'", "0.5", domain, "['sex']", white, "['Sales', 'Tech-support']",
+         "['sex', 'race']", null, null, null, "false"],
+        ["'released_t'", "'occupation'", "0.45", domain, "['race']", null, null, "['sex', 'race']", "0.5", "0.1",
+         "'exact'", null],
+    ]
+    texts = []
+    for function, calls in (("rwn_randomize_sql", randomize), ("rwn_audit_sql", audit),
+                            ("rwn_estimates_sql", estimates)):
+        for args in calls:
+            texts.append(con.execute(f"SELECT {function}({', '.join(args)})").fetchone()[0])
+    return texts
+
+
 def baseline_calls(con, tmp):
     cols = ["Age", "Weight", "Height"]
     rwn_sql.rank_swap(con, "bodyfat", cols, 10, key=KEY).fetchall()
@@ -172,6 +214,7 @@ def baseline_calls(con, tmp):
 
 
 DUCKDB_CASES = {"rwn": rwn_calls, "rwn_paths": rwn_paths, "rp": rp_calls, "macros": macro_calls,
+                "macros_unseen": unseen_macro_calls,
                 "baselines": baseline_calls}
 
 
