@@ -6,7 +6,7 @@ import secrets
 import duckdb
 
 from .engines import duckdb_backend, outputs
-from .rp import api as rp, plan as rp_plan, unseen
+from .rp import api as rp, deferred, plan as rp_plan
 from .rp.privacy import RPParams, Threshold
 from .rp.release_source import RECORDED
 from .rwn import run as rwn
@@ -128,9 +128,9 @@ def _rp_functions(con, key_ref) -> dict:
                                                max_top_share=max_top_share)
         except NoSuchSource:
             pass        # a TEMP table or view of the caller: planned from the parameters
-        return unseen.unseen_randomize(source, sensitive, params, public=public, domain=domain,
-                                       key_sql=key_ref(con, rwn.the_key(key, seed)), test=test, nulls=nulls,
-                                       id_column=id_column, l_diversity=l_diversity, max_top_share=max_top_share)
+        return deferred.randomize(source, sensitive, params, public=public, domain=domain,
+                                  key_sql=key_ref(con, rwn.the_key(key, seed)), test=test, nulls=nulls,
+                                  id_column=id_column, l_diversity=l_diversity, max_top_share=max_top_share)
 
     def randomize_into(target, database, schema, source, sensitive, p, public, domain, key, seed, epsilon, delta,
                        test, nulls, id_column, l_diversity, max_top_share, replace):
@@ -144,8 +144,8 @@ def _rp_functions(con, key_ref) -> dict:
                             test=test, enforce=bool(enforce), nulls=nulls, sql=True)
         except NoSuchSource:
             pass        # a TEMP table or view of the caller: planned from the parameters
-        return unseen.unseen_audit(source, sensitive, p, epsilon, delta, public=public, domain=domain, test=test,
-                               enforce=bool(enforce), nulls=nulls)
+        return deferred.audit(source, sensitive, p, epsilon, delta, public=public, domain=domain, test=test,
+                              enforce=bool(enforce), nulls=nulls)
 
     def estimates_sql(release, sensitive, p, domain, group_by, where, values, public, epsilon, delta, test,
                       enforced):
@@ -155,8 +155,8 @@ def _rp_functions(con, key_ref) -> dict:
                                 where=where, values=values, public=public, enforce=enforce, test=test, sql=True)
         except NoSuchSource:
             pass        # a TEMP table or view of the caller: planned from the parameters
-        return unseen.unseen_estimates(release, sensitive, p, domain, group_by=group_by or (), where=where,
-                                   values=values, public=public, enforce=enforce, test=test)
+        return deferred.estimates(release, sensitive, p, domain, group_by=group_by or (), where=where,
+                                  values=values, public=public, enforce=enforce, test=test)
 
     return {
         "rwn_randomize_sql": (randomize_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,

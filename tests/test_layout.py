@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "rwn_sql"
 
 # Lower layers first; a module may import its own folder (without cycles) or a lower layer.
 LAYERS = [
-    {"errors", "identifiers", "limits", "statements", "templates", "version"},
+    {"errors", "identifiers", "limits", "messages", "statements", "templates", "version"},
     {"engines.dialects"},
     {"randomness"},
     {"engines"},

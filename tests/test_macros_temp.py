@@ -332,7 +332,7 @@ def disclosure_tables(con):
 ])
 def test_attribute_disclosure_rules_over_temp(mcon, table, call, message):
     """The rules of randomize (rp.plan.plan_randomize) hold in the macros over a table and, computed by the
-    statement (rp.unseen.unseen_randomize / unseen_audit), over a TEMP table and view: groups violating
+    statement (rp.deferred.randomize / audit), over a TEMP table and view: groups violating
     l and single-column proxies refused (with epsilon/delta by default), l above the domain's
     size, a floating-point or 600-value sensitive column refused; same message text."""
     disclosure_tables(mcon)

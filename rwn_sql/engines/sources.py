@@ -15,6 +15,7 @@ from .dialects import DUCKDB, source_from_table
 from .duckdb import NUMERIC_TYPES, describe_error, first_line, run
 from ..errors import NoSuchSource, RWNError
 from ..identifiers import name_parts, quote_ident, quote_literal
+from ..messages import SQL, Message
 
 
 QUERY_START = re.compile(r"^\s*(\(|select\b|with\b|from\b|values\b|table\b)", re.IGNORECASE)
@@ -419,8 +420,11 @@ def refuse_reserved(src: Source) -> None:
     its internal columns and CTEs '__rwn_...', so such an input column could alter a release."""
     for n in src.names:
         if n.lower().startswith(RESERVED_PREFIX):
-            raise RWNError(f"{src.label} has a column named {n!r}; names starting with "
-                           f"{RESERVED_PREFIX!r} are reserved for rwn_sql's internal columns, rename it")
+            raise RWNError(RESERVED_COLUMN.text(label=src.label, column=repr(n), prefix=RESERVED_PREFIX))
+
+
+RESERVED_COLUMN = Message("{label} has a column named {column}; names starting with {prefix!r} are reserved for "
+                          "rwn_sql's internal columns, rename it")
 
 
 def raise_unless(dialect, condition_sql: str, message_sql: str, value_sql: str = "true") -> str:
@@ -436,21 +440,21 @@ def unseen_source(name: str, dialect=DUCKDB, typed=(), conditions=(), named=(), 
     schema is known here. The statement checks, as it is bound, what require_columns and
     refuse_reserved check from a schema: a missing column is the engine's binding error (which
     names it), a reserved name the message of refuse_reserved, and each (column, type pattern,
-    text before the type, text after it) of `typed` fails unless the column's type matches.
+    message, its other parts) of `typed` fails unless the column's type matches, the message
+    given the column's type as its part `type_name`.
     `conditions`: SQL that is true on every row or fails the statement (raise_unless); `named`:
     columns that must exist (bound here, so a missing one fails the statement); `keep`: the
     columns to keep (default all), in the source's order."""
     guard = RESERVED_PREFIX + "guard"
     checked = [(raise_unless(dialect, dialect.type_matches(quote_ident(c), pattern),
-                             f"{quote_literal(before)} || {dialect.type_name(quote_ident(c))} || {quote_literal(after)}",
+                             message.sql(type_name=SQL(dialect.type_name(quote_ident(c))), **parts),
                              quote_ident(c)), quote_ident(c))
-               for c, pattern, before, after in typed]
+               for c, pattern, message, parts in typed]
     # every column named __rwn_*: the guard added here, and any of the source's
     column = dialect.column_name(dialect.columns_matching(f"(?i)^{RESERVED_PREFIX}"))
     reserved = raise_unless(dialect, f"{column} = {quote_literal(guard)}",
-                            f"{quote_literal(f'table {name!r} has a column named {chr(39)}')} || {column} || "
-                            + quote_literal(f"'; names starting with {RESERVED_PREFIX!r} are reserved for rwn_sql's "
-                                            "internal columns, rename it"))
+                            RESERVED_COLUMN.sql(label=f"table {name!r}", column=["'", SQL(column), "'"],
+                                                prefix=RESERVED_PREFIX))
     bound = [f"({quote_ident(c)} IS NULL OR true)" for c in dict.fromkeys(named)]
     where = " AND ".join([reserved, *conditions, *bound])
     sql = (f"(SELECT {dialect.star('', [guard], checked)}\n"
@@ -472,8 +476,15 @@ def require_record_id(src: Source, name: str) -> None:
     """The id column exists and has a type whose text form is the same on every engine."""
     require_columns(src, [name], "id")
     if not ID_TYPES.fullmatch(src.type_of(name)):
-        raise RWNError(f"id column {name!r} has type {src.type_of(name)}; a record id must be an "
-                       f"integer or text column")
+        raise RWNError(ID_TYPE.text(column=name, type_name=src.type_of(name)))
+
+
+ID_TYPE = Message("id column {column!r} has type {type_name}; a record id must be an integer or text column")
+
+
+def id_type_check(name: str):
+    """The `typed` entry of unseen_source that checks a record id's type as require_record_id does."""
+    return name, ID_TYPES.pattern, ID_TYPE, {"column": name}
 
 
 def table_exists(con, name: str) -> bool:

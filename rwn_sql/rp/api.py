@@ -13,8 +13,9 @@ from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident, quote_literal
 from ..randomness import key_scope
 from .duckdb_udfs import ensure_functions
-from .checks import (check_l_diversity, check_max_top_share, check_names, prepare, public_columns,
-                     published_domain, refuse_released_outside, typed_domain)
+from .checks import (check_audit_public, check_estimate_columns, check_l_diversity, check_max_top_share,
+                     check_names, estimated_values, prepare, public_columns, published_domain,
+                     refuse_released_outside, typed_domain)
 from .disclosure import attribute_disclosure, AttributeDisclosure, top_share_limit
 from .plan import audit_statement, blocks_for, judged_groups, plan_design, plan_randomize
 from .release_source import check_recorded_columns, reconcile, RECORDED, recorded_design
@@ -285,9 +286,7 @@ def audit(con: Session, source, sensitive: str, p: float, epsilon: float, delta:
     src, spec, values = prepare(be, source, sensitive, params.p, public, domain, nulls)
     l_diversity = check_l_diversity(rp_sql.DEFAULT_L_DIVERSITY if l_diversity is None else l_diversity, len(values))
     check_max_top_share(max_top_share)
-    clash = [c for c in spec.public if c.lower() in rp_sql.AUDIT_COLUMNS]
-    if clash:
-        raise RWNError(f"public: column {clash[0]!r} has the name of a column of the audit; rename it")
+    check_audit_public(spec.public)
     pp = params.privacy(len(values), test)
     blocks = blocks_for(be, src, spec, pp) if enforce else None
     if be.has_python_udfs:
@@ -377,33 +376,20 @@ def estimates(con: Session, release, sensitive: str, p: float | None = None, dom
     p, domain, public, enforce, test = reconcile(recorded, label, sensitive, p, domain, public, enforce, test)
     group_by = (group_by,) if isinstance(group_by, str) else tuple(group_by)
     check_names(src, sensitive, group_by)
-    if sensitive in group_by:
-        raise RWNError(f"group_by: {sensitive!r} is the sensitive attribute; its values are the rows already")
     pub = public_columns(src, sensitive, public)
     check_names(src, sensitive, pub)
     if recorded is not None and trials_sql is None:
         check_recorded_columns(src, sensitive, pub, recorded, label)
-    outside = [c for c in group_by if c not in pub]
-    if outside:
-        raise RWNError(f"group_by: column {outside[0]!r} is not a public column ({', '.join(pub)})")
+    check_estimate_columns(sensitive, group_by, pub)
     domain = published_domain(domain)
     type_sql = src.type_of(sensitive)
     literal = typed_domain(be, domain, type_sql, sensitive)
-    clash = [c for c in group_by if c.lower() in rp_sql.ESTIMATE_COLUMNS]
-    if clash:
-        raise RWNError(f"group_by: column {clash[0]!r} has the name of an output column of the estimates; "
-                       f"rename it in the release")
     where_sql = None
     if where is not None:
         from .analyst import check_predicate
         where_sql = check_predicate(where, pub, sensitive, src.label)
-    vals = None
-    if values is not None:
-        values = list(dict.fromkeys(str(v) for v in values))      # a repeated value is one value
-        vals = [f"CAST({quote_literal(v)} AS {type_sql})" for v in values]
-        unknown = [v for v in values if v not in domain]
-        if unknown:
-            raise RWNError(f"values {unknown} are not in the domain")
+    values = estimated_values(values, domain)
+    vals = None if values is None else [f"CAST({quote_literal(v)} AS {type_sql})" for v in values]
     refuse_released_outside(be, src, sensitive, literal)
     design = None
     if trials_sql is not None:

@@ -10,6 +10,7 @@ from . import sqlgen as rp_sql
 from .sqlgen import domain_values
 from ..errors import RWNError
 from ..identifiers import quote_ident, quote_literal
+from ..messages import Message
 
 
 def refused(exc: Exception) -> RWNError:
@@ -44,30 +45,64 @@ def resolve_domain(be, src, sensitive: str, domain, nulls: str) -> list[str]:
     records = sum(n for _, n in counts)
     nnull = sum(n for v, n in counts if v is None)
     if nulls == "error" and nnull:
-        raise RWNError(f"the sensitive column {sensitive!r} has {nnull} NULL values; clean them or use "
-                       f"nulls='drop' (--nulls drop; those records are then left out of the release)")
+        raise RWNError(NULL_SENSITIVE.text(sensitive=sensitive, nulls=f"{nnull} NULL values"))
     if records - (nnull if nulls == "drop" else 0) == 0:
         raise RWNError(f"{src.label} has no records" + (" with a sensitive value" if records else ""))
     if domain is None:
         values = sorted(v for v, _ in counts if v is not None)
         if len(values) > rp_sql.MAX_INFERRED_DOMAIN:
-            raise RWNError(f"the sensitive column {sensitive!r} holds {len(values)}" + LARGE_DOMAIN_WHY)
+            raise RWNError(LARGE_DOMAIN.text(sensitive=sensitive, n=len(values)))
     else:
-        values = domain_values(domain)
-        seen: set[str] = set()
-        dup = {v for v in values if v in seen or seen.add(v)}
-        if dup:
-            raise RWNError(f"the domain lists {sorted(dup)[0]!r} more than once")
+        values = listed_once(domain)
     if len(values) < 2:
-        raise RWNError(f"the domain of {sensitive!r} has {len(values)} value(s); uniform perturbation needs at least 2")
+        raise RWNError(SMALL_DOMAIN.text(sensitive=sensitive, m=len(values)))
     literal = typed_domain(be, values, type_sql, sensitive)
     if domain is not None:
         missing = be.rows(f"SELECT DISTINCT {be.dialect.as_text(s)} FROM {src.sql} WHERE {s} IS NOT NULL "
                           f"AND NOT {be.dialect.list_contains(literal, s)} ORDER BY 1 LIMIT 6")
         if missing:
             shown = ", ".join(repr(r[0]) for r in missing[:5]) + (", ..." if len(missing) > 5 else "")
-            raise RWNError(f"the domain misses values present in the data: {shown}")
+            raise RWNError(MISSING_FROM_DOMAIN.text(values=shown))
     return values
+
+
+def listed_once(domain) -> list[str]:
+    """A given domain's values as text, refused when one is listed twice."""
+    values = domain_values(domain)
+    seen: set[str] = set()
+    repeated = {v for v in values if v in seen or seen.add(v)}
+    if repeated:
+        raise RWNError(f"the domain lists {sorted(repeated)[0]!r} more than once")
+    return values
+
+
+# The refusals a check makes now (text) or the statement makes over a source the planner cannot
+# see (sql: rp.deferred); the parts in braces are what the data decides.
+NULL_SENSITIVE = Message("the sensitive column {sensitive!r} has {nulls}; clean them or use nulls='drop' (--nulls "
+                         "drop; those records are then left out of the release)")
+SMALL_DOMAIN = Message("the domain of {sensitive!r} has {m} value(s); uniform perturbation needs at least 2")
+LARGE_DOMAIN = Message(f"the sensitive column {{sensitive!r}} holds {{n}} distinct values, more than "
+                       f"{rp_sql.MAX_INFERRED_DOMAIN} (the most a domain read from the data may have): a numeric "
+                       f"attribute belongs to RWN (rwn_sql.perturb, rwn-sql perturb); a genuinely categorical one with "
+                       f"this many values needs its published domain given explicitly (domain= / --domain-file)")
+MISSING_FROM_DOMAIN = Message("the domain misses values present in the data: {values}")
+SAME_AFTER_CAST = Message("the domain lists {values} the same value as {type_name} (column {sensitive!r}); list "
+                          "each value once")
+NESTED_SENSITIVE = Message("the sensitive column {sensitive!r} has type {type_name}, a nested or binary type; "
+                           "uniform perturbation needs single values (text, numbers, dates, UUIDs): cast or extract one")
+# Uniform perturbation replaces a value by one of m listed values: for a measurement that is no
+# protection worth the name (and its domain is whatever values happen to occur).
+FLOAT_SENSITIVE = Message("the sensitive column {sensitive!r} is floating point ({type_name}): uniform perturbation "
+                          "draws replacements from a list of categories, not for a numeric measurement; perturb "
+                          "numeric columns with RWN (rwn_sql.perturb, rwn-sql perturb), or bin the column into "
+                          "categories first")
+ID_NULLS = Message("id column {column!r} has {nulls} NULL values; every record needs an id")
+ID_SHARED = Message("id column {column!r} has duplicate values ({shared} records share an id with another); every "
+                    "record needs its own id")
+L_ABOVE_DOMAIN = Message("l_diversity = {l} exceeds the domain's {m} values: no personal group can hold that many "
+                         "distinct values")
+OUTSIDE_DOMAIN = Message("the release holds values of {sensitive!r} outside the domain: {values}; give the published "
+                         "domain of this release")
 
 
 def typed_domain(be, values, type_sql: str, sensitive: str) -> str:
@@ -87,8 +122,8 @@ def typed_domain(be, values, type_sql: str, sensitive: str) -> str:
     seen: dict[str, str] = {}
     for given, cast in zip(values, typed):
         if cast in seen:
-            raise RWNError(f"the domain lists {seen[cast]!r} and {str(given)!r}, the same value as {type_sql} "
-                           f"(column {sensitive!r}); list each value once")
+            raise RWNError(SAME_AFTER_CAST.text(values=f"{seen[cast]!r} and {str(given)!r},", type_name=type_sql,
+                                                sensitive=sensitive))
         seen[cast] = str(given)
     return literal
 
@@ -127,25 +162,9 @@ MEASURE_BOUND = 1e150
 def check_sensitive_type(src, sensitive: str) -> None:
     type_sql = src.type_of(sensitive)
     if NESTED_TYPES.search(type_sql.strip()):
-        raise RWNError(f"the sensitive column {sensitive!r} has type {type_sql}, a nested or binary type; "
-                       f"uniform perturbation needs single values (text, numbers, dates, UUIDs): cast or "
-                       f"extract one")
+        raise RWNError(NESTED_SENSITIVE.text(sensitive=sensitive, type_name=type_sql))
     if FLOAT_TYPES.match(type_sql.strip()):
-        raise RWNError(FLOAT_SENSITIVE.format(sensitive=sensitive, type_sql=type_sql))
-
-
-LARGE_DOMAIN_WHY = (f" distinct values, more than {rp_sql.MAX_INFERRED_DOMAIN} (the most a domain read from the data "
-                    f"may have): a numeric attribute belongs to RWN (rwn_sql.perturb, rwn-sql perturb); a genuinely "
-                    f"categorical one with this many values needs its published domain given explicitly (domain= / "
-                    f"--domain-file)")
-
-
-# Uniform perturbation replaces a value by one of m listed values: for a measurement that is no
-# protection worth the name (and its domain is whatever values happen to occur).
-FLOAT_SENSITIVE_WHY = ("): uniform perturbation draws replacements from a list of categories, not for a numeric "
-                       "measurement; perturb numeric columns with RWN (rwn_sql.perturb, rwn-sql perturb), or bin the "
-                       "column into categories first")
-FLOAT_SENSITIVE = "the sensitive column {sensitive!r} is floating point ({type_sql}" + FLOAT_SENSITIVE_WHY
+        raise RWNError(FLOAT_SENSITIVE.text(sensitive=sensitive, type_name=type_sql))
 
 
 def check_released_values(be, src, spec) -> None:
@@ -195,10 +214,9 @@ def check_record_ids(be, src, id_column: str, spec) -> None:
     rows, nulls, distinct = be.rows(f"SELECT count(*), count(*) - count({column}), count(DISTINCT {column}) "
                                     f"FROM {src.sql}{where}")[0]
     if nulls:
-        raise RWNError(f"id column {id_column!r} has {nulls} NULL values; every record needs an id")
+        raise RWNError(ID_NULLS.text(column=id_column, nulls=nulls))
     if distinct != rows - nulls:
-        raise RWNError(f"id column {id_column!r} has duplicate values ({rows - distinct} records share an id "
-                       f"with another); every record needs its own id")
+        raise RWNError(ID_SHARED.text(column=id_column, shared=rows - distinct))
 
 
 def check_l_diversity(l_diversity, m: int | None = None) -> int:
@@ -207,8 +225,7 @@ def check_l_diversity(l_diversity, m: int | None = None) -> int:
     if isinstance(l_diversity, bool) or not isinstance(l_diversity, int) or l_diversity < 1:
         raise RWNError(f"l_diversity must be an integer >= 1 (1 turns the check off), got {l_diversity!r}")
     if m is not None and l_diversity > m:
-        raise RWNError(f"l_diversity = {l_diversity} exceeds the domain's {m} values: no personal group can "
-                       f"hold that many distinct values")
+        raise RWNError(L_ABOVE_DOMAIN.text(l=l_diversity, m=m))
     return l_diversity
 
 
@@ -241,5 +258,39 @@ def refuse_released_outside(be, src, sensitive: str, literal: str) -> None:
     if outside:
         shown = ", ".join("NULL" if v is None else repr(v) for v, in outside[:5])
         shown += ", ..." if len(outside) > 5 else ""
-        raise RWNError(f"the release holds values of {sensitive!r} outside the domain: {shown}; give the "
-                       f"published domain of this release")
+        raise RWNError(OUTSIDE_DOMAIN.text(sensitive=sensitive, values=shown))
+
+
+def check_audit_public(public) -> None:
+    """No public column has the name of one of the audit's own columns."""
+    clash = [c for c in public if c.lower() in rp_sql.AUDIT_COLUMNS]
+    if clash:
+        raise RWNError(f"public: column {clash[0]!r} has the name of a column of the audit; rename it")
+
+
+def check_estimate_columns(sensitive: str, group_by, public) -> None:
+    """The estimates' groups: public columns (`public` None: every column but the sensitive one),
+    never the sensitive one, none named as an output column of the estimates."""
+    if sensitive in group_by:
+        raise RWNError(f"group_by: {sensitive!r} is the sensitive attribute; its values are the rows already")
+    if public is not None:
+        if sensitive in public:
+            raise RWNError(f"column {sensitive!r} is both the sensitive attribute and public")
+        outside = [c for c in group_by if c not in public]
+        if outside:
+            raise RWNError(f"group_by: column {outside[0]!r} is not a public column ({', '.join(public)})")
+    clash = [c for c in group_by if c.lower() in rp_sql.ESTIMATE_COLUMNS]
+    if clash:
+        raise RWNError(f"group_by: column {clash[0]!r} has the name of an output column of the estimates; "
+                       f"rename it in the release")
+
+
+def estimated_values(values, domain) -> list[str] | None:
+    """The values an estimate counts together, as text (a repeated value is one value), all in the domain."""
+    if values is None:
+        return None
+    values = list(dict.fromkeys(str(v) for v in values))
+    unknown = [v for v in values if v not in domain]
+    if unknown:
+        raise RWNError(f"values {unknown} are not in the domain")
+    return values

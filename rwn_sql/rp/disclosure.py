@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from . import sqlgen as rp_sql
 from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident
+from ..messages import Message
 from .checks import check_max_top_share
 
 
@@ -108,12 +109,15 @@ def attribute_disclosure(be, counts: str, public, l_diversity: int, leave_out=()
                                len(checked), len(pairs), **checks)
 
 
-def share_problem(records, groups, limit: float, sensitive: str) -> str:
-    """The refusal's words for groups above the top-share limit."""
-    return (f"{records} records sit in {groups} personal groups of at least 2 records whose most frequent value of "
-            f"{sensitive!r} holds more than {limit:.4g} of the group (the top-share limit: the better of a record's "
-            f"own released value, p + (1-p)/m, and guessing the most frequent value): a majority vote within such a "
-            f"group recovers more of the values than an attacker gets without it")
+# What a refusal says of groups that violate l or the top-share limit (here, and in rp.deferred)
+L_DIVERSITY_PROBLEM = Message("{records} records sit in {groups} personal groups of at least 2 records holding fewer "
+                              "than {l} distinct values of {sensitive!r} (distinct l-diversity): a majority vote of "
+                              "the released values within such a group recovers the value")
+TOP_SHARE_PROBLEM = Message("{records} records sit in {groups} personal groups of at least 2 records whose most "
+                            "frequent value of {sensitive!r} holds more than {limit} of the group (the top-share "
+                            "limit: the better of a record's own released value, p + (1-p)/m, and guessing the most "
+                            "frequent value): a majority vote within such a group recovers more of the values than an "
+                            "attacker gets without it")
 
 
 def _counts_sql(src, spec) -> str:
@@ -139,14 +143,13 @@ def refuse_attribute_disclosure(be, src, spec, l_diversity: int, leave_out=(), m
             return limit
         problems, ways = [], []
         if found.l_failing_records:
-            problems.append(f"{found.l_failing_records} records sit in {found.l_failing_groups} personal groups of "
-                            f"at least 2 records holding fewer than {l_diversity} distinct values of "
-                            f"{spec.sensitive!r} (distinct l-diversity): a majority vote of the released values "
-                            f"within such a group recovers the value")
+            problems.append(L_DIVERSITY_PROBLEM.text(records=found.l_failing_records, groups=found.l_failing_groups,
+                                                     l=l_diversity, sensitive=spec.sensitive))
         problems += [x.describe(spec.sensitive) for x in found.proxies]
         if found.share_failing_records > found.l_failing_records:
-            problems.append(share_problem(found.share_failing_records, found.share_failing_groups, limit,
-                                          spec.sensitive))
+            problems.append(TOP_SHARE_PROBLEM.text(records=found.share_failing_records,
+                                                   groups=found.share_failing_groups, limit=f"{limit:.4g}",
+                                                   sensitive=spec.sensitive))
         best = None
         share_sql = float_literal(limit)
         if found.failing_records and spec.public:     # the public column whose removal helps most

@@ -182,7 +182,7 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
     outside the domain raise an error. Every internal name starts with '__rwn_', which input
     columns may not (sources.refuse_reserved).
     leave_out: personal-group sizes (with blocks) whose records are suppressed.
-    For a planner that cannot read the source (rp.unseen_randomize): output_columns None: every
+    For a planner that cannot read the source (rp.deferred.randomize): output_columns None: every
     column of `source` but the id (in their order); domain_sql: the domain as a SQL list
     (instead of domain_values and type_sql); trials_relation: the relation __rwn_tr(size, t)
     (instead of blocks); group_key: one column of `source` naming each record's personal group

@@ -24,6 +24,7 @@ from . import ball_sql, geometry, sqlgen
 from ..engines.backend import backend_for
 from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident, quote_literal
+from ..messages import Message
 from ..randomness import KEY_PLACEHOLDER, resolve_key
 from .spec import RWNSpec
 from .steps import BALL_STEPS, RWNPlan, bind
@@ -63,8 +64,7 @@ def check_columns(spec: RWNSpec, src: sources.Source, dialect) -> None:
             if why:
                 raise RWNError(f"column {c!r} of {src.label} is read as text ({src.type_of(c)}), not as numbers: "
                                f"{why}")
-            raise RWNError(f"column {c!r} has type {src.type_of(c)}, not a numeric type; list it in "
-                           f"categorical= (--categorical) to use mismatch distance for it")
+            raise RWNError(NOT_NUMERIC.text(column=c, type_name=src.type_of(c)))
     sources.refuse_reserved(src)
 
 
@@ -84,6 +84,10 @@ def check_source(be, source, spec: RWNSpec, guard: bool = True) -> sources.Sourc
     return src
 
 
+NOT_NUMERIC = Message("column {column!r} has type {type_name}, not a numeric type; list it in categorical= "
+                      "(--categorical) to use mismatch distance for it")
+
+
 def unseen_source(be, name: str, spec: RWNSpec, guard: bool = True) -> sources.Source:
     """The table or view `name` as the statement's reader resolves it, for a planner that cannot
     see it (the SQL macros plan on a cursor, which does not see the caller's TEMP tables and
@@ -94,12 +98,10 @@ def unseen_source(be, name: str, spec: RWNSpec, guard: bool = True) -> sources.S
     on every path; with `guard`, the pair budget (check_pair_budget) is a pass of the statement
     over the data before the search (pair_budget_condition)."""
     be.dialect.check_scale(spec.scale)
-    typed = [(c, be.dialect.NUMERIC.pattern, f"column {c!r} has type ",
-              ", not a numeric type; list it in categorical= (--categorical) to use mismatch distance for it")
+    typed = [(c, be.dialect.NUMERIC.pattern, NOT_NUMERIC, {"column": c})
              for c in spec.numeric]
     if spec.id:
-        typed.append((spec.id, sources.ID_TYPES.pattern, f"id column {spec.id!r} has type ",
-                      "; a record id must be an integer or text column"))
+        typed.append(sources.id_type_check(spec.id))
     src = sources.unseen_source(name, be.dialect, typed)
     budget = pair_budget_condition(be, src.sql, spec) if guard else None
     if budget is None:

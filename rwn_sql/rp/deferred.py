@@ -1,6 +1,8 @@
-"""Plans for a source the planner cannot see (a TEMP table or view of the SQL macros' caller):
-randomize, audit and estimates planned from the parameters alone, the checks that read the
-source made by the statement itself. The same rows as the planners of rp.plan and rp.api."""
+"""The checks of rp.checks and rp.disclosure written into the statement, for a source the planner
+cannot see (a TEMP table or view of the SQL macros' caller, planned on a cursor that does not
+see it): randomize, audit and estimates planned from the parameters, checked by the same
+parameter checks, and the checks that read the data made by the statement as it runs, with
+the same messages (messages.Message.sql). The same rows as rp.plan and rp.api."""
 from __future__ import annotations
 
 
@@ -9,37 +11,37 @@ from . import privacy, sqlgen as rp_sql
 from .sqlgen import domain_values
 from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident, quote_literal
-from .checks import (check_l_diversity, check_max_top_share, FLOAT_SENSITIVE_WHY, LARGE_DOMAIN_WHY,
-                     NESTED_TYPE_NAMES, published_domain, refused)
+from ..messages import SQL, concat
+from .checks import (FLOAT_SENSITIVE, ID_NULLS, ID_SHARED, L_ABOVE_DOMAIN, LARGE_DOMAIN, MISSING_FROM_DOMAIN,
+                     NESTED_SENSITIVE, NESTED_TYPE_NAMES, NULL_SENSITIVE, OUTSIDE_DOMAIN, SAME_AFTER_CAST,
+                     SMALL_DOMAIN, check_audit_public, check_estimate_columns, check_l_diversity,
+                     check_max_top_share, estimated_values, listed_once, published_domain, refused)
+from .disclosure import L_DIVERSITY_PROBLEM, TOP_SHARE_PROBLEM
 from .release_source import RECORDED
 
 
-def _unseen_domain(d, name: str, sensitive: str, domain) -> str:
+def _deferred_domain(d, name: str, sensitive: str, domain) -> str:
     """A given domain (checked as text) as a SQL list of the sensitive column's type, which only
     the statement knows: values equal after the cast fail it."""
-    domain = domain_values(domain)
-    repeated = next((v for i, v in enumerate(domain) if v in domain[:i]), None)
-    if repeated is not None:
-        raise RWNError(f"the domain lists {repeated!r} more than once")
+    domain = listed_once(domain)
     if len(domain) < 2:
-        raise RWNError(f"the domain of {sensitive!r} has {len(domain)} value(s); uniform perturbation needs at least 2")
+        raise RWNError(SMALL_DOMAIN.text(sensitive=sensitive, m=len(domain)))
     probe = f"(SELECT {quote_ident(sensitive)} FROM {d.table_by_name(quote_literal(name))} LIMIT 0)"  # typed NULL
     typed = d.same_type_list(probe, [quote_literal(v) for v in domain])
     return sources.raise_unless(
         d, f"{d.distinct_count(typed)} = {len(domain)}",
-        quote_literal("the domain lists two values that are the same value as ") + f" || {d.type_name(probe)} || "
-        + quote_literal(f" (column {sensitive!r}); list each value once"), typed)
+        SAME_AFTER_CAST.sql(values="two values that are", type_name=SQL(d.type_name(probe)), sensitive=sensitive),
+        typed)
 
 
-def _unseen_domain_size(d, sensitive: str, n_sql: str, value_sql: str) -> str:
+def _deferred_domain_size(d, sensitive: str, n_sql: str, value_sql: str) -> str:
     """`value_sql`, failing the statement when the `n_sql` values present are more than
     MAX_INFERRED_DOMAIN (as resolve_domain refuses them)."""
-    return sources.raise_unless(
-        d, f"{n_sql} <= {rp_sql.MAX_INFERRED_DOMAIN}", quote_literal(f"the sensitive column {sensitive!r} holds ")
-        + f" || {n_sql} || " + quote_literal(LARGE_DOMAIN_WHY), value_sql)
+    return sources.raise_unless(d, f"{n_sql} <= {rp_sql.MAX_INFERRED_DOMAIN}",
+                                LARGE_DOMAIN.sql(sensitive=sensitive, n=SQL(n_sql)), value_sql)
 
 
-def _unseen_disclosure(d, source: str, spec, public, exclude, l_diversity: int, value_sql: str,
+def _deferred_disclosure(d, source: str, spec, public, exclude, l_diversity: int, value_sql: str,
                        m_sql: str | None, m_given: int | None = None, max_top_share=None) -> str:
     """`value_sql` (the domain), failing the statement as refuse_attribute_disclosure refuses:
     l larger than the domain's `m_sql` values (None: a given domain of `m_given` values, checked
@@ -51,18 +53,15 @@ def _unseen_disclosure(d, source: str, spec, public, exclude, l_diversity: int, 
                                           p=spec.p, m_sql=str(m_given) if m_sql is None else m_sql,
                                           max_top_share=max_top_share)
     off = "; or l_diversity := 1 to release anyway (rwn_sql.release records it in the release metadata)"
+    suppress = "suppression: leave those records out of the input (rwn_audit / rwn_sql.audit groups_detail: "
     # nested: the outermost check fails first (l, then proxies, then the top share)
     value_sql = sources.raise_unless(
         d, f"{checks['share_records']} = 0",
-        quote_literal("attribute disclosure: ") + f" || {checks['share_records']} || " + quote_literal(" records sit in ")
-        + f" || {checks['share_groups']} || " + quote_literal(
-            f" personal groups of at least 2 records whose most frequent value of {spec.sensitive!r} holds more than ")
-        + f" || round({checks['max_share']}, 4) || " + quote_literal(
-            " of the group (the top-share limit: the better of a record's own released value, p + (1-p)/m, and "
-            "guessing the most frequent value): a majority vote within such a group recovers more of the values "
-            "than an attacker gets without it. What would work: drop or coarsen a public column; suppression: leave "
-            "those records out of the input (rwn_audit / rwn_sql.audit groups_detail: top_share); or max_top_share "
-            f":= 1 to keep only l-diversity{off}"), value_sql)
+        concat(["attribute disclosure: ",
+                *TOP_SHARE_PROBLEM.pieces(records=SQL(checks['share_records']), groups=SQL(checks['share_groups']),
+                                          sensitive=spec.sensitive, limit=SQL(f"round({checks['max_share']}, 4)")),
+                f". What would work: drop or coarsen a public column; {suppress}top_share); or max_top_share := 1 "
+                f"to keep only l-diversity{off}"]), value_sql)
     value_sql = sources.raise_unless(
         d, f"{checks['proxies']} IS NULL",
         quote_literal("attribute disclosure: public column(s) ") + f" || {checks['proxies']} || " + quote_literal(
@@ -70,20 +69,18 @@ def _unseen_disclosure(d, source: str, spec, public, exclude, l_diversity: int, 
             f"least half of their records): drop or coarsen them{off}"), value_sql)
     value_sql = sources.raise_unless(
         d, f"{checks['l_records']} = 0",
-        quote_literal("attribute disclosure: ") + f" || {checks['l_records']} || " + quote_literal(" records sit in ")
-        + f" || {checks['l_groups']} || " + quote_literal(
-            f" personal groups of at least 2 records holding fewer than {l_diversity} distinct values of "
-            f"{spec.sensitive!r} (distinct l-diversity): a majority vote of the released values within such a group "
-            f"recovers the value. What would work: drop or coarsen a public column; suppression: leave those records "
-            f"out of the input (rwn_audit / rwn_sql.audit groups_detail: l_distinct < {l_diversity}){off}"), value_sql)
+        concat(["attribute disclosure: ",
+                *L_DIVERSITY_PROBLEM.pieces(records=SQL(checks['l_records']), groups=SQL(checks['l_groups']),
+                                            l=l_diversity, sensitive=spec.sensitive),
+                f". What would work: drop or coarsen a public column; {suppress}l_distinct < {l_diversity}){off}"]),
+        value_sql)
     if m_sql is None:
         return value_sql
-    return sources.raise_unless(
-        d, f"{l_diversity} <= {m_sql}", quote_literal(f"l_diversity = {l_diversity} exceeds the domain's ")
-        + f" || {m_sql} || " + quote_literal(" values: no personal group can hold that many distinct values"), value_sql)
+    return sources.raise_unless(d, f"{l_diversity} <= {m_sql}", L_ABOVE_DOMAIN.sql(l=l_diversity, m=SQL(m_sql)),
+                                value_sql)
 
 
-def unseen_randomize(name: str, sensitive: str, params: privacy.RPParams, *, public, domain, key_sql: str,
+def randomize(name: str, sensitive: str, params: privacy.RPParams, *, public, domain, key_sql: str,
                      test: str, nulls: str, id_column: str | None = None, dialect=None,
                      l_diversity: int | None = None, max_top_share: float | None = None) -> str:
     """randomize's SQL for a table or view the planner cannot see (a TEMP one of the SQL macros'
@@ -105,67 +102,62 @@ def unseen_randomize(name: str, sensitive: str, params: privacy.RPParams, *, pub
     except ValueError as exc:
         raise refused(exc) from None
     s = quote_ident(sensitive)
-    typed = ([(id_column, sources.ID_TYPES.pattern, f"id column {id_column!r} has type ",
-               "; a record id must be an integer or text column")] if id_column else [])
+    typed = [sources.id_type_check(id_column)] if id_column else []
     keep = None if public is None else [*spec.public, sensitive] + ([id_column] if id_column else [])
     # check_sensitive_type and the NaN part of check_released_values, decided as the statement runs
-    values_ok = [sources.raise_unless(d, f"NOT {d.type_matches(s, NESTED_TYPE_NAMES)}", quote_literal(
-                     f"the sensitive column {sensitive!r} has type ") + f" || {d.type_name(s)} || " + quote_literal(
-                     ", a nested or binary type; uniform perturbation needs single values (text, numbers, dates, "
-                     "UUIDs): cast or extract one")),
-                 sources.raise_unless(d, f"NOT {d.type_matches(s, 'DOUBLE|FLOAT')}", quote_literal(
-                     f"the sensitive column {sensitive!r} is floating point (") + f" || {d.type_name(s)} || "
-                     + quote_literal(FLOAT_SENSITIVE_WHY))]
+    values_ok = [sources.raise_unless(d, f"NOT {d.type_matches(s, NESTED_TYPE_NAMES)}",
+                                      NESTED_SENSITIVE.sql(sensitive=sensitive, type_name=SQL(d.type_name(s)))),
+                 _not_float(d, sensitive)]
     src = sources.unseen_source(name, d, typed, conditions=values_ok, named=[sensitive], keep=keep)
     present = f"SELECT * FROM {src.sql} WHERE {s} IS NOT NULL"
     if domain is None:       # the values present, sorted as their text (as resolve_domain sorts them)
         values = f"(SELECT {d.sorted_list_agg('__rwn_v', d.as_text('__rwn_v'))} FROM (SELECT DISTINCT {s} AS __rwn_v FROM ({present}) AS __rwn_p) AS __rwn_d)"
-        domain_sql = sources.raise_unless(
-            d, f"coalesce({d.list_length(values)}, 0) >= 2",
-            quote_literal(f"the domain of {sensitive!r} has ") + f" || coalesce({d.list_length(values)}, 0) || "
-            + quote_literal(" value(s); uniform perturbation needs at least 2"),
-            _unseen_domain_size(d, sensitive, f"coalesce({d.list_length(values)}, 0)", values))
         m_present = f"coalesce({d.list_length(values)}, 0)"
+        domain_sql = sources.raise_unless(d, f"{m_present} >= 2", SMALL_DOMAIN.sql(sensitive=sensitive, m=SQL(m_present)),
+                                          _deferred_domain_size(d, sensitive, m_present, values))
     else:
-        domain_sql = _unseen_domain(d, name, sensitive, domain)
+        domain_sql = _deferred_domain(d, name, sensitive, domain)
         m_present = None
     if l_diversity is None and params.threshold is not None:
         l_diversity = rp_sql.DEFAULT_L_DIVERSITY
     check_max_top_share(max_top_share)
     if l_diversity is not None:
         m_given = len(domain_values(domain)) if domain is not None else None
-        domain_sql = _unseen_disclosure(d, src.sql, spec, None if public is None else spec.public,
+        domain_sql = _deferred_disclosure(d, src.sql, spec, None if public is None else spec.public,
                                         [s] + ([quote_ident(id_column)] if id_column else []),
                                         check_l_diversity(l_diversity, m_given), domain_sql, m_present,
                                         m_given=m_given, max_top_share=max_top_share)
     if id_column:        # as check_record_ids: no NULL, no duplicate (its type: unseen_source)
-        domain_sql = _unseen_ids(d, id_column, present if nulls == 'drop' else 'SELECT * FROM ' + src.sql, domain_sql)
+        domain_sql = _deferred_ids(d, id_column, present if nulls == 'drop' else 'SELECT * FROM ' + src.sql, domain_sql)
     trials, group_key = None, None
     if params.threshold is not None:
         # the domain's size when given, else the statement's (then eps's bound for it is checked there)
         m = len(domain_values(domain)) if domain is not None else d.list_length(domain_sql)
         pp = params.privacy(m if isinstance(m, int) else 2, test)
-        src, trials, group_key = _unseen_trials(d, src, spec, public is None, m, pp)
+        src, trials, group_key = _deferred_trials(d, src, spec, public is None, m, pp)
     return rp_sql.randomize_sql(src.sql, spec, None, None, None, key_sql, check_domain=domain is not None,
                                 dialect=d, domain_sql=domain_sql, trials_relation=trials, group_key=group_key)
 
 
-def _unseen_ids(d, id_column: str, records_sql: str, value_sql: str) -> str:
+def _not_float(d, sensitive: str) -> str:
+    """A row condition failing the statement as check_sensitive_type refuses a floating-point column."""
+    s = quote_ident(sensitive)
+    return sources.raise_unless(d, f"NOT {d.type_matches(s, 'DOUBLE|FLOAT')}",
+                                FLOAT_SENSITIVE.sql(sensitive=sensitive, type_name=SQL(d.type_name(s))))
+
+
+def _deferred_ids(d, id_column: str, records_sql: str, value_sql: str) -> str:
     """`value_sql`, failing the statement as check_record_ids refuses: an id NULL or shared by two
     of the records of `records_sql`."""
     i = quote_ident(id_column)
     ids = f"(SELECT count(*) - count({i}) AS nulls, count({i}) - count(DISTINCT {i}) AS shared FROM ({records_sql}) AS __rwn_all)"
+    nulls, shared = f"(SELECT nulls FROM {ids} AS __rwn_ids)", f"(SELECT shared FROM {ids} AS __rwn_ids)"
     return sources.raise_unless(
-        d, f"(SELECT nulls FROM {ids} AS __rwn_ids) = 0",
-        quote_literal(f"id column {id_column!r} has ") + f" || (SELECT nulls FROM {ids} AS __rwn_ids) || "
-        + quote_literal(" NULL values; every record needs an id"),
-        sources.raise_unless(
-            d, f"(SELECT shared FROM {ids} AS __rwn_ids) = 0",
-            quote_literal(f"id column {id_column!r} has duplicate values (") + f" || (SELECT shared FROM {ids} AS __rwn_ids) || "
-            + quote_literal(" records share an id with another); every record needs its own id"), value_sql))
+        d, f"{nulls} = 0", ID_NULLS.sql(column=id_column, nulls=SQL(nulls)),
+        sources.raise_unless(d, f"{shared} = 0", ID_SHARED.sql(column=id_column, shared=SQL(shared)), value_sql))
 
 
-def _unseen_trials(d, src, spec, every_other_column: bool, m, pp):
+def _deferred_trials(d, src, spec, every_other_column: bool, m, pp):
     """(source, relation of the blocks per personal-group size, group key column or None) of an
     enforced randomization: the personal group is the `spec.public` columns, or with
     `every_other_column` every column but the sensitive one and the id, keyed as one value;
@@ -185,7 +177,7 @@ def _unseen_trials(d, src, spec, every_other_column: bool, m, pp):
     return src, rp_sql.designed_trials(groups, pp.p, m, pp.eps, pp.delta, pp.test, d), group_key
 
 
-def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: float, public=None, domain=None,
+def audit(name: str, sensitive: str, p: float, epsilon: float, delta: float, public=None, domain=None,
                  test: str = "exact", enforce: bool = False, nulls: str = "error", dialect=None) -> str:
     """audit(..., sql=True) for a table or view the planner cannot see (a TEMP one of the SQL
     macros' caller), planned from the parameters: the statement checks the columns, NULL
@@ -206,29 +198,23 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
     except ValueError as exc:
         raise refused(exc) from None
     if pub is not None:
-        clash = [c for c in pub if c.lower() in rp_sql.AUDIT_COLUMNS]
-        if clash:
-            raise RWNError(f"public: column {clash[0]!r} has the name of a column of the audit; rename it")
+        check_audit_public(pub)
     s = quote_ident(sensitive)
-    conditions = [sources.raise_unless(d, f"NOT {d.type_matches(s, 'DOUBLE|FLOAT')}", quote_literal(
-        f"the sensitive column {sensitive!r} is floating point (") + f" || {d.type_name(s)} || "
-        + quote_literal(FLOAT_SENSITIVE_WHY))]
+    conditions = [_not_float(d, sensitive)]
     if nulls == "error":
-        conditions.append(sources.raise_unless(d, f"{s} IS NOT NULL", quote_literal(
-            f"the sensitive column {sensitive!r} has NULL values; clean them or use nulls='drop' (--nulls drop; those "
-            f"records are then left out of the release)")))
+        conditions.append(sources.raise_unless(d, f"{s} IS NOT NULL",
+                                               NULL_SENSITIVE.sql(sensitive=sensitive, nulls="NULL values")))
     if domain is not None:
-        literal = _unseen_domain(d, name, sensitive, domain)
+        literal = _deferred_domain(d, name, sensitive, domain)
         m = len(domain_values(domain))
         params.privacy(m, test)
-        conditions.append(sources.raise_unless(
-            d, f"{s} IS NULL OR {d.list_contains(literal, s)}",
-            quote_literal("the domain misses values present in the data: ") + f" || {d.as_text(s)}"))
+        conditions.append(sources.raise_unless(d, f"{s} IS NULL OR {d.list_contains(literal, s)}",
+                                               MISSING_FROM_DOMAIN.sql(values=SQL(d.as_text(s)))))
     src = sources.unseen_source(name, d, conditions=conditions, named=[sensitive, *(pub or ())])
     if domain is None:       # the values present; the parameters are checked once it is known
         params.privacy(2, test)
         present = f"(SELECT count(DISTINCT {s}) FROM {src.sql})"
-        m = (f"rwn_privacy_m({float_literal(p)}, {_unseen_domain_size(d, sensitive, present, present)}, "
+        m = (f"rwn_privacy_m({float_literal(p)}, {_deferred_domain_size(d, sensitive, present, present)}, "
              f"{float_literal(epsilon)}, {float_literal(delta)}, {quote_literal(test)})")
     if pub is None:
         src = sources.Source(f"(SELECT *, {d.row_of_all_but([s])} AS {group_key} FROM {src.sql}) AS __rwn_keyed",
@@ -251,7 +237,7 @@ def unseen_audit(name: str, sensitive: str, p: float, epsilon: float, delta: flo
     return sql
 
 
-def unseen_estimates(release: str, sensitive: str, p: float, domain, group_by=(), where: str | None = None,
+def estimates(release: str, sensitive: str, p: float, domain, group_by=(), where: str | None = None,
                      values=None, public=None, enforce=RECORDED, test: str | None = None, dialect=None) -> str:
     """estimates(..., sql=True) for a release table or view the planner cannot see (a TEMP one of
     the SQL macros' caller): planned from the parameters alone, the checks that read the release
@@ -269,23 +255,9 @@ def unseen_estimates(release: str, sensitive: str, p: float, domain, group_by=()
     params = privacy.RPParams(p, enforce)
     p = params.p
     group_by = (group_by,) if isinstance(group_by, str) else tuple(group_by)
-    if sensitive in group_by:
-        raise RWNError(f"group_by: {sensitive!r} is the sensitive attribute; its values are the rows already")
     pub = None if public is None else (public,) if isinstance(public, str) else tuple(public)
-    if pub is not None:
-        if sensitive in pub:
-            raise RWNError(f"column {sensitive!r} is both the sensitive attribute and public")
-        outside = [c for c in group_by if c not in pub]
-        if outside:
-            raise RWNError(f"group_by: column {outside[0]!r} is not a public column ({', '.join(pub)})")
-    domain = published_domain(domain)
-    repeated = next((v for i, v in enumerate(domain) if v in domain[:i]), None)
-    if repeated is not None:
-        raise RWNError(f"the domain lists {repeated!r} more than once")
-    clash = [c for c in group_by if c.lower() in rp_sql.ESTIMATE_COLUMNS]
-    if clash:
-        raise RWNError(f"group_by: column {clash[0]!r} has the name of an output column of the estimates; "
-                       f"rename it in the release")
+    check_estimate_columns(sensitive, group_by, pub)
+    domain = listed_once(published_domain(domain))
     label = f"table {release!r}"
     where_sql = None
     if where is not None:
@@ -293,26 +265,19 @@ def unseen_estimates(release: str, sensitive: str, p: float, domain, group_by=()
         where_sql = check_predicate(where, pub if pub is not None else
                                     [c for c in predicate_columns(where) if c.lower() != sensitive.lower()],
                                     sensitive, label)
-    vals = None
-    if values is not None:
-        values = list(dict.fromkeys(str(v) for v in values))
-        unknown = [v for v in values if v not in domain]
-        if unknown:
-            raise RWNError(f"values {unknown} are not in the domain")
-        vals = [quote_literal(v) for v in values]       # compared with the column: read as its type
+    values = estimated_values(values, domain)
+    vals = None if values is None else [quote_literal(v) for v in values]   # compared with the column: its type
     pp = None
     if params.threshold is not None:
         pp = params.privacy(len(domain), test)
     s = quote_ident(sensitive)
     # the domain as the sensitive column's type, which only the statement knows
-    literal = _unseen_domain(d, release, sensitive, domain)
+    literal = _deferred_domain(d, release, sensitive, domain)
     typed = d.same_type_list(f"(SELECT {s} FROM {d.table_by_name(quote_literal(release))} LIMIT 0)",
                              [quote_literal(v) for v in domain])
-    inside = sources.raise_unless(
-        d, f"{s} IS NOT NULL AND {d.list_contains(typed, s)}",
-        quote_literal(f"the release holds values of {sensitive!r} outside the domain: ")
-        + f" || coalesce({quote_literal(chr(39))} || {d.as_text(s)} || {quote_literal(chr(39))}, 'NULL') || "
-        + quote_literal("; give the published domain of this release"))
+    shown = SQL(f"coalesce({quote_literal(chr(39))} || {d.as_text(s)} || {quote_literal(chr(39))}, 'NULL')")
+    inside = sources.raise_unless(d, f"{s} IS NOT NULL AND {d.list_contains(typed, s)}",
+                                  OUTSIDE_DOMAIN.sql(sensitive=sensitive, values=shown))
     named = [sensitive, *group_by, *(pub or ())]
     src = sources.unseen_source(release, d, conditions=[inside], named=named)
     design = None
