@@ -152,23 +152,30 @@ def _in_one_transaction(con, statements: list[str]) -> int:
     row count (a CREATE TABLE AS)."""
     if len(statements) == 1:
         return run(con, statements[0])[0][0]
-    try:
-        con.execute("BEGIN TRANSACTION").fetchall()
-    except duckdb.TransactionException:         # inside the caller's transaction
+    return _in_transaction(con, statements, lambda: con.execute("COMMIT").fetchall())
+
+
+def _in_transaction(con, statements: list[str], commit) -> int:
+    """Run `statements` in a transaction of their own, ended by `commit()` (rolled back on any
+    error or interrupt), or inside the caller's open transaction, whose COMMIT publishes them.
+    The first statement's row count."""
+    def run_all() -> int:
         rows = run(con, statements[0])[0][0]
         for statement in statements[1:]:
             run(con, statement)
         return rows
     try:
-        rows = run(con, statements[0])[0][0]
-        for statement in statements[1:]:
-            run(con, statement)
-        con.execute("COMMIT").fetchall()
+        con.execute("BEGIN TRANSACTION").fetchall()
+    except duckdb.TransactionException:         # inside the caller's transaction
+        return run_all()
+    try:
+        rows = run_all()
+        commit()
         return rows
     except BaseException:
         try:
             con.execute("ROLLBACK").fetchall()
-        except duckdb.Error:
+        except duckdb.Error:      # already rolled back (a failed statement, an interrupt)
             pass
         raise
 
@@ -317,29 +324,13 @@ def _create_and_commit(con, statements: list[str], label: str) -> int:
     autocommitted statement would publish the table the moment it returns, also after a signal.
     Inside a caller's transaction (Python) the caller's COMMIT publishes it. The first
     statement's row count."""
-    try:
-        con.execute("BEGIN TRANSACTION").fetchall()
-    except duckdb.TransactionException:
-        rows = run(con, statements[0])[0][0]
-        for statement in statements[1:]:
-            run(con, statement)
-        return rows
-    try:
-        rows = run(con, statements[0])[0][0]
-        for statement in statements[1:]:
-            run(con, statement)
+    def commit() -> None:
         with files._guard:
             if files._ending:
                 raise RWNError("the run is ending (interrupted); the output was not published")
             con.execute("COMMIT").fetchall()
             files.published.append(label)
-        return rows
-    except BaseException:
-        try:
-            con.execute("ROLLBACK").fetchall()
-        except duckdb.Error:      # already rolled back (a failed statement, an interrupt)
-            pass
-        raise
+    return _in_transaction(con, statements, commit)
 
 
 def _detach_quietly(con, alias: str) -> None:
