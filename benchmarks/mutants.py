@@ -390,7 +390,7 @@ MUTANTS = [
       ("tests/test_release_layout.py", "-k", "recorded or forged"),
       "estimates ignore the design randomize(into=) recorded (refuse or, with enforce=None, narrow errors)"),
     M("cli-design-not-recorded", "rwn_sql/cli/commands.py",
-      "design=rp_plan.plan_design(plan, args.test))", "design=None)",
+      "design=rp_plan.plan_design(plan))", "design=None)",
       ("tests/test_cli.py", "-k", "records_its_design"),
       "rwn-sql randomize writes Parquet / file.duckdb:table without the design (estimates refuse it)"),
     M("db-table-design-comment-dropped", "rwn_sql/engines/outputs.py",

@@ -120,16 +120,16 @@ def _rp_functions(con, key_ref) -> dict:
     """The randomized-response planners and runners: name -> (function, parameter types)."""
     def randomize_sql(source, sensitive, p, public, domain, key, seed, epsilon, delta, test, nulls, id_column,
                       l_diversity, max_top_share):
-        params = RPParams(p, _threshold(epsilon, delta))
+        params = RPParams(p, _threshold(epsilon, delta), test)
         try:
             return rp_plan.randomize_statement(con.cursor(), source, sensitive, params, public=public, domain=domain,
-                                               key=key, seed=seed, test=test, nulls=nulls, key_ref=key_ref,
+                                               key=key, seed=seed, nulls=nulls, key_ref=key_ref,
                                                id_column=id_column, l_diversity=l_diversity,
                                                max_top_share=max_top_share)
         except NoSuchSource:
             pass        # a TEMP table or view of the caller: planned from the parameters
         return deferred.randomize(source, sensitive, params, public=public, domain=domain,
-                                  key_sql=key_ref(con, rwn.the_key(key, seed)), test=test, nulls=nulls,
+                                  key_sql=key_ref(con, rwn.the_key(key, seed)), nulls=nulls,
                                   id_column=id_column, l_diversity=l_diversity, max_top_share=max_top_share)
 
     def randomize_into(target, database, schema, source, sensitive, p, public, domain, key, seed, epsilon, delta,

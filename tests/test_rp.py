@@ -560,6 +560,7 @@ def test_sql_macros_equal_python(con):
     (dict(domain=["Sales", "Tech-support"]), "the domain misses values present in the data: '\\?'"),
     (dict(domain=["Sales"]), "at least 2"),
     (dict(nulls="keep"), "nulls must be one of error, drop"),
+    (dict(test="exakt"), "test must be one of chernoff, exact; got 'exakt'"),    # also without enforcement
 ])
 def test_randomize_bad_input(con, kwargs, message):
     con.execute(f"CREATE TABLE adult AS SELECT * FROM read_csv('{ADULT}')").fetchall()
@@ -595,6 +596,9 @@ def test_audit_and_estimates_bad_input(con):
         rp.estimates(con, "adult", "occupation", 0.5, ["a", "b"], group_by=["nope"], enforce=None)
     with pytest.raises(RWNError, match="values \\['Nope'\\] are not in the domain"):
         rp.estimates(con, "adult", "occupation", 0.5, ["Sales", "Tech-support"], values=["Nope"], enforce=None)
+    with pytest.raises(RWNError, match="column 'occupation' is both the sensitive attribute and public"):
+        rp.estimates(con, "adult", "occupation", 0.5, ["Sales", "Tech-support"], public=["sex", "occupation"],
+                     enforce=None)
 
 
 def test_randomize_order_is_the_keyed_permutation(con):

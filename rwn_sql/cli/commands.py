@@ -100,7 +100,7 @@ def cmd_neighborhoods(args) -> int:
 
 def _rp_opts(args) -> dict:
     # the domain file is read (bounded, checked) by rp_sql.read_domain_file
-    return dict(public=args.public, domain=args.domain_file, test=args.test, nulls=args.nulls,
+    return dict(public=args.public, domain=args.domain_file, nulls=args.nulls,
                 l_diversity=args.l_diversity, max_top_share=args.max_top_share)
 
 
@@ -110,7 +110,7 @@ def cmd_randomize(args) -> int:
     from ..engines.backend import backend_for
     check_not_input(args, args.output)
     key = read_key(args)
-    params = RPParams(args.p, args.enforce)
+    params = RPParams(args.p, args.enforce, args.test)
     opts = dict(_rp_opts(args), key=key, seed=args.seed, suppress_small=args.suppress_small, id_column=args.id)
     with _session(args) as session:
         be = backend_for(session)
@@ -120,7 +120,7 @@ def cmd_randomize(args) -> int:
             if args.show_sql:
                 print(be.engine_sql(plan.shown_sql))
             rows = be.write(plan.sql, args.output, overwrite=args.overwrite,
-                            design=rp_plan.plan_design(plan, args.test))
+                            design=rp_plan.plan_design(plan))
     _log_suppressed(plan.suppressed_records, plan.suppressed_groups)
     if sources.split_db_target(args.output) is None and sources.file_format(args.output) != "parquet":
         log(f"rwn-sql randomize: a CSV cannot record the design (p, domain, enforcement, blocks): estimates of "
@@ -165,7 +165,7 @@ def cmd_audit(args) -> int:
             check_not_input(args, out)
     with _session(args) as session:
         result = rp.audit(session, args.input, args.sensitive, args.p, args.epsilon, args.delta,
-                          enforce=args.after_enforcement, **_rp_opts(args))
+                          enforce=args.after_enforcement, test=args.test, **_rp_opts(args))
         print(f"rwn-sql audit: {args.input}: sensitive {args.sensitive!r}, p = {args.p}, "
               f"(eps, delta) = ({args.epsilon}, {args.delta})")
         print(result.summary())
@@ -239,7 +239,7 @@ def cmd_release(args) -> int:
     with _session(args) as session:
         rows = rp.release(session, args.input, args.output, args.sensitive, args.p, key=key, seed=args.seed,
                           enforce=args.enforce, table=table, overwrite=args.overwrite, rwn=rwn,
-                          suppress_small=args.suppress_small, id=args.id, **_rp_opts(args))
+                          suppress_small=args.suppress_small, id=args.id, test=args.test, **_rp_opts(args))
     if spark:
         from ..rp.release_db import read_release_folder
         _log_suppressed(read_release_folder(args.output)[0].suppressed_records)

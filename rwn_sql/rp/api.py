@@ -60,26 +60,26 @@ def randomize(con: Session, source, sensitive: str, p: float, public=None, domai
     if not be.records_design_in_catalog and into is not None:
         raise RWNError(f"on {be.name}, randomize returns a DataFrame: write it with its own writer "
                        f"(the CLI writes Parquet)")
-    params = privacy.RPParams(p, enforce)
+    params = privacy.RPParams(p, enforce, test)
     with key_scope(be, lasting=into is None):     # with into=, the key is gone once the table is written
         plan = plan_randomize(be, source, sensitive, params, public=public, domain=domain, key=key, seed=seed,
-                              test=test, nulls=nulls, suppress_small=suppress_small, id_column=id,
+                              nulls=nulls, suppress_small=suppress_small, id_column=id,
                               l_diversity=l_diversity, max_top_share=max_top_share)
         _warn_suppressed(plan)
         if sql:
             return be.engine_sql(plan.shown_sql)
         out = be.deliver(plan.sql, into, replace)
         if into is not None:
-            record_design(be.con, outputs.table_target(be.con, into), plan, test)
+            record_design(be.con, outputs.table_target(be.con, into), plan)
         return out
 
 
-def record_design(con, target: str, plan, test) -> None:
+def record_design(con, target: str, plan) -> None:
     """COMMENT ON the table `target` (SQL name) just written: its design (design_record). A
     table left without it would be refused by estimates, so a failure drops the table."""
     from .design_record import comment_text
     try:
-        con.execute(f"COMMENT ON TABLE {target} IS {quote_literal(comment_text(plan_design(plan, test)))}"
+        con.execute(f"COMMENT ON TABLE {target} IS {quote_literal(comment_text(plan_design(plan)))}"
                     ).fetchall()
     except BaseException:
         con.execute(f"DROP TABLE IF EXISTS {target}").fetchall()
@@ -109,7 +109,7 @@ def release(con: Session, source, path: str, sensitive: str, p: float, public=No
     Returns the number of released rows."""
     from .release_db import ReleaseMeta, randomized_table_name, write_release, write_release_folder
     be = backend_for(con)
-    params = privacy.RPParams(p, enforce)
+    params = privacy.RPParams(p, enforce, test)
     name = table or release_table_name(source)
     staged = None
     with key_scope(be, lasting=False):     # the key is gone once the release is written
@@ -123,7 +123,7 @@ def release(con: Session, source, path: str, sensitive: str, p: float, public=No
                 staged = rwn_method.stage(be, rwn_method.prepare(be, src, spec, "perturb", be.key_sql(key)))
                 source = staged
             plan = plan_randomize(con, source, sensitive, params, public=public, domain=domain, key=key, seed=seed,
-                                  test=test, nulls=nulls, suppress_small=suppress_small, id_column=id,
+                                  nulls=nulls, suppress_small=suppress_small, id_column=id,
                                   l_diversity=l_diversity, always_check=True, max_top_share=max_top_share)
             _warn_suppressed(plan)
             enforced = params.threshold is not None
@@ -282,12 +282,12 @@ def audit(con: Session, source, sensitive: str, p: float, epsilon: float, delta:
     limit or a proxy is found.
     """
     be = backend_for(con)
-    params = privacy.RPParams(p, (epsilon, delta))
+    params = privacy.RPParams(p, (epsilon, delta), test)
     src, spec, values = prepare(be, source, sensitive, params.p, public, domain, nulls)
     l_diversity = check_l_diversity(rp_sql.DEFAULT_L_DIVERSITY if l_diversity is None else l_diversity, len(values))
     check_max_top_share(max_top_share)
     check_audit_public(spec.public)
-    pp = params.privacy(len(values), test)
+    pp = params.privacy(len(values))
     blocks = blocks_for(be, src, spec, pp) if enforce else None
     if be.has_python_udfs:
         ensure_functions(be.con)
@@ -406,7 +406,7 @@ def _release_blocks(be, src, sensitive: str, pub, p, m: int, enforce, test, reco
     (a Threshold or the recorded pair), as its design gives them for the group sizes present;
     when its record lists blocks too, they must agree (else the table or the record was altered)."""
     spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub)
-    trials = blocks_for(be, src, spec, privacy.RPParams(p, enforce).privacy(m, test))
+    trials = blocks_for(be, src, spec, privacy.RPParams(p, enforce, test).privacy(m))
     if recorded is not None and recorded.blocks is not None:
         kept = dict(recorded.blocks)
         wrong = sorted(n for n, t in trials.items() if kept.get(n) != t)

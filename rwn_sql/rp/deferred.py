@@ -81,8 +81,8 @@ def _deferred_disclosure(d, source: str, spec, public, exclude, l_diversity: int
 
 
 def randomize(name: str, sensitive: str, params: privacy.RPParams, *, public, domain, key_sql: str,
-                     test: str, nulls: str, id_column: str | None = None, dialect=None,
-                     l_diversity: int | None = None, max_top_share: float | None = None) -> str:
+              nulls: str, id_column: str | None = None, dialect=None,
+              l_diversity: int | None = None, max_top_share: float | None = None) -> str:
     """randomize's SQL for a table or view the planner cannot see (a TEMP one of the SQL macros'
     caller), planned from the parameters alone; what plan_randomize reads from the source is computed by
     the statement: the output columns (`public`, default every other column but the id, in
@@ -133,7 +133,7 @@ def randomize(name: str, sensitive: str, params: privacy.RPParams, *, public, do
     if params.threshold is not None:
         # the domain's size when given, else the statement's (then eps's bound for it is checked there)
         m = len(domain_values(domain)) if domain is not None else d.list_length(domain_sql)
-        pp = params.privacy(m if isinstance(m, int) else 2, test)
+        pp = params.privacy(m if isinstance(m, int) else 2)
         src, trials, group_key = _deferred_trials(d, src, spec, public is None, m, pp)
     return rp_sql.randomize_sql(src.sql, spec, None, None, None, key_sql, check_domain=domain is not None,
                                 dialect=d, domain_sql=domain_sql, trials_relation=trials, group_key=group_key)
@@ -178,7 +178,7 @@ def _deferred_trials(d, src, spec, every_other_column: bool, m, pp):
 
 
 def audit(name: str, sensitive: str, p: float, epsilon: float, delta: float, public=None, domain=None,
-                 test: str = "exact", enforce: bool = False, nulls: str = "error", dialect=None) -> str:
+          test: str = "exact", enforce: bool = False, nulls: str = "error", dialect=None) -> str:
     """audit(..., sql=True) for a table or view the planner cannot see (a TEMP one of the SQL
     macros' caller), planned from the parameters: the statement checks the columns, NULL
     sensitive values (nulls='error'), a given domain against the data and counts the domain
@@ -188,7 +188,7 @@ def audit(name: str, sensitive: str, p: float, epsilon: float, delta: float, pub
     over every count (privacy.design_worst_tail) are computed by the statement too."""
     from ..engines.dialects import DUCKDB
     d = dialect or DUCKDB
-    params = privacy.RPParams(p, (epsilon, delta))
+    params = privacy.RPParams(p, (epsilon, delta), test)
     p = params.p
     try:
         group_key = sources.RESERVED_PREFIX + "pg"
@@ -207,12 +207,12 @@ def audit(name: str, sensitive: str, p: float, epsilon: float, delta: float, pub
     if domain is not None:
         literal = _deferred_domain(d, name, sensitive, domain)
         m = len(domain_values(domain))
-        params.privacy(m, test)
+        params.privacy(m)
         conditions.append(sources.raise_unless(d, f"{s} IS NULL OR {d.list_contains(literal, s)}",
                                                MISSING_FROM_DOMAIN.sql(values=SQL(d.as_text(s)))))
     src = sources.unseen_source(name, d, conditions=conditions, named=[sensitive, *(pub or ())])
     if domain is None:       # the values present; the parameters are checked once it is known
-        params.privacy(2, test)
+        params.privacy(2)
         present = f"(SELECT count(DISTINCT {s}) FROM {src.sql})"
         m = (f"rwn_privacy_m({float_literal(p)}, {_deferred_domain_size(d, sensitive, present, present)}, "
              f"{float_literal(epsilon)}, {float_literal(delta)}, {quote_literal(test)})")
@@ -238,7 +238,7 @@ def audit(name: str, sensitive: str, p: float, epsilon: float, delta: float, pub
 
 
 def estimates(release: str, sensitive: str, p: float, domain, group_by=(), where: str | None = None,
-                     values=None, public=None, enforce=RECORDED, test: str | None = None, dialect=None) -> str:
+              values=None, public=None, enforce=RECORDED, test: str | None = None, dialect=None) -> str:
     """estimates(..., sql=True) for a release table or view the planner cannot see (a TEMP one of
     the SQL macros' caller): planned from the parameters alone, the checks that read the release
     made by the statement (sources.unseen_source): the columns exist (binding), the domain is
@@ -252,7 +252,7 @@ def estimates(release: str, sensitive: str, p: float, domain, group_by=(), where
                        f"the domain and epsilon and delta (with test) as the release was made, or enforced := false "
                        f"for a release made without enforcement")
     test = test or "exact"
-    params = privacy.RPParams(p, enforce)
+    params = privacy.RPParams(p, enforce, test)
     p = params.p
     group_by = (group_by,) if isinstance(group_by, str) else tuple(group_by)
     pub = None if public is None else (public,) if isinstance(public, str) else tuple(public)
@@ -269,7 +269,7 @@ def estimates(release: str, sensitive: str, p: float, domain, group_by=(), where
     vals = None if values is None else [quote_literal(v) for v in values]   # compared with the column: its type
     pp = None
     if params.threshold is not None:
-        pp = params.privacy(len(domain), test)
+        pp = params.privacy(len(domain))
     s = quote_ident(sensitive)
     # the domain as the sensitive column's type, which only the statement knows
     literal = _deferred_domain(d, release, sensitive, domain)

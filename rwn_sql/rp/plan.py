@@ -110,10 +110,11 @@ def blocks_for(be, src, spec, pp: privacy.PrivacyParams) -> dict[int, int]:
     return group_design(be, src, spec, pp)[0]
 
 
-def plan_design(plan, test):
+def plan_design(plan):
     """The design_record.Design of a randomize plan (what its estimates need; never the key)."""
     from .design_record import Design
     enforced = plan.params.threshold is not None
+    test = plan.params.test
     eps, delta = plan.params.threshold or (None, None)
     return Design(sensitive=plan.spec.sensitive, sensitive_type=plan.src.type_of(plan.spec.sensitive),
                   public=plan.spec.public, p=plan.params.p, domain=tuple(plan.values), enforced=enforced,
@@ -144,7 +145,7 @@ class Plan:
         return self.render_shown()
 
 
-def plan_randomize(con, source, sensitive, params: privacy.RPParams, *, public, domain, key, seed, test, nulls,
+def plan_randomize(con, source, sensitive, params: privacy.RPParams, *, public, domain, key, seed, nulls,
                    key_ref=None, suppress_small=False, id_column=None, l_diversity=None,
                    always_check=False, max_top_share=None) -> Plan:
     """The one orchestration of a randomization, for every engine, the Python API, the CLI and
@@ -158,7 +159,7 @@ def plan_randomize(con, source, sensitive, params: privacy.RPParams, *, public, 
     src, spec, values = prepare(be, source, sensitive, params.p, public, domain, nulls, id_column, released=True)
     blocks, left_out = None, (0, 0)
     if params.threshold is not None:
-        blocks, *left_out = group_design(be, src, spec, params.privacy(len(values), test), suppress_small)
+        blocks, *left_out = group_design(be, src, spec, params.privacy(len(values)), suppress_small)
     if l_diversity is None and (params.threshold is not None or always_check):
         l_diversity = rp_sql.DEFAULT_L_DIVERSITY
     check_max_top_share(max_top_share)
@@ -183,14 +184,14 @@ def plan_randomize(con, source, sensitive, params: privacy.RPParams, *, public, 
                 render_shown=lambda: statement(KEY_PLACEHOLDER))
 
 
-def randomize_statement(con, source, sensitive, params: privacy.RPParams, *, public, domain, key, seed, test,
+def randomize_statement(con, source, sensitive, params: privacy.RPParams, *, public, domain, key, seed,
                         nulls, key_ref=None, suppress_small: bool = False,
                         id_column: str | None = None, l_diversity: int | None = None,
                         max_top_share: float | None = None) -> str:
     """The SQL of a randomize call: key_ref(con, key) gives the SQL that reads the key (never
     the key as a literal)."""
     return plan_randomize(con, source, sensitive, params, public=public, domain=domain, key=key, seed=seed,
-                          test=test, nulls=nulls, key_ref=key_ref, suppress_small=suppress_small,
+                          nulls=nulls, key_ref=key_ref, suppress_small=suppress_small,
                           id_column=id_column, l_diversity=l_diversity, max_top_share=max_top_share).sql
 
 

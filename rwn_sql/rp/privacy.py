@@ -45,8 +45,7 @@ class PrivacyParams:
             raise RWNError(f"eps must be in (0, {limit:.6g}] for p = {self.p}, m = {self.m} "
                              f"(0 < eps <= 1 + (1-p)/(m p), where the bounds hold for every frequency); "
                              f"got {self.eps!r}")
-        if self.test not in TESTS:
-            raise RWNError(f"test must be one of {', '.join(TESTS)}; got {self.test!r}")
+        check_test(self.test)
 
     @property
     def a(self) -> float:
@@ -60,6 +59,11 @@ class PrivacyParams:
 def check_p(p) -> None:
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1:
         raise RWNError(f"p (retention probability) must be in (0, 1), got {p!r}")
+
+
+def check_test(test) -> None:
+    if test not in TESTS:
+        raise RWNError(f"test must be one of {', '.join(TESTS)}; got {test!r}")
 
 
 @dataclass(frozen=True)
@@ -87,21 +91,24 @@ class Threshold:
 
 @dataclass(frozen=True)
 class RPParams:
-    """The parameters of a uniform perturbation a caller gives: the retention probability p and
-    the enforcement threshold (None: not enforced; a pair is taken as a Threshold). Built once
-    where a public function receives them, which checks p and the pair's shape; `privacy` adds
-    the domain's size and the test once they are known."""
+    """The parameters of a uniform perturbation a caller gives: the retention probability p,
+    the enforcement threshold (None: not enforced; a pair is taken as a Threshold) and the test
+    that certifies it. Built once where a public function receives them, which checks p, the
+    test and the pair's shape; `privacy` adds the domain's size once it is known (eps's bound
+    depends on it)."""
     p: float
     threshold: Threshold | None = None
+    test: str = "exact"
 
     def __post_init__(self):
         check_p(self.p)
+        check_test(self.test)
         object.__setattr__(self, "p", float(self.p))
         object.__setattr__(self, "threshold", Threshold.of(self.threshold))
 
-    def privacy(self, m: int, test: str) -> PrivacyParams:
+    def privacy(self, m: int) -> PrivacyParams:
         """The enforcement's PrivacyParams for a domain of m values (checks eps and delta)."""
-        return PrivacyParams(p=self.p, m=m, eps=self.threshold.eps, delta=self.threshold.delta, test=test)
+        return PrivacyParams(p=self.p, m=m, eps=self.threshold.eps, delta=self.threshold.delta, test=self.test)
 
 
 def max_eps(p: float, m: int) -> float:
