@@ -35,6 +35,7 @@ _making: dict[str, tuple[str, str]] = {}
 # is ending (cancel, remove_private_dirs) nothing new is made or published.
 _guard = threading.RLock()
 _ending = False
+NOT_PUBLISHED = "the run is ending (interrupted); the output was not published"
 published: list[str] = []                       # outputs this process has completed
 atexit.register(lambda: remove_private_dirs())
 
@@ -200,7 +201,7 @@ def publish(tmp: str, target: str, overwrite: bool) -> None:
     is told; with `overwrite` a rename over it."""
     with _guard:
         if _ending:
-            raise RWNError("the run is ending (interrupted); the output was not published")
+            raise RWNError(NOT_PUBLISHED)
         _publish(tmp, target, overwrite)
 
 
@@ -231,7 +232,7 @@ def publish_folder(tmp: str, path: str, scratch: str) -> None:
     once the run is ending, as publish."""
     with _guard:
         if _ending:
-            raise RWNError("the run is ending (interrupted); the output was not published")
+            raise RWNError(NOT_PUBLISHED)
         if os.path.exists(path):
             old = os.path.join(scratch, "replaced")
             os.replace(path, old)

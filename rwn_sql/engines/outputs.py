@@ -327,7 +327,7 @@ def _create_and_commit(con, statements: list[str], label: str) -> int:
     def commit() -> None:
         with files._guard:
             if files._ending:
-                raise RWNError("the run is ending (interrupted); the output was not published")
+                raise RWNError(files.NOT_PUBLISHED)
             con.execute("COMMIT").fetchall()
             files.published.append(label)
     return _in_transaction(con, statements, commit)

@@ -22,7 +22,6 @@ into a table first.
 """
 from __future__ import annotations
 
-import math
 import re
 from fractions import Fraction
 
@@ -34,7 +33,7 @@ from ..engines.dialects import DUCKDB, require_duckdb
 from ..errors import RWNError
 from ..identifiers import quote_ident, quote_literal
 from ..randomness import bits_sql, hash_sql, key_scope, resolve_key
-from ..rwn.spec import MAX_COUNT, RESERVED_PREFIX, SCALES
+from ..rwn.spec import MAX_COUNT, RESERVED_PREFIX, check_scale, finite_number
 
 __all__ = ["mdav", "mdav_groups", "mdav_labels", "mdav_statement", "rank_swap", "rank_swap_donors",
            "rank_swap_pairs", "rank_swap_statement", "rank_swap_statements"]
@@ -157,18 +156,6 @@ def _no_sql(sql: bool, name: str) -> None:
     if sql:
         raise RWNError(f"{name}: sql=True is not supported, since the release depends on values "
                        f"computed in Python (numpy); use into= or the returned relation")
-
-
-def _number(value, name: str) -> float:
-    if isinstance(value, bool):
-        raise RWNError(f"{name} must be a number, got {value!r}")
-    try:
-        out = float(value)
-    except (TypeError, ValueError, OverflowError):    # OverflowError: an int beyond a float
-        raise RWNError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(out):
-        raise RWNError(f"{name} must be finite, got {value!r}")
-    return out
 
 
 # --------------------------------------------------------------------------------------
@@ -340,7 +327,7 @@ def _pairs_batched_window(draws: np.ndarray, window: int) -> np.ndarray:
 
 
 def _swap_percent(p_percent) -> Fraction:
-    p = _number(p_percent, "p_percent")
+    p = finite_number(p_percent, "p_percent")
     if not 0 < p <= 100:
         raise RWNError(f"p_percent must be in (0, 100], got {p_percent!r}")
     # exact decimal arithmetic: P = 12.1 with n = 1000 gives a window of 121, not 120
@@ -606,8 +593,7 @@ def _scaled(X: np.ndarray, scale: str) -> np.ndarray:
 
 def _mdav_plan(con, source, columns, k, scale):
     columns = _column_list(columns)
-    if scale not in SCALES:
-        raise RWNError(f"scale must be one of {', '.join(SCALES)}; got {scale!r}")
+    check_scale(scale)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise RWNError(f"k must be an integer >= 2, got {k!r}")
     if not 2 <= k <= MAX_COUNT:

@@ -39,6 +39,7 @@ from ..engines.sources import Source, resolve_source
 from ..errors import RWNError
 from ..identifiers import quote_ident
 from ..randomness import key_scope
+from ..rwn.spec import finite_number
 from . import risk, utility
 from .risk import Risk
 from .utility import Pair, Utility
@@ -274,15 +275,9 @@ def evaluate_replicates(con: engine.Connection, original, released, reps: int, c
 
 
 def _check_sdid_k(sdid_k) -> float:
-    if isinstance(sdid_k, bool):
-        raise RWNError(f"sdid_k must be a number, got {sdid_k!r}")
-    try:
-        sdid_k = float(sdid_k)
-    except (TypeError, ValueError, OverflowError):    # OverflowError: an int beyond a float
-        raise RWNError(f"sdid_k must be a number, got {sdid_k!r}") from None
-    if not math.isfinite(sdid_k) or sdid_k < 0:
+    if finite_number(sdid_k, "sdid_k") < 0:
         raise RWNError(f"sdid_k must be a finite number >= 0, got {sdid_k!r}")
-    return sdid_k
+    return float(sdid_k)
 
 
 def _checked_original(xo, co, n, numeric):

@@ -14,6 +14,12 @@ RESERVED_PREFIX = "__rwn_"
 MAX_COUNT = 2**31 - 1
 
 
+def check_scale(scale) -> None:
+    """The scaling of the distance (RWN and the baselines): one of SCALES."""
+    if scale not in SCALES:
+        raise RWNError(f"scale must be one of {', '.join(SCALES)}; got {scale!r}")
+
+
 def _names(value, what: str) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -78,17 +84,16 @@ class RWNSpec:
                 raise RWNError(f"column {name!r}: names starting with {RESERVED_PREFIX!r} are reserved")
         if isinstance(self.k, bool) or not isinstance(self.k, int) or not 0 <= self.k <= MAX_COUNT:
             raise RWNError(f"k must be an integer >= 0 (at most {MAX_COUNT}), got {self.k!r}")
-        set_("eps", _number(self.eps, "eps"))
+        set_("eps", finite_number(self.eps, "eps"))
         if self.eps < 0:
             raise RWNError(f"eps must be >= 0, got {self.eps!r}")
-        set_("q", _number(self.q, "q"))
+        set_("q", finite_number(self.q, "q"))
         if not 0.0 <= self.q <= 1.0:
             raise RWNError(f"q must be in [0, 1], got {self.q!r}")
-        set_("weight", _number(self.weight, "weight"))
+        set_("weight", finite_number(self.weight, "weight"))
         if self.weight <= 0:
             raise RWNError(f"weight (categorical mismatch distance) must be > 0, got {self.weight!r}")
-        if self.scale not in SCALES:
-            raise RWNError(f"scale must be one of {', '.join(SCALES)}; got {self.scale!r}")
+        check_scale(self.scale)
         if self.on_missing not in ON_MISSING:
             raise RWNError(f"on_missing must be one of {', '.join(ON_MISSING)}; got {self.on_missing!r}")
         if self.k == 0 and self.eps == 0:
@@ -99,7 +104,8 @@ class RWNSpec:
         return tuple(c for c in self.columns if c not in self.categorical)
 
 
-def _number(value, name: str) -> float:
+def finite_number(value, name: str) -> float:
+    """`value` as a finite float, else an error naming the parameter `name`."""
     if isinstance(value, bool):
         raise RWNError(f"{name} must be a number, got {value!r}")
     try:
