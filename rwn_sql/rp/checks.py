@@ -229,6 +229,16 @@ def check_l_diversity(l_diversity, m: int | None = None) -> int:
     return l_diversity
 
 
+def disclosure_rule(params, l_diversity, max_top_share, always: bool = False) -> int | None:
+    """L of the attribute-disclosure rule a randomization applies: the given one, else
+    DEFAULT_L_DIVERSITY with enforcement (or `always`: a release), else None (not checked);
+    max_top_share is checked here too."""
+    check_max_top_share(max_top_share)
+    if l_diversity is None and (params.threshold is not None or always):
+        return rp_sql.DEFAULT_L_DIVERSITY
+    return l_diversity
+
+
 def check_max_top_share(max_top_share) -> float | None:
     """The top-share limit: None (the default: the better of p + (1-p)/m and the most frequent
     value's share of all records) or a number in (0, 1] (1 turns the rule off)."""

@@ -15,7 +15,7 @@ from ..messages import SQL, concat
 from .checks import (FLOAT_SENSITIVE, ID_NULLS, ID_SHARED, L_ABOVE_DOMAIN, LARGE_DOMAIN, MISSING_FROM_DOMAIN,
                      NESTED_SENSITIVE, NESTED_TYPE_NAMES, NULL_SENSITIVE, OUTSIDE_DOMAIN, SAME_AFTER_CAST,
                      SMALL_DOMAIN, check_audit_public, check_estimate_columns, check_l_diversity,
-                     check_max_top_share, estimated_values, listed_once, published_domain, refused)
+                     disclosure_rule, estimated_values, listed_once, published_domain, refused)
 from .disclosure import L_DIVERSITY_PROBLEM, TOP_SHARE_PROBLEM
 from .release_source import RECORDED
 
@@ -118,9 +118,7 @@ def randomize(name: str, sensitive: str, params: privacy.RPParams, *, public, do
     else:
         domain_sql = _deferred_domain(d, name, sensitive, domain)
         m_present = None
-    if l_diversity is None and params.threshold is not None:
-        l_diversity = rp_sql.DEFAULT_L_DIVERSITY
-    check_max_top_share(max_top_share)
+    l_diversity = disclosure_rule(params, l_diversity, max_top_share)
     if l_diversity is not None:
         m_given = len(domain_values(domain)) if domain is not None else None
         domain_sql = _deferred_disclosure(d, src.sql, spec, None if public is None else spec.public,

@@ -12,7 +12,7 @@ from ..engines.backend import backend_for
 from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident
 from ..randomness import KEY_PLACEHOLDER, resolve_key
-from .checks import check_l_diversity, check_max_top_share, prepare, refused
+from .checks import check_l_diversity, disclosure_rule, prepare, refused
 from .disclosure import refuse_attribute_disclosure
 
 
@@ -160,9 +160,7 @@ def plan_randomize(con, source, sensitive, params: privacy.RPParams, *, public, 
     blocks, left_out = None, (0, 0)
     if params.threshold is not None:
         blocks, *left_out = group_design(be, src, spec, params.privacy(len(values)), suppress_small)
-    if l_diversity is None and (params.threshold is not None or always_check):
-        l_diversity = rp_sql.DEFAULT_L_DIVERSITY
-    check_max_top_share(max_top_share)
+    l_diversity = disclosure_rule(params, l_diversity, max_top_share, always=always_check)
     limit = None
     if l_diversity is not None:
         check_l_diversity(l_diversity, len(values))
