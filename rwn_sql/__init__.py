@@ -17,13 +17,13 @@ from importlib import import_module
 _HOMES = {"neighborhoods": "rwn.api", "perturb": "rwn.api", "donors": "rwn.api", "row_counts": "rwn.api",
           "RowCounts": "rwn.api", "forget_keys": "rwn.api", "RWNSpec": "rwn.spec",
           "audit": "rp.api", "estimates": "rp.api", "query": "rp.api", "randomize": "rp.api",
-          "release": "rp.api", "report": "rp.report",
+          "release": "rp.api", "report": "rp.report", "calibrate_p": "rp.calibration",
           "mdav": "evaluation.baselines", "rank_swap": "evaluation.baselines",
           "Evaluation": "evaluation.evaluate", "evaluate": "evaluation.evaluate",
           "RWNError": "errors", "new_key": "randomness", "install": "macros"}
 
 __all__ = ["install", "neighborhoods", "perturb", "donors", "row_counts", "RowCounts", "randomize",
-           "audit", "estimates", "release", "query", "evaluate", "Evaluation", "rank_swap", "mdav", "RWNSpec",
+           "audit", "estimates", "release", "query", "calibrate_p", "evaluate", "Evaluation", "rank_swap", "mdav", "RWNSpec",
            "RWNError", "new_key", "report", "forget_keys"]
 from .version import __version__
 

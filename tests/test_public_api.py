@@ -49,6 +49,7 @@ def calls(con, tmp_path):
         "row_counts": lambda: rwn_sql.row_counts(con, "people", "people"),
         "RowCounts": lambda: rwn_sql.RowCounts,
         "report": lambda: rwn_sql.report(path, tmp_path / "report.html", overwrite=True),
+        "calibrate_p": lambda: rwn_sql.calibrate_p(3, rho=(0.1, 0.5)).p,
     }
 
 

@@ -3,6 +3,7 @@ them), their shared helpers, and the lines they print and log."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import time
@@ -262,6 +263,13 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_calibrate(args) -> int:
+    from ..rp.calibration import calibrate_p
+    calibration = calibrate_p(args.m, rho=args.rho, ldp=args.ldp)
+    print(json.dumps(calibration.as_dict()) if args.json else calibration.describe())
+    return 0
+
+
 def print_table(columns, rows) -> None:
     """Rows as an aligned text table; floats with one decimal (counts and estimates)."""
     def cell(v):
@@ -368,5 +376,5 @@ def log(message: str) -> None:
 
 COMMANDS = {"perturb": cmd_perturb, "neighborhoods": cmd_neighborhoods, "randomize": cmd_randomize,
             "audit": cmd_audit, "query": cmd_query, "release": cmd_release, "report": cmd_report,
-            "evaluate": cmd_evaluate,
+            "calibrate": cmd_calibrate, "evaluate": cmd_evaluate,
             "tune": cmd_tune, "rank-swap": cmd_baseline, "mdav": cmd_baseline}

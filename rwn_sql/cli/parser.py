@@ -247,6 +247,34 @@ def _add_report(sub) -> argparse.ArgumentParser:
     return sp
 
 
+def _add_calibrate(sub) -> argparse.ArgumentParser:
+    sp = sub.add_parser("calibrate", help="the retention p allowed by a rho1-to-rho2 or local-DP budget",
+                        description="The largest retention probability p of uniform perturbation (keep the value "
+                                    "with probability p, else draw one of the m domain values uniformly, the kept "
+                                    "value included) under rho1-to-rho2 privacy: p < (rho2 - rho1) / (rho2 - rho1 + "
+                                    "m rho1 (1 - rho2)), strict, computed exactly; or under lambda-local differential "
+                                    "privacy: p <= (e^lambda - 1) / (e^lambda - 1 + m). Prints the bound and the p "
+                                    "to use (the bound rounded down to 6 decimals, below it when strict). Audit that "
+                                    "p with 'rwn-sql audit': these budgets do not bound reconstruction.")
+    sp.add_argument("--m", type=int, required=True, metavar="M",
+                    help="the number of values of the sensitive attribute's published domain")
+    budget = sp.add_mutually_exclusive_group(required=True)
+    budget.add_argument("--rho", type=_rho_pair, metavar="RHO1,RHO2",
+                        help="rho1-to-rho2 privacy: no property of prior probability at most RHO1 gets a posterior "
+                             "above RHO2 (0 < RHO1 < RHO2 < 1)")
+    budget.add_argument("--ldp", type=float, metavar="LAMBDA", help="lambda-local differential privacy (LAMBDA > 0)")
+    sp.add_argument("--json", action="store_true", help="print the calibration as one JSON object")
+    return sp
+
+
+def _rho_pair(text: str):
+    try:
+        rho1, rho2 = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected RHO1,RHO2 such as 0.05,0.5; got {text!r}") from None
+    return rho1, rho2
+
+
 def _add_evaluate(sub) -> argparse.ArgumentParser:
     sp = sub.add_parser("evaluate", help="utility and disclosure-risk measures of RELEASED against ORIGINAL",
                         description="Compare a release with its original record by record: correlation, PCA, OLS "
@@ -381,6 +409,9 @@ COMMAND_TABLE = (
         "--enforce 0.5,0.05 --key-file secret.key",)),
     Command("report", _add_report, False, False, (
         "rwn-sql report adult_release.duckdb -o adult_report.html",)),
+    Command("calibrate", _add_calibrate, False, False, (
+        "rwn-sql calibrate --m 15 --rho 0.2,0.8",
+        "rwn-sql calibrate --m 15 --ldp 1.0 --json")),
     Command("evaluate", _add_evaluate, True, True, (
         f"rwn-sql evaluate {BODYFAT} release.parquet --columns Age,Weight,Height --key-file secret.key",)),
     Command("tune", _add_tune, True, True, (
