@@ -5,7 +5,9 @@ import itertools
 import json
 import math
 from fractions import Fraction
+from pathlib import Path
 
+import duckdb
 import numpy as np
 import pytest
 
@@ -123,3 +125,47 @@ def test_the_bounds_fall_with_the_domain():
         assert all(np.diff(ps) < 0)
     assert all(rwn_sql.calibrate_p(10, rho=(r1, r2)).p < rwn_sql.calibrate_p(10, rho=(r1, r3)).p
                for r1, r2, r3 in itertools.product([0.05, 0.1], [0.3], [0.6]))
+
+
+ADULT = Path(__file__).resolve().parents[1] / "examples" / "data" / "adult.csv"
+
+
+def test_p_from_on_the_command_line_is_calibrated_for_the_domain_and_recorded(tmp_path, capsys):
+    m = 15                                   # Adult's occupations (the values present)
+    expected = rwn_sql.calibrate_p(m, rho=(0.2, 0.8))
+    release = tmp_path / "r.duckdb"
+    assert main(["release", str(ADULT), str(release), "--sensitive", "occupation", "--p-from", "rho:0.2,0.8",
+                 "--public", "sex,race", "--seed", "3", "--l-diversity", "1"]) == 0
+    assert f"--p-from {expected.describe()}" in capsys.readouterr().err
+    with duckdb.connect(str(release), read_only=True) as con:
+        p, recorded = con.execute("SELECT p, p_calibration FROM rwn_release_metadata").fetchone()
+    assert p == expected.p == 0.499999 and recorded == expected.describe()
+    assert rwn_sql.estimates(duckdb.connect(), f"{release}:adult", "occupation").fetchall()   # the release reads
+    assert main(["audit", str(ADULT), "--sensitive", "occupation", "--p-from", "ldp:1.0", "--public", "sex,race",
+                 "--epsilon", "0.5", "--delta", "0.1"]) in (0, 1)
+    assert f"p = {rwn_sql.calibrate_p(m, ldp=1.0).p}," in capsys.readouterr().out
+    domain = tmp_path / "domain.txt"         # a given domain of more values: calibrated for its m
+    domain.write_text("\n".join(duckdb.connect().execute(
+        f"SELECT DISTINCT occupation FROM read_csv('{ADULT}') ORDER BY 1").fetchnumpy()["occupation"].tolist()
+                                + ["Astronaut"]) + "\n")
+    out = tmp_path / "o.parquet"
+    assert main(["randomize", str(ADULT), str(out), "--sensitive", "occupation", "--p-from", "rho:0.2,0.8",
+                 "--public", "sex,race", "--seed", "3", "--domain-file", str(domain)]) == 0
+    assert f"p = {rwn_sql.calibrate_p(16, rho=(0.2, 0.8)).p} in" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main(["randomize", str(ADULT), str(out), "--sensitive", "occupation", "--p-from", "rho:0.2", "--seed", "3"])
+    assert exit_.value.code == 2
+    assert "expected rho:RHO1,RHO2 or ldp:LAMBDA" in capsys.readouterr().err
+
+
+def test_a_calibration_for_another_domain_size_is_refused():
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE adult AS SELECT sex, race, occupation FROM read_csv('{ADULT}')")
+    with pytest.raises(RWNError, match="calibrated for m = 10 domain values, but the domain has 15"):
+        rwn_sql.randomize(con, "adult", "occupation", rwn_sql.calibrate_p(10, ldp=1.0), seed=1)
+    with pytest.raises(RWNError, match="calibrated for m = 10 domain values, but the domain has 15"):
+        rwn_sql.audit(con, "adult", "occupation", rwn_sql.calibrate_p(10, ldp=1.0), 0.5, 0.1)
+    rows = rwn_sql.randomize(con, "adult", "occupation", rwn_sql.calibrate_p(15, ldp=1.0), seed=1,
+                             public=["sex"]).fetchall()
+    assert rows == rwn_sql.randomize(con, "adult", "occupation", rwn_sql.calibrate_p(15, ldp=1.0).p, seed=1,
+                                     public=["sex"]).fetchall()

@@ -105,15 +105,27 @@ def _rp_opts(args) -> dict:
                 l_diversity=args.l_diversity, max_top_share=args.max_top_share)
 
 
+def _p(args, session):
+    """--p, or the calibration.Calibration --p-from asks for, for the domain's m values."""
+    if args.p_from is None:
+        return args.p
+    from ..rp.calibration import calibrate_p
+    from ..rp.checks import domain_size
+    m = domain_size(session, args.input, args.sensitive, args.domain_file, args.nulls)
+    calibration = calibrate_p(m, **args.p_from)
+    log(f"rwn-sql {args.command}: --p-from {calibration.describe()}")
+    return calibration
+
+
 def cmd_randomize(args) -> int:
     from ..rp import plan as rp_plan
     from ..rp.privacy import RPParams
     from ..engines.backend import backend_for
     check_not_input(args, args.output)
     key = read_key(args)
-    params = RPParams(args.p, args.enforce, args.test)
     opts = dict(_rp_opts(args), key=key, seed=args.seed, suppress_small=args.suppress_small, id_column=args.id)
     with _session(args) as session:
+        params = RPParams(_p(args, session), args.enforce, args.test)
         be = backend_for(session)
         start = time.perf_counter()
         with key_scope(be, lasting=False):
@@ -127,7 +139,7 @@ def cmd_randomize(args) -> int:
         log(f"rwn-sql randomize: a CSV cannot record the design (p, domain, enforcement, blocks): estimates of "
             f"{args.output} need it given (write Parquet or file.duckdb:table to have it recorded)")
     log(f"rwn-sql randomize{_on(be, args)}: {args.input} -> {args.output}: {rows} rows, sensitive {args.sensitive!r}, "
-        f"p = {args.p}" + (f", enforced (eps, delta) = {args.enforce} ({args.test} test)" if args.enforce else "")
+        f"p = {params.p}" + (f", enforced (eps, delta) = {args.enforce} ({args.test} test)" if args.enforce else "")
         + f" in {time.perf_counter() - start:.2f} s")
     return 0
 
@@ -165,9 +177,10 @@ def cmd_audit(args) -> int:
         if out:
             check_not_input(args, out)
     with _session(args) as session:
-        result = rp.audit(session, args.input, args.sensitive, args.p, args.epsilon, args.delta,
+        p = _p(args, session)
+        result = rp.audit(session, args.input, args.sensitive, p, args.epsilon, args.delta,
                           enforce=args.after_enforcement, test=args.test, **_rp_opts(args))
-        print(f"rwn-sql audit: {args.input}: sensitive {args.sensitive!r}, p = {args.p}, "
+        print(f"rwn-sql audit: {args.input}: sensitive {args.sensitive!r}, p = {getattr(p, 'p', p)}, "
               f"(eps, delta) = ({args.epsilon}, {args.delta})")
         print(result.summary())
         worst = result.worst_failing(5)
@@ -238,7 +251,7 @@ def cmd_release(args) -> int:
     start = time.perf_counter()
     table = args.table or rp.release_table_name(args.input)
     with _session(args) as session:
-        rows = rp.release(session, args.input, args.output, args.sensitive, args.p, key=key, seed=args.seed,
+        rows = rp.release(session, args.input, args.output, args.sensitive, _p(args, session), key=key, seed=args.seed,
                           enforce=args.enforce, table=table, overwrite=args.overwrite, rwn=rwn,
                           suppress_small=args.suppress_small, id=args.id, test=args.test, **_rp_opts(args))
     if spark:

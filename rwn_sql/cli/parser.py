@@ -267,6 +267,18 @@ def _add_calibrate(sub) -> argparse.ArgumentParser:
     return sp
 
 
+def _budget(text: str) -> dict:
+    kind, _, value = text.partition(":")
+    try:
+        if kind == "rho":
+            return {"rho": _rho_pair(value)}
+        if kind == "ldp":
+            return {"ldp": float(value)}
+    except (argparse.ArgumentTypeError, ValueError):
+        pass
+    raise argparse.ArgumentTypeError(f"expected rho:RHO1,RHO2 or ldp:LAMBDA such as rho:0.2,0.8 or ldp:1.0; got {text!r}")
+
+
 def _rho_pair(text: str):
     try:
         rho1, rho2 = (float(x) for x in text.split(","))
@@ -458,7 +470,13 @@ def _enforce_pair(text: str):
 
 def _add_rp_options(p: argparse.ArgumentParser, audit: bool = False) -> None:
     p.add_argument("--sensitive", required=True, help="the sensitive attribute (one column)")
-    p.add_argument("--p", type=float, required=True, help="retention probability, in (0, 1)")
+    retention = p.add_mutually_exclusive_group(required=True)
+    retention.add_argument("--p", type=float, help="retention probability, in (0, 1)")
+    retention.add_argument("--p-from", type=_budget, metavar="rho:R1,R2|ldp:L",
+                           help="instead of --p: the largest p that rho1-to-rho2 privacy (rho:0.2,0.8) or lambda-local "
+                                "differential privacy (ldp:1.0) allows for the domain's m values (the --domain-file's, "
+                                "else the values present), as 'rwn-sql calibrate' computes it; logged, and recorded in "
+                                "a release's metadata")
     p.add_argument("--public", type=column_list, default=None, metavar="A,B,C",
                    help="public attributes, released exactly (default: every other column)")
     p.add_argument("--domain-file", default=None, metavar="F",

@@ -13,6 +13,7 @@ from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident, quote_literal
 from ..randomness import key_scope
 from .duckdb_udfs import ensure_functions
+from .calibration import Calibration
 from .checks import (check_audit_public, check_estimate_columns, check_l_diversity, check_max_top_share,
                      check_names, estimated_values, prepare, public_columns, published_domain,
                      refuse_released_outside, typed_domain)
@@ -23,12 +24,13 @@ from .release_source import check_recorded_columns, reconcile, RECORDED, recorde
 __all__ = ["randomize", "audit", "estimates", "release", "query", "AuditResult"]
 
 
-def randomize(con: Session, source, sensitive: str, p: float, public=None, domain=None,
+def randomize(con: Session, source, sensitive: str, p: float | Calibration, public=None, domain=None,
               key: str | None = None, seed: int | None = None, enforce=None, test: str = "exact",
               nulls: str = "error", into: str | None = None, replace: bool = False, sql: bool = False,
               suppress_small: bool = False, id: str | None = None, l_diversity: int | None = None,
               max_top_share: float | None = None):
-    """Uniform perturbation of `sensitive` with retention probability p.
+    """Uniform perturbation of `sensitive` with retention probability p (or the p of a
+    rwn_sql.calibrate_p result, which must have been calibrated for the domain's m values).
 
     The release holds the `public` columns (default: every other column) exactly and the
     randomized sensitive column; any other column is left out, because every released
@@ -92,14 +94,15 @@ def _warn_suppressed(plan) -> None:
                       f"groups without a design are left out of the release", stacklevel=3)
 
 
-def release(con: Session, source, path: str, sensitive: str, p: float, public=None,
+def release(con: Session, source, path: str, sensitive: str, p: float | Calibration, public=None,
             domain=None, key: str | None = None, seed: int | None = None, enforce=None,
             test: str = "exact", nulls: str = "error", table: str | None = None,
             overwrite: bool = False, rwn: dict | None = None, suppress_small: bool = False,
             id: str | None = None, l_diversity: int | None = None, max_top_share: float | None = None) -> int:
     """Randomize like `randomize` and write a standalone release database at `path` (see
     rwn_sql.rp.release_db): the released table, its published parameters and reconstruction
-    views, never the key or raw data. With rwn=dict(columns=[...], k=, eps=, q=, scale=) the
+    views, never the key or raw data. A p from rwn_sql.calibrate_p is recorded with its budget
+    (metadata column p_calibration). With rwn=dict(columns=[...], k=, eps=, q=, scale=) the
     named numeric columns are first perturbed by RWN (they stay public, now perturbed).
     suppress_small=True: as in `randomize`; the metadata records how many records were left out.
     id: as in `randomize`; an RWN step keys its draws by it too (on Spark it is required).
@@ -133,7 +136,8 @@ def release(con: Session, source, path: str, sensitive: str, p: float, public=No
                                enforced=enforced, epsilon=eps, delta=delta, test=test if enforced else None,
                                method="rwn+uniform_perturbation" if rwn else "uniform_perturbation", rwn=rwn or {},
                                suppressed_records=plan.suppressed_records, l_diversity=plan.l_diversity,
-                               max_top_share=plan.max_top_share)
+                               max_top_share=plan.max_top_share,
+                               p_calibration=params.calibration.describe() if params.calibration else None)
             if not be.releases_to_database_file:
                 return write_release_folder(be, plan.sql, path, meta, overwrite=overwrite, trials=plan.blocks)
             return write_release(con, plan.sql, path, meta, overwrite=overwrite, trials=plan.blocks)
@@ -260,7 +264,7 @@ class AuditResult:
         return "verdict: FAILS: " + "; ".join(why)
 
 
-def audit(con: Session, source, sensitive: str, p: float, epsilon: float, delta: float,
+def audit(con: Session, source, sensitive: str, p: float | Calibration, epsilon: float, delta: float,
           public=None, domain=None, test: str = "exact", enforce: bool = False,
           nulls: str = "error", sql: bool = False, l_diversity: int | None = None,
           max_top_share: float | None = None):
@@ -284,6 +288,7 @@ def audit(con: Session, source, sensitive: str, p: float, epsilon: float, delta:
     be = backend_for(con)
     params = privacy.RPParams(p, (epsilon, delta), test)
     src, spec, values = prepare(be, source, sensitive, params.p, public, domain, nulls)
+    params.check_domain(len(values))
     l_diversity = check_l_diversity(rp_sql.DEFAULT_L_DIVERSITY if l_diversity is None else l_diversity, len(values))
     check_max_top_share(max_top_share)
     check_audit_public(spec.public)
@@ -329,7 +334,7 @@ def audit(con: Session, source, sensitive: str, p: float, epsilon: float, delta:
     g, fg, r, fr = be.rows(f"""SELECT count(*), count(*) FILTER (WHERE NOT passes), sum(group_size),
         coalesce(sum(group_size) FILTER (WHERE NOT passes), 0) FROM {groups_table}""")[0]
     disclosure = attribute_disclosure(be, rows_table, spec.public, l_diversity,
-                                      max_top_share=top_share_limit(be, rows_table, p, len(values), max_top_share))
+                                      max_top_share=top_share_limit(be, rows_table, params.p, len(values), max_top_share))
     return AuditResult(rows=be.relation(rows_sql), groups_detail=be.relation(groups_read), groups=g,
                        failing_groups=fg, records=int(r or 0), failing_records=int(fr), test=test,
                        enforced=bool(enforce), public=spec.public, disclosure=disclosure, sensitive=sensitive,

@@ -66,6 +66,16 @@ def resolve_domain(be, src, sensitive: str, domain, nulls: str) -> list[str]:
     return values
 
 
+def domain_size(con, source, sensitive: str, domain, nulls: str) -> int:
+    """m of the domain a randomization of `source` would publish: the given domain's values, else
+    the values present (checked as resolve_domain checks them)."""
+    from ..engines.backend import backend_for
+    be = backend_for(con)
+    src = be.source(source)
+    check_names(src, sensitive, ())
+    return len(resolve_domain(be, src, sensitive, domain, nulls))
+
+
 def listed_once(domain) -> list[str]:
     """A given domain's values as text, refused when one is listed twice."""
     values = domain_values(domain)

@@ -157,6 +157,7 @@ def plan_randomize(con, source, sensitive, params: privacy.RPParams, *, public, 
         raise RWNError(f"on {be.name}, id= (--id) is required: the engine has no input order to number records "
                        f"by, so the draws need a unique id column")
     src, spec, values = prepare(be, source, sensitive, params.p, public, domain, nulls, id_column, released=True)
+    params.check_domain(len(values))
     blocks, left_out = None, (0, 0)
     if params.threshold is not None:
         blocks, *left_out = group_design(be, src, spec, params.privacy(len(values)), suppress_small)

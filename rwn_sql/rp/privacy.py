@@ -21,6 +21,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from scipy.special import gammaln
 
 from ..errors import RWNError
+from .calibration import Calibration
 
 TESTS = ("chernoff", "exact")
 REL_TOL = 1e-9      # O* is an integer; thresholds equal to an integer are decided exactly
@@ -95,16 +96,27 @@ class RPParams:
     the enforcement threshold (None: not enforced; a pair is taken as a Threshold) and the test
     that certifies it. Built once where a public function receives them, which checks p, the
     test and the pair's shape; `privacy` adds the domain's size once it is known (eps's bound
-    depends on it)."""
+    depends on it). p may be a calibration.Calibration (rwn_sql.calibrate_p): its p, and
+    `calibration` kept, which `check_domain` holds to the domain's size."""
     p: float
     threshold: Threshold | None = None
     test: str = "exact"
+    calibration: Calibration | None = None
 
     def __post_init__(self):
+        if isinstance(self.p, Calibration):
+            object.__setattr__(self, "calibration", self.p)
+            object.__setattr__(self, "p", self.p.p)
         check_p(self.p)
         check_test(self.test)
         object.__setattr__(self, "p", float(self.p))
         object.__setattr__(self, "threshold", Threshold.of(self.threshold))
+
+    def check_domain(self, m: int) -> None:
+        """A calibrated p holds its budget only for the m it was calibrated for."""
+        if self.calibration is not None and self.calibration.m != m:
+            raise RWNError(f"p = {self.p} was calibrated for m = {self.calibration.m} domain values, but the domain "
+                           f"has {m}: calibrate for m = {m} (the budget's bound on p falls as m grows)")
 
     def privacy(self, m: int) -> PrivacyParams:
         """The enforcement's PrivacyParams for a domain of m values (checks eps and delta)."""

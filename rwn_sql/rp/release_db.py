@@ -65,9 +65,9 @@ METADATA_COLUMNS = """
     p DOUBLE, domain VARCHAR[], m INTEGER, enforced BOOLEAN, epsilon DOUBLE, delta DOUBLE, test VARCHAR,
     rwn_columns VARCHAR[], rwn_k INTEGER, rwn_eps DOUBLE, rwn_q DOUBLE, rwn_scale VARCHAR,
     rows BIGINT, created_at TIMESTAMP, rwn_sql_version VARCHAR, suppressed_records BIGINT, release_name VARCHAR,
-    l_diversity INTEGER, max_top_share DOUBLE"""
-# metadata written before the top-share rule lack its column; they are read as they are
-OLDER_METADATA_COLUMNS = 1
+    l_diversity INTEGER, max_top_share DOUBLE, p_calibration VARCHAR"""
+# metadata written before the top-share rule or the calibration lack their last columns; they are read as they are
+OLDER_METADATA_COLUMNS = 2
 METADATA_COMMENTS = {
     "table_name": "the randomized microdata table this row describes",
     "method": "uniform_perturbation, or rwn+uniform_perturbation when numeric public columns were first perturbed by RWN",
@@ -92,6 +92,8 @@ METADATA_COMMENTS = {
                    "the sensitive attribute; 1: the steward turned the check off",
     "max_top_share": "the largest share of a personal group (of at least 2 records) one sensitive value could hold: "
                      "a majority vote within a group recovers no more; 1: that part turned off; NULL: not checked",
+    "p_calibration": "the budget p was calibrated from (rho1-to-rho2 privacy or local differential privacy, with its "
+                     "bound on p for this domain's m values); NULL: p was given",
 }
 NONNEGATIVE_NOTE = ("BIASED but never negative: the group's unbiased estimates projected (Euclidean distance) onto "
                     "the non-negative counts that sum to group_size, so it equals estimate when none of the group's "
@@ -133,6 +135,7 @@ class ReleaseMeta:
     rows_sql: str | None = None       # SQL naming the released table where it was read (read_metadata)
     l_diversity: int | None = None    # the attribute-disclosure rule the release passed (1: turned off)
     max_top_share: float | None = None    # its top-share limit (1: turned off; None: not checked)
+    p_calibration: str | None = None      # the budget p was calibrated from (calibration.Calibration.describe)
 
     @property
     def name(self) -> str:
@@ -541,12 +544,13 @@ def _write_release(con, release_sql, path, meta, overwrite, trials, tmp) -> int:
         con.execute(f"CREATE TABLE {quote_ident(alias)}.{METADATA_TABLE} ({METADATA_COLUMNS})").fetchall()
         rwn = meta.rwn or {}
         con.execute(f"INSERT INTO {quote_ident(alias)}.{METADATA_TABLE} VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [meta.table_name, meta.method, meta.sensitive, meta.sensitive_type, list(meta.public),
                      meta.p, list(meta.domain), meta.m, meta.enforced, meta.epsilon, meta.delta, meta.test,
                      rwn.get("columns"), rwn.get("k"), rwn.get("eps"), rwn.get("q"), rwn.get("scale"),
                      rows, _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None), __version__,
-                     meta.suppressed_records, meta.name, meta.l_diversity, meta.max_top_share]).fetchall()
+                     meta.suppressed_records, meta.name, meta.l_diversity, meta.max_top_share,
+                     meta.p_calibration]).fetchall()
         if meta.enforced:
             con.execute(f"CREATE TABLE {quote_ident(alias)}.{TRIALS_TABLE} AS SELECT * FROM "
                         f"{rp_sql.trials_values(trials or {})}").fetchall()
@@ -664,7 +668,7 @@ def _metadata_schema():
                       ("rwn_columns", pa.list_(text)), ("rwn_k", whole), ("rwn_eps", real), ("rwn_q", real),
                       ("rwn_scale", text), ("rows", whole), ("created_at", pa.timestamp("us")),
                       ("rwn_sql_version", text), ("suppressed_records", whole), ("release_name", text),
-                      ("l_diversity", whole), ("max_top_share", real)])
+                      ("l_diversity", whole), ("max_top_share", real), ("p_calibration", text)])
 
 
 def write_release_folder(be, release_sql: str, path: str, meta: ReleaseMeta, overwrite: bool = False,
@@ -690,7 +694,8 @@ def write_release_folder(be, release_sql: str, path: str, meta: ReleaseMeta, ove
                       rwn_eps=rwn.get("eps"), rwn_q=rwn.get("q"), rwn_scale=rwn.get("scale"), rows=rows,
                       created_at=_dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None),
                       rwn_sql_version=__version__, suppressed_records=meta.suppressed_records,
-                      release_name=meta.name, l_diversity=meta.l_diversity, max_top_share=meta.max_top_share)
+                      release_name=meta.name, l_diversity=meta.l_diversity, max_top_share=meta.max_top_share,
+                      p_calibration=meta.p_calibration)
         pq.write_table(pa.Table.from_pylist([record], schema=_metadata_schema()),
                        os.path.join(tmp, f"{METADATA_TABLE}.parquet"))
         if meta.enforced:
