@@ -87,6 +87,7 @@ def child_spark(data: str, out: str, master: str, driver_memory: str, partitions
 
     from rwn_sql.rwn import run as rwn
     from rwn_sql.engines.backend import backend_for
+    from rwn_sql.randomness import resolve_key
     spark = (SparkSession.builder.master(master).config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", driver_memory)
              .config("spark.sql.shuffle.partitions", str(partitions)).getOrCreate())
@@ -95,7 +96,7 @@ def child_spark(data: str, out: str, master: str, driver_memory: str, partitions
     levels = [] if trace else None
     be = backend_for(spark)
     spec = rwn.spec(COLUMNS, k=5, eps=0.0, id="rid")
-    prepared = rwn.prepare(be, rwn.check_source(be, data, spec), spec, "perturb", be.key_sql(rwn.the_key(None, 7)),
+    prepared = rwn.prepare(be, rwn.check_source(be, data, spec), spec, "perturb", be.key_sql(resolve_key(None, 7)),
                            trace=levels)
     rwn.write(be, prepared, out)
     seconds = time.perf_counter() - start

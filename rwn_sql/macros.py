@@ -13,7 +13,7 @@ from .rwn import run as rwn
 from . import templates
 from .errors import NoSuchSource, OutputExists, RWNError
 from .identifiers import name_parts, quote_ident, quote_literal
-from .randomness import MACRO_KEYS, KeySQL
+from .randomness import MACRO_KEYS, KeySQL, resolve_key
 from .rp.duckdb_udfs import BIGINT, BOOLEAN, DOUBLE, VARCHAR, VARCHAR_LIST, register_function, register_tails
 
 
@@ -129,7 +129,7 @@ def _rp_functions(con, key_ref) -> dict:
         except NoSuchSource:
             pass        # a TEMP table or view of the caller: planned from the parameters
         return deferred.randomize(source, sensitive, params, public=public, domain=domain,
-                                  key_sql=key_ref(con, rwn.the_key(key, seed)), nulls=nulls,
+                                  key_sql=key_ref(con, resolve_key(key, seed)), nulls=nulls,
                                   id_column=id_column, l_diversity=l_diversity, max_top_share=max_top_share)
 
     def randomize_into(target, database, schema, source, sensitive, p, public, domain, key, seed, epsilon, delta,
@@ -177,7 +177,7 @@ def _rwn_functions(con, key_ref) -> dict:
     def perturb_sql(source, columns, k, eps, q, scale, strata, categorical, weight, on_missing,
                     drop, key, seed, id_column):
         spec = _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, drop, id_column)
-        return _plan(con, source, spec, "perturb", key_ref(con, rwn.the_key(key, seed)))
+        return _plan(con, source, spec, "perturb", key_ref(con, resolve_key(key, seed)))
 
     def neighborhoods_sql(source, columns, k, eps, scale, strata, categorical, weight, on_missing,
                           pairs):

@@ -183,6 +183,19 @@ def test_source_query_with_stacked_statements_is_refused():
     assert con.execute("SELECT count(*) FROM victim").fetchall() == [(1,)]
 
 
+def test_release_query_refused_once_with_the_release_named():
+    """estimates over a release given as SQL text: a trailing ';' is refused by the one check the
+    text passes, naming the release query (it is pasted inside (...) as any source query)."""
+    import duckdb
+    import pytest
+    import rwn_sql
+    con = duckdb.connect()
+    con.execute("CREATE TABLE rel AS SELECT (range % 3)::VARCHAR AS s FROM range(30)").fetchall()
+    with pytest.raises(rwn_sql.RWNError, match=r"several statements in the release query \(a ';' before its end\)"):
+        rwn_sql.estimates(con, "SELECT * FROM rel;", "s", p=0.5, domain=["0", "1", "2"], enforce=None)
+    assert rwn_sql.estimates(con, "SELECT * FROM rel", "s", p=0.5, domain=["0", "1", "2"], enforce=None).fetchall()
+
+
 def test_a_relation_or_an_object_as_source_is_named_not_printed():
     """A DuckDB relation (perturb's result) passed where a source is expected is named with what
     to do instead; no source's repr, which for a relation is a dump of its rows, ends up in the message."""

@@ -10,8 +10,8 @@ import time
 
 from ..engines import duckdb as engine, duckdb_backend, files, outputs, sources
 from ..errors import OutputExists, RWNError
-from ..randomness import key_scope
-from .session import check_not_input, file_of, new_connection, open_connection, read_key
+from ..randomness import key_scope, resolve_key
+from .session import OutputTarget, check_not_input, file_of, new_connection, open_connection, read_key
 
 
 def _common(args) -> dict:
@@ -37,19 +37,20 @@ def _rwn_run(be, args, source, spec_params=None):
 def cmd_perturb(args) -> int:
     from ..rwn import run as rwn
     from ..engines.backend import backend_for
-    check_not_input(args, args.output)
+    out = OutputTarget.parse(args.output)
+    check_not_input(args, out)
     key = read_key(args)
     order = "input" if args.keep_order else "keyed"
-    with _session(args) as session:
+    with _session(args, out) as session:
         be = backend_for(session)
-        the_key = rwn.the_key(key, args.seed)
+        the_key = resolve_key(key, args.seed)
         source = be.passthrough_source(args.input, args.output, [c for c in args.columns if c not in args.categorical])
         start = time.perf_counter()
         src, spec = _rwn_run(be, args, source, dict(q=args.q, drop=args.drop))
         pre = rwn.pre_passes(be, src, spec, "perturb")      # read once: shown and run
         if args.show_sql:
             print(rwn.script(be, src, spec, "perturb", order=order, pre=pre))
-        log(f"rwn-sql perturb{_on(be, args)}: {args.input} -> {args.output}")
+        log(f"rwn-sql perturb{_on(args)}: {args.input} -> {args.output}")
         log(f"  columns {', '.join(args.columns)}; k = {args.k}, eps = {args.eps}, q = {args.q}, "
             f"scale = {args.scale}" + (f", strata {', '.join(args.strata)}" if args.strata else ""))
         log("  key: " + ("from " + args.key_file if args.key_file else
@@ -63,17 +64,27 @@ def cmd_perturb(args) -> int:
     return 0
 
 
-def _on(be, args) -> str:
-    """How log lines name a run on an engine other than DuckDB."""
-    return f" ({be.name}, {args.spark_master})" if be.name != "duckdb" else ""
+def _on(args) -> str:
+    """How log lines name a run on an engine other than DuckDB (the one --engine chose)."""
+    return f" ({args.engine}, {args.spark_master})" if args.engine != "duckdb" else ""
+
+
+def _engine(args):
+    """The Backend class of the engine --engine chose: its capability flags (engines.backend),
+    known before the session opens."""
+    if getattr(args, "engine", "duckdb") == "spark":
+        from ..engines.spark import SparkBackend
+        return SparkBackend
+    return duckdb_backend.DuckDBBackend
 
 
 def cmd_neighborhoods(args) -> int:
     from ..rwn import run as rwn
     from ..engines.backend import backend_for
-    if args.output:
-        check_not_input(args, args.output)
-    with _session(args) as session:
+    out = OutputTarget.parse(args.output) if args.output else None
+    if out:
+        check_not_input(args, out)
+    with _session(args, out) as session:
         be = backend_for(session)
         start = time.perf_counter()
         src, spec = _rwn_run(be, args, args.input)
@@ -81,7 +92,7 @@ def cmd_neighborhoods(args) -> int:
         try:
             elapsed = time.perf_counter() - start
             summary = rwn.summary(be, hoods, args.k)
-            print(f"rwn-sql neighborhoods{_on(be, args)}: {args.input}: {summary['records']} records, columns "
+            print(f"rwn-sql neighborhoods{_on(args)}: {args.input}: {summary['records']} records, columns "
                   f"{', '.join(args.columns)}; k = {args.k}, eps = {args.eps}, scale = {args.scale} ({elapsed:.2f} s)")
             print(f"{'':24s}{'min':>10s}{'q25':>10s}{'median':>10s}{'mean':>10s}{'q75':>10s}{'max':>10s}")
             for label, c in [("neighbourhood size", "size"), ("radius max(eps, r_k)", "radius"),
@@ -121,10 +132,11 @@ def cmd_randomize(args) -> int:
     from ..rp import plan as rp_plan
     from ..rp.privacy import RPParams
     from ..engines.backend import backend_for
-    check_not_input(args, args.output)
+    out = OutputTarget.parse(args.output)
+    check_not_input(args, out)
     key = read_key(args)
     opts = dict(_rp_opts(args), key=key, seed=args.seed, suppress_small=args.suppress_small, id_column=args.id)
-    with _session(args) as session:
+    with _session(args, out) as session:
         params = RPParams(_p(args, session), args.enforce, args.test)
         be = backend_for(session)
         start = time.perf_counter()
@@ -135,21 +147,21 @@ def cmd_randomize(args) -> int:
             rows = be.write(plan.sql, args.output, overwrite=args.overwrite,
                             design=rp_plan.plan_design(plan))
     _log_suppressed(plan.suppressed_records, plan.suppressed_groups)
-    if sources.split_db_target(args.output) is None and sources.file_format(args.output) != "parquet":
+    if out.kind != "table" and out.format != "parquet":
         log(f"rwn-sql randomize: a CSV cannot record the design (p, domain, enforcement, blocks): estimates of "
             f"{args.output} need it given (write Parquet or file.duckdb:table to have it recorded)")
-    log(f"rwn-sql randomize{_on(be, args)}: {args.input} -> {args.output}: {rows} rows, sensitive {args.sensitive!r}, "
+    log(f"rwn-sql randomize{_on(args)}: {args.input} -> {args.output}: {rows} rows, sensitive {args.sensitive!r}, "
         f"p = {params.p}" + (f", enforced (eps, delta) = {args.enforce} ({args.test} test)" if args.enforce else "")
         + f" in {time.perf_counter() - start:.2f} s")
     return 0
 
 
 @contextlib.contextmanager
-def _session(args):
-    """The engine session of a command: a DuckDB connection, or with --engine spark a
-    SparkSession (stopped at the end)."""
+def _session(args, out: OutputTarget | None = None, near: str | None = None):
+    """The engine session of a command: a DuckDB connection (for writing `out`, if given; else
+    with its private folder in `near`), or with --engine spark a SparkSession (stopped at the end)."""
     if getattr(args, "engine", "duckdb") != "spark":
-        yield open_connection(args) if getattr(args, "output", None) else new_connection(args)
+        yield open_connection(args, out) if out else new_connection(args, near)
         return
     from ..engines import spark as spark_engine
     for option, value in (("--threads", getattr(args, "threads", None)),
@@ -173,14 +185,17 @@ def _log_suppressed(records: int, groups: int | None = None) -> None:
 
 def cmd_audit(args) -> int:
     from ..rp import api as rp
-    for out in (args.output, args.groups_output):
+    from ..rp.privacy import RPParams
+    rows_out, groups_out = (OutputTarget.parse(o) if o else None for o in (args.output, args.groups_output))
+    for out in (rows_out, groups_out):
         if out:
             check_not_input(args, out)
-    with _session(args) as session:
+    with _session(args, rows_out, near=groups_out and groups_out.folder) as session:
         p = _p(args, session)
+        params = RPParams(p, (args.epsilon, args.delta), args.test)     # as rp.audit checks them first
         result = rp.audit(session, args.input, args.sensitive, p, args.epsilon, args.delta,
                           enforce=args.after_enforcement, test=args.test, **_rp_opts(args))
-        print(f"rwn-sql audit: {args.input}: sensitive {args.sensitive!r}, p = {getattr(p, 'p', p)}, "
+        print(f"rwn-sql audit: {args.input}: sensitive {args.sensitive!r}, p = {params.p}, "
               f"(eps, delta) = ({args.epsilon}, {args.delta})")
         print(result.summary())
         worst = result.worst_failing(5)
@@ -205,17 +220,18 @@ def cmd_audit(args) -> int:
 def cmd_query(args) -> int:
     from ..rp import api as rp
     from ..engines.backend import backend_for
-    if args.engine != "spark":
+    if _engine(args).releases_to_database_file:
         if sources.file_format(args.release) is not None or sources.split_db_target(args.release):
             raise RWNError(f"RELEASE {args.release!r} is not a release database: give the .duckdb file made by "
                            f"'rwn-sql release'")
         if os.path.isdir(args.release):
             raise RWNError(f"RELEASE {args.release!r} is a folder, not a release database")
-    if args.output:
-        check_not_input(args, args.output)
-        if file_of(args.output) == file_of(args.release):
+    out = OutputTarget.parse(args.output) if args.output else None
+    if out:
+        check_not_input(args, out)
+        if out.real == file_of(args.release):
             raise RWNError(f"output {args.output!r} is the release; rwn-sql never modifies its input")
-    with _session(args) as session:
+    with _session(args, out) as session:
         be = backend_for(session)
         answer, rewritten = rp.query(session, args.sql, release=args.release)
         if args.show_sql:
@@ -230,14 +246,15 @@ def cmd_query(args) -> int:
 
 def cmd_release(args) -> int:
     from ..rp import api as rp
-    from ..rp.release_db import METADATA_TABLE, TRIALS_TABLE
-    check_not_input(args, args.output, whole_file=True)
-    spark = args.engine == "spark"
-    if sources.split_db_target(args.output) or sources.file_format(args.output):
+    from ..rp.release_db import check_release_name
+    out = OutputTarget.parse(args.output)
+    check_not_input(args, out, whole_file=True)
+    to_folder = not _engine(args).releases_to_database_file
+    if out.kind in ("table", "data"):
         raise RWNError(f"OUTPUT {args.output!r}: a release is a whole database file such as release.duckdb"
-                       + (" (with --engine spark a folder such as release/)" if spark else ""))
-    if args.table and args.table.lower() in (METADATA_TABLE, TRIALS_TABLE):
-        raise RWNError(f"--table {args.table!r} is reserved for the release's metadata; choose another name")
+                       + (" (with --engine spark a folder such as release/)" if to_folder else ""))
+    if args.table:
+        check_release_name(args.table)      # before the input is read
     if args.rwn_columns:
         outside = [c for c in args.rwn_columns
                    if c == args.sensitive or (args.public is not None and c not in args.public)]
@@ -250,14 +267,14 @@ def cmd_release(args) -> int:
         rwn = dict(columns=args.rwn_columns, k=args.rwn_k, eps=args.rwn_eps, q=args.rwn_q, scale="minmax")
     start = time.perf_counter()
     table = args.table or rp.release_table_name(args.input)
-    with _session(args) as session:
+    with _session(args, out) as session:
         rows = rp.release(session, args.input, args.output, args.sensitive, _p(args, session), key=key, seed=args.seed,
                           enforce=args.enforce, table=table, overwrite=args.overwrite, rwn=rwn,
                           suppress_small=args.suppress_small, id=args.id, test=args.test, **_rp_opts(args))
-    if spark:
+    if to_folder:
         from ..rp.release_db import read_release_folder
         _log_suppressed(read_release_folder(args.output)[0].suppressed_records)
-        log(f"rwn-sql release (spark, {args.spark_master}): {args.input} -> {args.output}/: table "
+        log(f"rwn-sql release{_on(args)}: {args.input} -> {args.output}/: table "
             f"{table + '_randomized'!r} ({rows} rows) and its metadata as Parquet in "
             f"{time.perf_counter() - start:.2f} s")
         return 0
@@ -298,11 +315,12 @@ def print_table(columns, rows) -> None:
 
 def cmd_evaluate(args) -> int:
     from ..evaluation.evaluate import KEYED_ORDER, evaluate
-    if args.json:
-        check_not_input(args, args.json)
-    if args.json and os.path.exists(args.json) and not args.overwrite:
+    out = OutputTarget.parse(args.json) if args.json else None
+    if out:
+        check_not_input(args, out)
+    if out and os.path.exists(args.json) and not args.overwrite:
         raise OutputExists(f"output file {args.json!r} already exists (use --overwrite to replace it)")
-    con = new_connection(args)
+    con = new_connection(args, out and out.folder)
     ev = evaluate(con, args.original, args.released, args.columns, target=args.target,
                   categorical=args.categorical, sdid_k=args.sdid_k, id=args.id, key=read_key(args),
                   seed=args.seed, order="input" if args.input_order else None)
@@ -347,7 +365,7 @@ def cmd_tune(args) -> int:
     eps = tune.parse_grid(args.eps)          # grids are checked before any work
     swaps = tune.parse_grid(args.rank_swap) if args.rank_swap else ()
     mdav = [int(v) for v in tune.parse_grid(args.mdav)] if args.mdav else ()
-    con = new_connection(args)
+    con = new_connection(args, args.output_dir)
     tty = sys.stderr.isatty()
     if tty:     # our bar replaces DuckDB's, which would draw over it
         con.execute("SET enable_progress_bar = false").fetchall()
@@ -367,9 +385,10 @@ def cmd_tune(args) -> int:
 
 def cmd_baseline(args) -> int:
     from ..evaluation import baselines
-    check_not_input(args, args.output)
+    out = OutputTarget.parse(args.output)
+    check_not_input(args, out)
     key = read_key(args) if args.command == "rank-swap" else None
-    con = open_connection(args)
+    con = open_connection(args, out)
     start = time.perf_counter()
     source = duckdb_backend.DuckDBBackend(con).passthrough_source(args.input, args.output, args.columns)
     if args.command == "rank-swap":

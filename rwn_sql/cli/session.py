@@ -1,11 +1,13 @@
 """The run's connection and the checks made before it opens: --threads, --memory-limit, the
 private folder DuckDB spills to, the key file, and outputs that would overwrite an input.
-`connections` lists every connection of the run, for rwn_sql.cli.main to interrupt on a signal."""
+`OutputTarget` is an output argument parsed once. `connections` lists every connection of the
+run, for rwn_sql.cli.main to interrupt on a signal."""
 from __future__ import annotations
 
 import os
 import re
 import sys
+from dataclasses import dataclass
 
 from ..engines import duckdb as engine, files, outputs, sources
 from ..errors import RWNError
@@ -15,16 +17,47 @@ from ..randomness import read_key_file
 connections: list = []     # every connection of this run, for interrupting it on a signal
 
 
-def _work_folder(args) -> str | None:
-    """Where this run's private folder goes: the (first) output's folder, which holds the
-    temporary outputs anyway, else the system temporary folder."""
-    for name in ("output", "groups_output", "json", "output_dir"):
-        target = getattr(args, name, None)
-        if target:
-            db = sources.split_db_target(target)
-            folder = target if name == "output_dir" else os.path.dirname(os.path.abspath(db[0] if db else target))
-            return folder if os.path.isdir(folder) else None
-    return None
+@dataclass(frozen=True)
+class OutputTarget:
+    """An output argument, parsed once by the command that writes it; the engines still receive
+    `text`, as given (and messages quote it)."""
+    text: str
+    file: str                # the file written: the database file of 'file.duckdb:table', else the path
+    table: str | None        # the table of 'file.duckdb:table', else None
+    # "table" (file.duckdb:table), "data" (a CSV, TSV or Parquet file by its suffix, as inputs
+    # are recognized), "json", or "other" (a release database or folder, or an unknown extension)
+    kind: str
+    format: str | None       # a file's output format, "csv", "tsv" or "parquet" (its extension), else None
+    problem: str | None      # why a file cannot be written (outputs' refusal of its extension), else None
+
+    @classmethod
+    def parse(cls, text: str) -> "OutputTarget":
+        db = sources.split_db_target(text)
+        if db:
+            return cls(text, db[0], db[1], "table", None, None)
+        if text.lower().endswith(".json"):
+            return cls(text, text, None, "json", None, None)
+        kind = "data" if sources.file_format(text) is not None else "other"
+        try:
+            return cls(text, text, None, kind, outputs.output_format(text)[0], None)
+        except RWNError as exc:
+            return cls(text, text, None, kind, None, str(exc))
+
+    @property
+    def real(self) -> str:
+        """The real path of the file written (through symlinks), as inputs are compared."""
+        return os.path.realpath(self.file)
+
+    @property
+    def folder(self) -> str:
+        """The folder the output goes in."""
+        return os.path.dirname(os.path.abspath(self.file))
+
+
+def _work_folder(near: str | None) -> str | None:
+    """Where this run's private folder goes: `near` (the output's folder, which holds the
+    temporary outputs anyway) if it exists, else the system temporary folder (None)."""
+    return near if near and os.path.isdir(near) else None
 
 
 def max_threads() -> int:
@@ -64,12 +97,13 @@ def check_memory_limit(text: str) -> int:
     return size
 
 
-def new_connection(args) -> engine.Connection:
+def new_connection(args, near: str | None = None) -> engine.Connection:
+    """The run's DuckDB connection; its private folder in `near` (see _work_folder)."""
     if args.threads is not None:       # refused before any folder or connection is made
         check_threads(args.threads)
     if args.memory_limit is not None:
         check_memory_limit(args.memory_limit)
-    spill = os.path.join(files.private_dir(_work_folder(args)), "spill")
+    spill = os.path.join(files.private_dir(_work_folder(near)), "spill")
     # DuckDB would spill to ./.tmp in the working directory and leave it after a kill.
     con = engine.connect(config={"temp_directory": spill})
     connections.append(con)
@@ -88,36 +122,36 @@ def new_connection(args) -> engine.Connection:
 
 
 
-def file_of(target: str) -> str:
-    db = sources.split_db_target(target)
-    return os.path.realpath(db[0] if db else target)
+def file_of(source: str) -> str:
+    """The real path of an input's file (the database file of 'file.duckdb:table')."""
+    db = sources.split_db_target(source)
+    return os.path.realpath(db[0] if db else source)
 
 
-def check_not_input(args, output: str, whole_file: bool = False) -> None:
+def check_not_input(args, out: OutputTarget, whole_file: bool = False) -> None:
     """Refuse an output that is one of the run's input files (by real path, so through
     symlinks too), or the input's table. A new table in the input's database is allowed,
     except for outputs that replace a whole file (`whole_file`: release databases)."""
-    if not whole_file and not sources.split_db_target(output) and not output.lower().endswith(".json"):
-        outputs.output_format(output)      # an unknown extension fails before any work
+    if not whole_file and out.problem:
+        raise RWNError(out.problem)      # an unknown extension fails before any work
     inputs = [getattr(args, n, None) for n in ("input", "original", "released", "key_file", "domain_file")]
-    out_db = sources.split_db_target(output)
     for source in filter(None, inputs):
-        if file_of(source) != file_of(output):
+        if file_of(source) != out.real:
             continue
         in_db = sources.split_db_target(source)
-        if out_db and in_db and not whole_file and out_db[1].lower() != in_db[1].lower():
+        if out.table is not None and in_db and not whole_file and out.table.lower() != in_db[1].lower():
             continue              # another table in the input's database: allowed
-        raise RWNError(f"output {output!r} is the input {source!r} or its database; rwn-sql never "
+        raise RWNError(f"output {out.text!r} is the input {source!r} or its database; rwn-sql never "
                        f"modifies its input")
 
 
-def open_connection(args) -> engine.Connection:
-    """The run's connection. An output table in the input's database needs that file attached
-    once, read-write, since DuckDB refuses two handles on one file."""
-    con = new_connection(args)
+def open_connection(args, out: OutputTarget) -> engine.Connection:
+    """The run's connection for writing `out`. An output table in the input's database needs
+    that file attached once, read-write, since DuckDB refuses two handles on one file."""
+    con = new_connection(args, out.folder)
     source = getattr(args, "input", None)
-    out_db, in_db = sources.split_db_target(args.output), source and sources.split_db_target(source)
-    if out_db and in_db and file_of(args.output) == file_of(args.input):
+    in_db = source and sources.split_db_target(source)
+    if out.table is not None and in_db and out.real == file_of(source):
         sources.attach(con, in_db[0], read_only=False)
     return con
 

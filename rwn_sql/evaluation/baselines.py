@@ -458,11 +458,7 @@ def rank_swap_statement(con: engine.Connection, source, columns, p_percent: floa
     """The SELECT statement of a `rank_swap` release (same arguments), for writers such as
     `outputs.write_output`. It embeds the computed swaps (not the key): treat it like the key,
     never publish it, since it undoes the swapping."""
-    try:
-        the_key = resolve_key(key, seed)
-    except (TypeError, ValueError) as exc:
-        raise RWNError(str(exc)) from None
-    return next(rank_swap_statements(con, source, columns, [p_percent], key=the_key, reps=reps))
+    return next(rank_swap_statements(con, source, columns, [p_percent], key=key, seed=seed, reps=reps))
 
 
 def rank_swap_statements(con: engine.Connection, source, columns, p_values,
@@ -470,10 +466,7 @@ def rank_swap_statements(con: engine.Connection, source, columns, p_values,
     """Yields rank_swap_statement for each P of `p_values` in turn (the same release for the same
     key), all from one query of the data, since the ranks and keyed draws do not depend on P
     (tune's sweeps). The query runs when the first statement is asked for."""
-    try:
-        the_key = resolve_key(key, seed)
-    except (TypeError, ValueError) as exc:
-        raise RWNError(str(exc)) from None
+    the_key = resolve_key(key, seed)
     p_values = list(p_values)
     src, columns, n, fp, donors_of = _rank_swap_plans(con, source, columns, p_values, the_key, reps)
     for p in p_values:
@@ -503,10 +496,7 @@ def rank_swap_donors(con: engine.Connection, source, columns, p_percent: float,
     arguments and key (the record itself when its value was kept)."""
     if key is None and seed is None:
         raise RWNError("rank_swap_donors() needs the key or seed of the release it explains")
-    try:
-        the_key = resolve_key(key, seed)
-    except (TypeError, ValueError) as exc:
-        raise RWNError(str(exc)) from None
+    the_key = resolve_key(key, seed)
     return _rank_swap_plan(con, source, columns, p_percent, the_key)[4]
 
 

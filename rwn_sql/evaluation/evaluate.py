@@ -38,7 +38,7 @@ from ..engines.duckdb import NUMERIC_TYPES
 from ..engines.sources import Source, resolve_source
 from ..errors import RWNError
 from ..identifiers import quote_ident
-from ..randomness import key_scope
+from ..randomness import key_scope, resolve_key
 from ..rwn.spec import finite_number
 from . import risk, utility
 from .risk import Risk
@@ -142,7 +142,7 @@ def evaluate(con: engine.Connection, original, released, columns, target: str | 
     if (id is not None) + by_key + (order is not None) > 1:
         raise RWNError("give one way to pair the records: id= (--id), key= or seed= (--key-file, --seed), or "
                        "order='input' (--input-order)")
-    the_key = rwn.the_key(key, seed) if by_key else None
+    the_key = resolve_key(key, seed) if by_key else None
     for role, src in (("original", src_o), ("released", src_r)):
         _check_columns(src, role, columns, numeric)
         if id is not None:

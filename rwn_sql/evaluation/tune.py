@@ -36,8 +36,8 @@ from ..engines.dialects import require_duckdb
 from ..errors import RWNError
 from .evaluate import Evaluation, evaluate, evaluate_replicates
 from ..identifiers import float_literal, quote_ident
-from ..randomness import KeyScope, bits_sql, hash_sql
-from ..rwn.spec import MAX_COUNT
+from ..randomness import KeyScope, bits_sql, hash_sql, resolve_key
+from ..rwn.spec import MAX_COUNT, finite_number
 
 # The measures a sweep keeps, each a number from one evaluation (None when not defined).
 MEASURES = {
@@ -87,17 +87,12 @@ def parse_grid(text: str) -> list[float]:
 
 
 def _checked_grid(values, what: str) -> list[float]:
-    """`values` as floats, each finite, at most MAX_SETTINGS of them."""
+    """`values` as floats, each finite by RWNSpec's rule for eps (spec.finite_number), at most
+    MAX_SETTINGS of them."""
+    values = list(values)
     if len(values) > MAX_SETTINGS:
         raise RWNError(f"{what} has {len(values)} values; at most {MAX_SETTINGS} are allowed")
-    try:
-        out = [float(v) for v in values]
-    except (TypeError, ValueError, OverflowError):    # OverflowError: an int beyond a float
-        raise RWNError(f"{what}: every value must be a number") from None
-    bad = [v for v in out if not math.isfinite(v)]
-    if bad:
-        raise RWNError(f"{what}: {bad[0]!r} is not a finite number (values must be finite)")
-    return out
+    return [finite_number(v, f"each value of {what}") for v in values]
 
 
 @dataclass
@@ -186,7 +181,7 @@ def sweep(con: engine.Connection, source, columns, eps_values, k: int = 5, q: fl
     every release evaluated."""
     require_duckdb(con, "sweep")
     eps_values = _checked_sweep(reps, eps_values, rank_swap, mdav)
-    the_key = rwn.the_key(key, seed)
+    the_key = resolve_key(key, seed)      # once: RWN and rank swapping draw with the same key
     run = _SweepRun(con, source, columns, reps, target, categorical, progress,
                     total=(len(eps_values) + len(rank_swap)) * reps + len(mdav))
     try:
@@ -207,7 +202,7 @@ def _checked_sweep(reps, eps_values, rank_swap, mdav) -> list[float]:
     """The eps grid, checked (after reps); RWNError for a sweep without any setting."""
     if isinstance(reps, bool) or not isinstance(reps, int) or not 1 <= reps <= MAX_COUNT:
         raise RWNError(f"reps must be an integer >= 1 (at most {MAX_COUNT}), got {reps!r}")
-    eps_values = _checked_grid(list(eps_values), "eps_values")
+    eps_values = _checked_grid(eps_values, "eps_values")
     if not eps_values and not rank_swap and not mdav:
         raise RWNError("the sweep is empty: give at least one eps (or a baseline setting)")
     return eps_values

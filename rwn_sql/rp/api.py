@@ -11,7 +11,7 @@ from . import privacy, sqlgen as rp_sql
 from ..engines.backend import Session, backend_for
 from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident, quote_literal
-from ..randomness import key_scope
+from ..randomness import key_scope, resolve_key
 from .duckdb_udfs import ensure_functions
 from .calibration import Calibration
 from .checks import (check_audit_public, check_estimate_columns, check_l_diversity, check_max_top_share,
@@ -110,16 +110,17 @@ def release(con: Session, source, path: str, sensitive: str, p: float | Calibrat
     release made with l_diversity=1 records it in its metadata; max_top_share: as in
     `randomize` (the limit applied is recorded too).
     Returns the number of released rows."""
-    from .release_db import ReleaseMeta, randomized_table_name, write_release, write_release_folder
+    from .release_db import ReleaseMeta, check_release_name, randomized_table_name, write_release, write_release_folder
     be = backend_for(con)
     params = privacy.RPParams(p, enforce, test)
     name = table or release_table_name(source)
+    check_release_name(name)        # before any work
     staged = None
     with key_scope(be, lasting=False):     # the key is gone once the release is written
         try:
             if rwn:    # the RWN step runs once, into a relation the randomization reads
                 from ..rwn import run as rwn_method
-                key, seed = rwn_method.the_key(key, seed), None
+                key, seed = resolve_key(key, seed), None      # the same key for both steps
                 rwn = dict(dict(k=5, eps=0.0, q=1.0, scale="minmax"), **rwn)
                 spec = rwn_method.spec(rwn["columns"], k=rwn["k"], eps=rwn["eps"], q=rwn["q"], scale=rwn["scale"], id=id)
                 src = rwn_method.check_source(be, source, spec)
@@ -371,7 +372,7 @@ def estimates(con: Session, release, sensitive: str, p: float | None = None, dom
         enforce = privacy.Threshold.of(enforce)
     if isinstance(release, str) and sources.QUERY_START.match(release):   # SQL text: one statement only
         from ..statements import single_statement
-        single_statement(release, "the release query")
+        single_statement(release, "the release query", trailing=False)   # pasted inside (...), as sources reads it
     if domain is not None:
         domain = published_domain(domain)
     be = backend_for(con)

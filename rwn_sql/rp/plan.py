@@ -168,10 +168,7 @@ def plan_randomize(con, source, sensitive, params: privacy.RPParams, *, public, 
         limit = refuse_attribute_disclosure(be, src, spec, l_diversity,
                                             leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0),
                                             m=len(values), max_top_share=max_top_share)
-    try:
-        the_key = resolve_key(key, seed)
-    except (TypeError, ValueError) as exc:
-        raise refused(exc) from None
+    the_key = resolve_key(key, seed)
     output = [c for c in src.names if c in spec.public or c == sensitive]
 
     def statement(key_sql: str) -> str:

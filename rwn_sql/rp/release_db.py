@@ -158,6 +158,12 @@ def view_name(name: str, by: str | None = None) -> str:
     return re.sub(r"\W", "_", base)
 
 
+def check_release_name(name: str) -> None:
+    """The release's name (its tables' and views' prefix) is not one of the release's own tables."""
+    if {randomized_table_name(name).lower(), name.lower()} & {METADATA_TABLE, TRIALS_TABLE}:
+        raise RWNError(f"table name {name!r} (--table) is reserved for the release's metadata; choose another")
+
+
 def randomized_table_name(name: str) -> str:
     return f"{name}_randomized"
 
@@ -521,8 +527,7 @@ def write_release(con: engine.Connection, release_sql: str, path: str, meta: Rel
     if sources.attached_database(con, path) is not None:
         raise RWNError(f"release database {path!r} is a database the input is read from; rwn_sql never "
                        f"overwrites its input (write a new release file)")
-    if {meta.table_name.lower(), meta.name.lower()} & {METADATA_TABLE, TRIALS_TABLE}:
-        raise RWNError(f"table name {meta.name!r} is reserved for the release's metadata; choose another")
+    check_release_name(meta.name)
     taken = [c for c in (*meta.public, meta.sensitive) if c.lower() in set(VIEW_OUTPUT) | set(CELLS_OUTPUT)]
     if taken:
         raise RWNError(f"column {taken[0]!r} has the name of a column of the release's estimate views; rename it "

@@ -12,6 +12,7 @@ from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident, quote_literal
 from ..randomness import TWO_52, bits_sql, hash_sql, order_key_sql
 from ..templates import render
+from .privacy import check_p
 
 RANDOMIZE_PURPOSE = "rp.randomize"
 BLOCK_PURPOSE = "rp.block"
@@ -125,11 +126,9 @@ def domain_literal(values, type_sql: str, dialect: DuckDBDialect = DUCKDB) -> st
 
 def keep_test(hash_sql_expr: str, p: float, dialect: DuckDBDialect = DUCKDB) -> str:
     """SQL for "the first 52 bits of the hash are below p * 2^52": keep with probability p
-    (to within 2^-52)."""
-    if p >= 1:
-        return "true"
-    if p <= 0:
-        return "false"
+    (to within 2^-52). p is in (0, 1) (RPParams checked it); any other p is refused, never
+    turned into a constant."""
+    check_p(p)
     threshold = math.ceil(p * TWO_52)          # bits < p 2^52  <=>  bits < ceil(p 2^52)
     return f"{bits_sql(hash_sql_expr, 0, dialect)} < {threshold}"
 

@@ -8,7 +8,7 @@ from ..engines import duckdb as engine, sources
 from . import run as rwn
 from ..engines.backend import Session, backend_for
 from ..errors import RWNError
-from ..randomness import KEY_PLACEHOLDER, key_scope
+from ..randomness import KEY_PLACEHOLDER, key_scope, resolve_key
 from .spec import RWNSpec
 
 __all__ = ["neighborhoods", "perturb", "perturb_statement", "donors", "check_pair_budget", "row_counts",
@@ -86,7 +86,7 @@ def perturb(con: Session, source, columns, k: int = 5, eps: float = 0.0,
     be = backend_for(con)
     spec = _spec(columns, k=k, eps=eps, q=q, scale=scale, strata=strata, categorical=categorical,
                  weight=weight, on_missing=on_missing, drop=drop, id=id)
-    the_key = rwn.the_key(key, seed)
+    the_key = resolve_key(key, seed)
     be.check_into(into)
     src = rwn.check_source(be, source, spec, guard=not sql)
     if sql:
@@ -105,7 +105,7 @@ def perturb_statement(con, source, columns, *, k, eps, q, scale, strata, categor
     be = backend_for(con)
     spec = _spec(columns, k=k, eps=eps, q=q, scale=scale, strata=strata, categorical=categorical,
                  weight=weight, on_missing=on_missing, drop=drop, id=id)
-    the_key = rwn.the_key(key, seed)
+    the_key = resolve_key(key, seed)
     src = rwn.check_source(be, source, spec, guard=not show)
     key_sql = KEY_PLACEHOLDER if show else key_ref(con, the_key) if key_ref else be.key_sql(the_key)
     return rwn.prepare(be, src, spec, "perturb", key_sql, order=order).sql
@@ -126,7 +126,7 @@ def donors(con: Session, source, columns, k: int = 5, eps: float = 0.0,
         raise RWNError("donors() needs the key or seed of the release it explains")
     src = rwn.check_source(be, source, spec)
     with key_scope(be, lasting=True):
-        key_sql = be.key_sql(rwn.the_key(key, seed))
+        key_sql = be.key_sql(resolve_key(key, seed))
         return rwn.deliver(be, rwn.prepare(be, src, spec, "donors", key_sql))
 
 

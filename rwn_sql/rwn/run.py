@@ -25,7 +25,7 @@ from ..engines.backend import backend_for
 from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident, quote_literal
 from ..messages import Message
-from ..randomness import KEY_PLACEHOLDER, resolve_key
+from ..randomness import KEY_PLACEHOLDER
 from .spec import RWNSpec
 from .steps import BALL_STEPS, RWNPlan, bind
 
@@ -40,13 +40,6 @@ def spec(columns, **params) -> RWNSpec:
     """An RWNSpec, its problems as RWNError."""
     try:
         return RWNSpec(columns=columns, **params)
-    except (TypeError, ValueError) as exc:
-        raise RWNError(str(exc)) from None
-
-
-def the_key(key, seed) -> str:
-    try:
-        return resolve_key(key, seed)
     except (TypeError, ValueError) as exc:
         raise RWNError(str(exc)) from None
 
