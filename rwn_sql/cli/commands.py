@@ -360,25 +360,47 @@ def _publish_file(target: str, overwrite: bool, write) -> None:
 
 def cmd_tune(args) -> int:
     from ..evaluation import tune
-    if not os.path.isdir(args.output_dir):
-        raise RWNError(f"output folder {args.output_dir!r} does not exist")
-    eps = tune.parse_grid(args.eps)          # grids are checked before any work
+    eps = tune.parse_grid(args.eps)          # grids, axes, key and outputs are checked before any work
     swaps = tune.parse_grid(args.rank_swap) if args.rank_swap else ()
-    mdav = [int(v) for v in tune.parse_grid(args.mdav)] if args.mdav else ()
+    mdav = tune.parse_grid(args.mdav) if args.mdav else ()        # whole numbers: sweep checks them
+    tune.check_axes(args.risk, args.utility, has_target=args.target is not None)
+    csv_path, html_path = (os.path.join(args.output_dir, name) for name in ("tune.csv", "report.html"))
+    for path in (csv_path, html_path):
+        check_not_input(args, OutputTarget.parse(path), whole_file=True)      # whole files, replaced
+    key = read_key(args)
+    if os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
+        raise RWNError(f"--output-dir {args.output_dir!r} is a file, not a folder")
+    os.makedirs(args.output_dir, exist_ok=True)
     con = new_connection(args, args.output_dir)
     tty = sys.stderr.isatty()
     if tty:     # our bar replaces DuckDB's, which would draw over it
         con.execute("SET enable_progress_bar = false").fetchall()
-    with tune.ProgressBar(sys.stderr, redraw=tty) as bar:
-        result = tune.sweep(con, args.input, args.columns, eps, k=args.k, q=args.q, reps=args.reps, scale=args.scale,
-                            target=args.target, categorical=args.categorical, seed=args.seed, rank_swap=swaps,
-                            mdav=mdav, progress=bar if tty or args.progress else None)
-    csv_path = os.path.join(args.output_dir, "tune.csv")
-    _publish_file(csv_path, True, result.to_csv)
-    print(f"wrote {csv_path}")
+    saved = [0]      # the number of settings in tune.csv
+
+    def save(result) -> None:
+        """After every setting: tune.csv holds the settings done, so a later failure keeps them."""
+        _publish_file(csv_path, True, result.to_csv)
+        while files.published.count(csv_path) > 1:      # a signal's report names each file once
+            files.published.remove(csv_path)
+        saved[0] = len(result.settings)
+    try:
+        with tune.ProgressBar(sys.stderr, redraw=tty) as bar:
+            result = tune.sweep(con, args.input, args.columns, eps, k=args.k, q=args.q, reps=args.reps,
+                                scale=args.scale, target=args.target, categorical=args.categorical,
+                                strata=args.strata, key=key, seed=args.seed, rank_swap=swaps, mdav=mdav,
+                                progress=bar if tty or args.progress else None, on_setting=save)
+    except Exception:
+        if saved[0]:
+            stale = os.path.exists(html_path) and not args.no_report
+            log(f"rwn-sql tune: stopped after {saved[0]} settings; {csv_path} holds them"
+                + (f" ({html_path} is an earlier run's)" if stale else ""))
+        raise
+    for note in result.notes:
+        log(f"rwn-sql tune: note: {note}")
+    print(f"wrote {csv_path}")      # after every setting (save): a sweep has at least one
     if not args.no_report:
-        html_path = os.path.join(args.output_dir, "report.html")
-        _publish_file(html_path, True, lambda path: tune.report_html(result, path))
+        _publish_file(html_path, True, lambda path: tune.report_html(result, path, utility=args.utility,
+                                                                     risk=args.risk))
         print(f"wrote {html_path}")
     return 0
 

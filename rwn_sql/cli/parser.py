@@ -340,20 +340,36 @@ def _add_tune(sub) -> argparse.ArgumentParser:
     sp.add_argument("--reps", type=int, default=20, help="releases per random setting (default 20)")
     sp.add_argument("--scale", choices=SCALES, default="minmax", help="scaling (default minmax)")
     sp.add_argument("--categorical", type=column_list, default=[], metavar="C1,C2",
-                    help="columns among --columns with mismatch distance")
+                    help="columns among --columns with mismatch distance (rank swapping and MDAV leave them as "
+                         "they are, and say so)")
+    sp.add_argument("--strata", type=column_list, default=[], metavar="S1,S2",
+                    help="columns that neighbours must match exactly; they pass through unperturbed (release r "
+                         "of an eps is perturb --strata's with the key KEY#r); refused with --rank-swap or --mdav, "
+                         "which cannot keep to strata")
     sp.add_argument("--target", default=None, help="numeric column for the OLS measures")
     sp.add_argument("--rank-swap", default=None, metavar="P1,P2 | START:STOP:STEP",
                     help="also rank swapping with these P (percent of n); the --reps releases of a P are "
                          "drawn in one statement, release r with the key KEY#r")
     sp.add_argument("--mdav", default=None, metavar="K1,K2 | START:STOP:STEP",
                     help="also MDAV microaggregation with these group sizes")
-    sp.add_argument("--output-dir", default=".", metavar="DIR", help="where tune.csv and report.html go (default .)")
+    sp.add_argument("--risk", default="sdid", metavar="MEASURE",
+                    help="the report's risk axis: " + TUNE_RISK + " (default sdid)")
+    sp.add_argument("--utility", default="corr_mad", metavar="MEASURE",
+                    help="the report's utility axis: " + TUNE_UTILITY + " (default corr_mad; ols_* need --target)")
+    sp.add_argument("--output-dir", default=".", metavar="DIR",
+                    help="where tune.csv and report.html go, created if missing (default .); tune.csv is "
+                         "rewritten after every setting, so a run that fails keeps the settings done")
     sp.add_argument("--no-report", action="store_true", help="write the CSV only (no matplotlib needed)")
     sp.add_argument("--progress", action="store_true",
                     help="progress lines on stderr even when it is not a terminal (on a terminal: always a bar)")
-    sp.add_argument("--seed", type=int, default=None,
-                    help="integer seed, FOR EXPERIMENTS ONLY (default: a fresh random key)")
+    _add_key_options(sp)
     return sp
+
+
+# The measures tune's --risk and --utility choose among (rwn_sql.evaluation.tune.MEASURES, by
+# kind; the parser does not import it, and tests/test_tune.py checks that these are its names)
+TUNE_RISK = "dcr_mean, linkage_rate, sdid or unique_survival"
+TUNE_UTILITY = "corr_mad, pca_loading_mad, ks_max, ols_ci_overlap or ols_r2"
 
 
 def _add_rank_swap(sub) -> argparse.ArgumentParser:
@@ -427,7 +443,9 @@ COMMAND_TABLE = (
     Command("evaluate", _add_evaluate, True, True, (
         f"rwn-sql evaluate {BODYFAT} release.parquet --columns Age,Weight,Height --key-file secret.key",)),
     Command("tune", _add_tune, True, True, (
-        f"rwn-sql tune {BODYFAT} --columns Age,Weight,Height --eps 0.2:1.2:0.1 --reps 5",)),
+        f"rwn-sql tune {BODYFAT} --columns Age,Weight,Height --eps 0.2:1.2:0.1 --reps 5",
+        f"rwn-sql tune {BODYFAT} --columns Age,Weight,Height,Abdomen --eps 0.1,0.2,0.4,0.8 --reps 5 "
+        "--rank-swap 10,30 --mdav 3,6 --risk linkage_rate --utility ks_max --output-dir tune_out --seed 1")),
     Command("rank-swap", _add_rank_swap, True, True, (
         f"rwn-sql rank-swap {BODYFAT} swapped.csv --columns Age,Weight,Height --p 15 --key-file secret.key",)),
     Command("mdav", _add_mdav, True, True, (

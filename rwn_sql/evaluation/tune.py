@@ -5,14 +5,18 @@ paper's Sections 7 and 8).
 For a grid of eps (k and q fixed) the sweep searches the exact neighbourhoods once, at the
 largest eps (every smaller eps's are prefixes of those lists), and draws `reps` releases
 per eps, on small data all in one SQL statement (rwn_releases; release r of an eps uses the key
-`key#r`, so it equals rwn_sql.perturb(eps=eps, key=f"{key}#{r}")); it evaluates the releases
-of each eps together (evaluate_replicates: per release the numbers of rwn_sql.evaluate) and
-keeps the mean and spread of each measure.
-Baselines (rank swapping, MDAV) can be added on the same measures; rank swapping's releases
-of a P come from one statement too (rank_swap(reps=...), release r with the key key#r).
+`key#r`, so it equals rwn_sql.perturb(eps=eps, key=f"{key}#{r}", strata=strata)); it evaluates
+the releases of each eps together (evaluate_replicates: per release the numbers of
+rwn_sql.evaluate) and keeps the mean and spread of each measure, handing the result so far to
+on_setting after every setting.
+Baselines (rank swapping, MDAV) can be added on the same measures, checked before any work
+(no strata; the categorical columns left as they are, in the result's notes); rank swapping's
+releases of a P come from one statement too (rank_swap(reps=...), release r with the key key#r).
 The report is a self-contained HTML page: the paper's Figure 1 (distance to the closest
-record against neighbourhood size, one panel per eps), a risk-against-utility plot, and the
-table of every setting; matplotlib (the `report` extra) is imported only to draw it.
+record against neighbourhood size, one panel per eps, on a log axis when the sizes span more
+than a decade), a risk-against-utility plot (axes chosen among MEASURES, each point labelled
+with its parameter, error bars of one standard deviation), and the table of every setting;
+matplotlib (the `report` extra) is imported only to draw it.
 """
 from __future__ import annotations
 
@@ -37,7 +41,7 @@ from ..errors import RWNError
 from .evaluate import Evaluation, evaluate, evaluate_replicates
 from ..identifiers import float_literal, quote_ident
 from ..randomness import KeyScope, bits_sql, hash_sql, resolve_key
-from ..rwn.spec import MAX_COUNT, finite_number
+from ..rwn.spec import MAX_COUNT, check_scale, finite_number
 
 # The measures a sweep keeps, each a number from one evaluation (None when not defined).
 MEASURES = {
@@ -118,10 +122,12 @@ class SweepResult:
     q: float
     settings: list[Setting]
     figure1: dict[float, dict[str, list[float]]]    # eps -> {"size": [...], "dcr": [...]}
+    strata: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the baselines left as it was, and why
 
     def to_dict(self) -> dict:
         return {"source": self.source, "columns": self.columns, "k": self.k, "q": self.q,
-                "settings": [s.__dict__ for s in self.settings],
+                "strata": self.strata, "notes": self.notes, "settings": [s.__dict__ for s in self.settings],
                 "figure1": {repr(e): v for e, v in self.figure1.items()}}
 
     def to_csv(self, path) -> None:
@@ -170,28 +176,39 @@ def _summarise(evaluations: list[Evaluation]) -> dict[str, tuple[float | None, f
 
 def sweep(con: engine.Connection, source, columns, eps_values, k: int = 5, q: float = 1.0,
           reps: int = 20, scale: str = "minmax", target: str | None = None, categorical=(),
-          key: str | None = None, seed: int | None = None, rank_swap=(), mdav=(), progress=None) -> SweepResult:
+          key: str | None = None, seed: int | None = None, rank_swap=(), mdav=(), progress=None,
+          strata=(), on_setting=None) -> SweepResult:
     """RWN over a grid of eps (k, q fixed), `reps` releases each, plus optional baselines:
     rank swapping for each P in `rank_swap` (percent, `reps` releases each, drawn in one
     statement: release r equals rank_swap(key=f"{key}#{r}")) and MDAV for each group size in
-    `mdav` (deterministic: one release). `progress(done, total, label)` counts
-    releases evaluated (total = reps per eps and per P, plus one per MDAV k); it is called
-    when the sweep and each setting start (label says what runs, e.g. "rwn eps=0.25..0.95:
-    neighbourhoods and 20 releases each", then "rwn eps=0.3: 20 releases drawn") and after
-    every release evaluated."""
+    `mdav` (deterministic: one release). RWN's release r of an eps equals
+    perturb(eps=eps, key=f"{key}#{r}", strata=strata, categorical=categorical): with `strata`,
+    neighbourhoods within strata, whose columns pass through. The baselines cannot honour
+    `strata` (refused) and leave the `categorical` columns as they are (said in the result's
+    `notes`); they are checked (settings, column types, values) before any work starts.
+    `progress(done, total, label)` counts releases evaluated (total = reps per eps and per P,
+    plus one per MDAV k); it is called at once (label "checking ..."), when each stage and
+    setting starts (e.g. "rwn eps=0.25..0.95: neighbourhoods and 20 releases each", then
+    "rwn eps=0.3: 20 releases drawn") and after every release evaluated.
+    `on_setting(result)` is called with the SweepResult so far after every setting, to save
+    what is done (a later failure keeps it)."""
     require_duckdb(con, "sweep")
     eps_values = _checked_sweep(reps, eps_values, rank_swap, mdav)
+    total = (len(eps_values) + len(rank_swap)) * reps + len(mdav)
+    if progress:
+        progress(0, total, "checking the source and the settings")
     the_key = resolve_key(key, seed)      # once: RWN and rank swapping draw with the same key
-    run = _SweepRun(con, source, columns, reps, target, categorical, progress,
-                    total=(len(eps_values) + len(rank_swap)) * reps + len(mdav))
+    run = _SweepRun(con, source, columns, reps, target, categorical, progress, total, strata, on_setting, k, q)
+    run.result.notes = _checked_baselines(run, rank_swap, mdav, scale)
     try:
-        settings, figure1 = _rwn_settings(run, eps_values, k, q, scale, the_key) if eps_values else ([], {})
-        settings += _rank_swap_settings(run, source, rank_swap, the_key)
-        settings += _mdav_settings(run, source, mdav, scale)
+        if eps_values:
+            _rwn_settings(run, eps_values, k, q, scale, the_key)
+        _rank_swap_settings(run, rank_swap, the_key)
+        _mdav_settings(run, mdav, scale)
     finally:
         for t in (RWN_TABLE, BASELINE_TABLE):
             con.execute(f"DROP TABLE IF EXISTS {quote_ident(t)}").fetchall()
-    return SweepResult(source=run.src.label, columns=run.columns, k=k, q=q, settings=settings, figure1=figure1)
+    return run.result
 
 
 RWN_TABLE = "__rwn_sweep_releases"      # the RWN releases of every eps (rwn_releases' into=)
@@ -208,17 +225,74 @@ def _checked_sweep(reps, eps_values, rank_swap, mdav) -> list[float]:
     return eps_values
 
 
+def _checked_baselines(run: _SweepRun, p_values, group_sizes, scale: str) -> list[str]:
+    """The baselines' settings, columns and values checked before any work (RWNError): they
+    cannot honour strata (a swap or a group would cross them), change only the columns that are
+    not categorical (rank swapping needs an order, MDAV numbers), which need a value in every
+    record; P in (0, 100], 2 <= k <= n. Returns the notes of the result: the categorical
+    columns they leave as they are."""
+    from . import baselines
+    methods = [name for name, values in (("rank swapping", p_values), ("MDAV", group_sizes)) if values]
+    if not methods:
+        return []
+    what = " and ".join(methods)
+    if run.strata:
+        crossing = " and ".join({"rank swapping": "swaps", "MDAV": "groups"}[m] for m in methods)
+        raise RWNError(f"{what} cannot honour strata ({', '.join(run.strata)}): "
+                       f"{'their' if len(methods) > 1 else 'its'} {crossing} would cross them; sweep the baselines "
+                       f"without strata, or each stratum's records on their own")
+    columns = run.baseline_columns()
+    if not columns:
+        raise RWNError(f"every column is categorical, and {what} change only the others: leave the baselines out")
+    for p in p_values:
+        baselines._swap_percent(p)
+    if p_values:
+        baselines._resolve(run.con, run.src, columns, "rank swapping", lambda t: bool(
+            engine.NUMERIC_TYPES.match(t) or baselines.TEMPORAL_OR_ENUM.match(t)),
+            "an ordered column (numeric, date/time or ENUM)")
+        baselines._check_values(run.con, run.src, columns, "rank swapping", finite=False)
+    if group_sizes:
+        check_scale(scale)
+        baselines._resolve(run.con, run.src, columns, "MDAV", lambda t: bool(engine.NUMERIC_TYPES.match(t)),
+                           "a numeric column")
+        n = baselines._check_values(run.con, run.src, columns, "MDAV", finite=True)
+        for k in group_sizes:
+            whole = isinstance(k, (int, np.integer, float)) and not isinstance(k, bool) and float(k).is_integer()
+            if not whole or not 2 <= k <= min(n, MAX_COUNT):
+                raise RWNError(f"MDAV's k must be a whole number from 2 to the number of records ({n}), got {k!r}")
+    kept = [c for c in run.columns if c in run.categorical]
+    if not kept:
+        return []
+    one, both = len(kept) == 1, len(methods) > 1
+    return [f"{what} {'leave' if both else 'leaves'} the categorical column{'' if one else 's'} {', '.join(kept)} "
+            f"unchanged (RWN perturbs {'it' if one else 'them'}): {'their' if both else 'its'} measures are those "
+            f"of releases with the original values there"]
+
+
 class _SweepRun:
     """What the settings of one sweep share: the connection and source, the columns and
-    measures of the evaluations, and the count of releases evaluated that progress reports."""
+    measures of the evaluations, the count of releases evaluated that progress reports, and
+    the result so far (`add` appends a setting and hands the result to on_setting)."""
 
-    def __init__(self, con, source, columns, reps: int, target, categorical, progress, total: int):
+    def __init__(self, con, source, columns, reps: int, target, categorical, progress, total: int,
+                 strata, on_setting, k: int, q: float):
         self.con = con
         self.be = duckdb_backend.DuckDBBackend(con)          # evaluation reads DuckDB relations: sweeps run on DuckDB
         self.src = self.be.source(source)
         self.columns = list(columns)
-        self.reps, self.target, self.categorical = reps, target, categorical
-        self.progress, self.total, self.done = progress, total, 0
+        self.reps, self.target, self.categorical, self.strata = reps, target, list(categorical), list(strata)
+        self.progress, self.total, self.done, self.on_setting = progress, total, 0, on_setting
+        self.result = SweepResult(source=self.src.label, columns=self.columns, k=k, q=q, settings=[], figure1={},
+                                  strata=self.strata)
+
+    def add(self, setting: Setting) -> None:
+        self.result.settings.append(setting)
+        if self.on_setting:
+            self.on_setting(self.result)
+
+    def baseline_columns(self) -> list[str]:
+        """The columns the baselines change: the columns but the categorical ones."""
+        return [c for c in self.columns if c not in self.categorical]
 
     def report(self, label):
         if self.progress:
@@ -242,58 +316,59 @@ class _SweepRun:
         return evs
 
 
-def _rwn_settings(run: _SweepRun, eps_values, k: int, q: float, scale: str, the_key: str):
-    """(RWN's settings, one per eps, figure1: each eps's neighbourhood sizes and distances to
-    the closest record); every eps's releases drawn into RWN_TABLE by rwn_releases."""
+def _rwn_settings(run: _SweepRun, eps_values, k: int, q: float, scale: str, the_key: str) -> None:
+    """RWN's settings, one per eps, added to the run's result with Figure 1's data (each eps's
+    neighbourhood sizes and distances to the closest record); every eps's releases drawn into
+    RWN_TABLE by rwn_releases."""
     run.report(f"rwn eps={eps_values[0]:g}..{eps_values[-1]:g}: neighbourhoods and {run.reps} releases each")
     releases = rwn_releases(run.be, run.src, run.columns, eps_values, k=k, q=q, reps=run.reps, scale=scale,
-                            categorical=run.categorical, key=the_key, into=RWN_TABLE)
-    settings, figure1 = [], {}
+                            categorical=run.categorical, key=the_key, into=RWN_TABLE, strata=run.strata)
     try:
         for setting, where, size, dcr in releases:
             eps = eps_values[setting]
             run.report(f"rwn eps={eps:g}: {run.reps} releases drawn")
-            figure1[eps] = {"size": size.tolist(), "dcr": dcr.tolist()}
             evs = run.evaluated(RWN_TABLE, f"rwn eps={eps:g}", where=where)
-            settings.append(Setting("rwn", "eps", eps, run.reps, _summarise(evs), {
+            run.result.figure1[eps] = {"size": size.tolist(), "dcr": dcr.tolist()}
+            run.add(Setting("rwn", "eps", eps, run.reps, _summarise(evs), {
                 "size_min": float(size.min()), "size_median": float(np.median(size)),
                 "size_mean": float(size.mean()), "size_max": float(size.max()),
                 "share_at_k": float(np.mean(size == k))}))
     finally:
         releases.close()
-    return settings, figure1
 
 
-def _rank_swap_settings(run: _SweepRun, source, p_values, the_key: str) -> list[Setting]:
-    """Rank swapping's settings, one per P: every P from one query of the keyed draws; all
-    reps releases of a P in one statement, release r with the key key#r."""
+def _rank_swap_settings(run: _SweepRun, p_values, the_key: str) -> None:
+    """Rank swapping's settings, one per P, of the columns but the categorical ones: every P
+    from one query of the keyed draws; all reps releases of a P in one statement, release r
+    with the key key#r."""
+    if not p_values:
+        return
     from . import baselines
-    statements = baselines.rank_swap_statements(run.con, source, run.columns, p_values, key=the_key, reps=run.reps)
-    settings = []
+    statements = baselines.rank_swap_statements(run.con, run.src, run.baseline_columns(), p_values, key=the_key,
+                                                reps=run.reps)
     for value in p_values:
         run.report(f"rank_swap P={value:g}: {run.reps} releases")
         # the sweep's own table (no write_table: its check that the statement does not read
         # the table parses the statement, which embeds every swap; so for MDAV)
         engine.run(run.con, f"CREATE OR REPLACE TABLE {quote_ident(BASELINE_TABLE)} AS\n{next(statements)}")
         evs = run.evaluated(BASELINE_TABLE, f"rank_swap P={value:g}")
-        settings.append(Setting("rank_swap", "P", float(value), run.reps, _summarise(evs)))
-    return settings
+        run.add(Setting("rank_swap", "P", float(value), run.reps, _summarise(evs)))
 
 
-def _mdav_settings(run: _SweepRun, source, group_sizes, scale: str) -> list[Setting]:
-    """MDAV's settings, one per group size k: one release each (MDAV is deterministic)."""
+def _mdav_settings(run: _SweepRun, group_sizes, scale: str) -> None:
+    """MDAV's settings, one per group size k, of the columns but the categorical ones: one
+    release each (MDAV is deterministic)."""
     from . import baselines
-    settings = []
     for value in group_sizes:
         run.report(f"mdav k={value:g}: release 1/1")
         engine.run(run.con, f"CREATE OR REPLACE TABLE {quote_ident(BASELINE_TABLE)} AS\n"
-                            + baselines.mdav_statement(run.con, source, run.columns, int(value), scale=scale))
+                            + baselines.mdav_statement(run.con, run.src, run.baseline_columns(), int(value),
+                                                       scale=scale))
         evs = [evaluate(run.con, run.src, run.rows_of(BASELINE_TABLE), run.columns, target=run.target,
                         categorical=run.categorical, order="input")]      # mdav_statement writes in input order
         run.done += 1
-        settings.append(Setting("mdav", "k", float(value), 1, _summarise(evs)))
+        run.add(Setting("mdav", "k", float(value), 1, _summarise(evs)))
         run.report(f"mdav k={value:g}: done")
-    return settings
 
 
 # Peak memory per listed neighbour pair of a sweep: the staged lists of the largest eps, their
@@ -308,12 +383,13 @@ CHUNK_ROWS = 2048
 
 
 def rwn_releases(be, src: sources.Source, columns, eps_values, k: int, q: float, reps: int, scale: str,
-                 categorical, key: str, into: str):
+                 categorical, key: str, into: str, strata=()):
     """Yields, for each eps of `eps_values` in turn, (setting, where, size, dcr) once its
     `reps` releases are in the table `into`: they are its rows where the SQL condition `where`
     holds, columns `replicate` and the source's columns, ordered by (replicate, record) in the
     table's order (rowid); release r equals rwn_sql.perturb(eps=eps_values[setting],
-    key=f"{key}#{r}", order="input"). size and dcr are the neighbourhoods' sizes and closest
+    key=f"{key}#{r}", strata=strata, categorical=categorical, order="input"): with `strata`,
+    neighbourhoods within strata, whose columns pass through. size and dcr are the neighbourhoods' sizes and closest
     distances (the paper's Figure 1), by record. Close the generator when done (its finally
     drops the staged neighbourhoods).
 
@@ -322,8 +398,8 @@ def rwn_releases(be, src: sources.Source, columns, eps_values, k: int, q: float,
     every statement's fixed cost outweighs its work, so all eps and replicates are drawn in
     one more statement (sweep_release_sql: the keyed draws hashed once for every eps; rows of
     eps i where setting = i); otherwise one perturb statement per eps over its narrowed lists."""
-    specs = [rwn.spec(tuple(columns), categorical=tuple(categorical), k=k, eps=eps, q=q, scale=scale)
-             for eps in eps_values]
+    specs = [rwn.spec(tuple(columns), categorical=tuple(categorical), k=k, eps=eps, q=q, scale=scale,
+                      strata=tuple(strata)) for eps in eps_values]
     widest = specs[max(range(len(specs)), key=lambda i: eps_values[i])]
     rwn.check_source(be, src, widest)        # the largest eps has the most pairs
     rwn.listed_pairs_budget(be, src, widest, TUNE_BYTES_PER_PAIR, "tune")
@@ -399,9 +475,11 @@ def sweep_release_sql(rows: str, hood: str, widest, eps_values, key_sql: str, re
     themselves, then every record's widest members, record after record (member m of record
     i at n + offset_i + m: S_i at any eps is a prefix of the widest list, narrowed_hoods_sql);
     its values from one list per column, by record number. No join per column, and no
-    neighbourhood list copied into the release rows."""
-    if widest.id or widest.drop or widest.strata:
-        raise ValueError("sweep_release_sql: tune's specs have no id, drop or strata")
+    neighbourhood list copied into the release rows. With strata the lists hold the record's
+    stratum only (the search keeps to it), and the strata pass through as every column that is
+    not perturbed does (its own record's value)."""
+    if widest.id or widest.drop:
+        raise ValueError("sweep_release_sql: tune's specs have no id or drop")
     key_sql = sqlgen.replicate_key_sql(key_sql, "rep", dialect)
     bits, positions = [], []
     for i, c in enumerate(widest.columns, 1):
@@ -507,71 +585,156 @@ def figure1_data(result: SweepResult) -> dict:
     return {repr(e): v for e, v in result.figure1.items()}
 
 
+# The measures whose larger values are the better ones (more utility kept, or released records
+# farther from the closest original): the risk-utility plot's axis labels say so.
+HIGHER_IS_BETTER = ("ols_ci_overlap", "ols_r2", "dcr_mean")
+
+
+def measures_of(kind: str) -> list[str]:
+    """The names of MEASURES of one kind, "risk" or "utility", in their order."""
+    return [name for name, (k, _) in MEASURES.items() if k == kind]
+
+
+def check_axes(risk: str, utility: str, has_target: bool = True) -> None:
+    """RWNError unless `risk` is a risk measure and `utility` a utility measure the sweep keeps
+    (MEASURES), naming the choices; the OLS measures need a sweep with a target."""
+    for kind, name in (("risk", risk), ("utility", utility)):
+        if name not in measures_of(kind):
+            raise RWNError(f"{name!r} is not a {kind} measure the sweep keeps: choose the {kind} axis among "
+                           f"{', '.join(measures_of(kind))}")
+    if utility.startswith("ols_") and not has_target:
+        raise RWNError(f"the utility measure {utility!r} needs a target column for the OLS fit (--target)")
+
+
 def tradeoff_data(result: SweepResult, utility: str = "corr_mad", risk: str = "sdid") -> list[dict]:
-    return [{"label": s.label(), "method": s.method, "utility_loss": s.measures[utility][0],
-             "risk": s.measures[risk][0]} for s in result.settings]
+    """One point per setting: its means of `utility` and `risk`, their standard deviations over
+    the releases (None for one release) and the point's label (eps=0.3, P=12, k=4)."""
+    return [{"label": s.label(), "method": s.method, "point": f"{s.parameter}={s.value:g}",
+             "utility_loss": s.measures[utility][0], "utility_sd": s.measures[utility][1],
+             "risk": s.measures[risk][0], "risk_sd": s.measures[risk][1]} for s in result.settings]
 
 
-def report_html(result: SweepResult, path, utility: str = "corr_mad", risk: str = "sdid") -> None:
-    """Write the self-contained HTML report (plots embedded as PNG; the numbers behind every
-    plot embedded as JSON; every table cell carries its exact value). Written atomically."""
+def figure1_xscale(result: SweepResult) -> str:
+    """Figure 1's x axis: "log" when the neighbourhood sizes span more than a decade (the largest
+    over 10 times the smallest), "symlog" (linear below 1) when some are 0 and the largest is
+    over 10, else "linear"."""
+    sizes = [v for d in result.figure1.values() for v in d["size"]]
+    if not sizes or max(sizes) <= 10 * max(min(sizes), 1):
+        return "linear"
+    return "log" if min(sizes) > 0 else "symlog"
+
+
+def _pyplot():
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         raise RWNError('the report needs matplotlib: pip install "rwn_sql[report]"') from None
+    return plt
+
+
+def figure1_figure(result: SweepResult):
+    """The paper's Figure 1, a matplotlib figure: per eps, each record's distance to the closest
+    record against its neighbourhood size, lines at eps and k; x on figure1_xscale."""
+    plt = _pyplot()
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+    eps_list = sorted(result.figure1)
+    cols = min(4, len(eps_list))
+    rows = math.ceil(len(eps_list) / cols)
+    xscale = figure1_xscale(result)
+    # on a log axis every panel spans the sizes of the whole grid, so the panels compare
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.8 * rows), squeeze=False, sharey=True,
+                             sharex=xscale != "linear")
+    for ax, eps in zip(axes.flat, eps_list):
+        d = result.figure1[eps]
+        ax.scatter(d["size"], d["dcr"], s=6, alpha=0.6)
+        ax.axhline(eps, color="red", lw=0.8, label="eps")
+        ax.axvline(result.k, color="green", lw=0.8, label="k")
+        if xscale != "linear":
+            ax.set_xscale(xscale, **({"linthresh": 1} if xscale == "symlog" else {}))
+            ax.xaxis.set_major_formatter(ScalarFormatter())      # 10, 100 rather than 10^1, 10^2
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.tick_params(axis="x", labelbottom=True)          # shared, yet labelled in every panel
+        # y given: matplotlib then skips moving the title clear of top ticks (there are none):
+        # the same image (checked byte for byte), about 8 % less drawing time
+        ax.set_title(f"eps = {eps:g}", fontsize=9, y=1.0)
+        ax.set_xlabel("neighbourhood size |S_i|" + ("" if xscale == "linear" else " (log scale)"), fontsize=8)
+        ax.set_ylabel("distance to closest record", fontsize=8)
+    for ax in list(axes.flat)[len(eps_list):]:
+        ax.axis("off")
+    # fixed spacing (tight_layout costs a draw of every panel), with room for the last row's labels
+    fig.subplots_adjust(wspace=0.3, hspace=0.55, bottom=min(0.6 / (2.8 * rows), 0.3))
+    return fig
+
+
+def tradeoff_figure(result: SweepResult, utility: str = "corr_mad", risk: str = "sdid"):
+    """Risk against utility, a matplotlib figure: one point per setting (the means over its
+    releases) labelled with its parameter, error bars of one standard deviation each way, one
+    line per method."""
+    check_axes(risk, utility)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    points = tradeoff_data(result, utility, risk)
+    for method in dict.fromkeys(p["method"] for p in points):
+        pts = [p for p in points if p["method"] == method and p["utility_loss"] is not None and p["risk"] is not None]
+        if not pts:
+            continue
+        x, y = [p["utility_loss"] for p in pts], [p["risk"] for p in pts]
+        bars = ax.errorbar(x, y, xerr=[p["utility_sd"] or 0.0 for p in pts], yerr=[p["risk_sd"] or 0.0 for p in pts],
+                           fmt="o-", ms=4, lw=1, elinewidth=0.7, capsize=2, label=method)
+        for p in pts:
+            ax.annotate(p["point"], (p["utility_loss"], p["risk"]), xytext=(3, 3), textcoords="offset points",
+                        fontsize=6, color=bars.lines[0].get_color())
+    ax.set_xlabel(f"utility: {utility} (higher is better)" if utility in HIGHER_IS_BETTER
+                  else f"utility loss: {utility}")
+    ax.set_ylabel(f"risk: {risk} (higher is safer)" if risk in HIGHER_IS_BETTER else f"risk: {risk}")
+    ax.set_title("mean over the releases of each setting; bars: one standard deviation", fontsize=9)
+    ax.legend()
+    return fig
+
+
+def report_html(result: SweepResult, path, utility: str = "corr_mad", risk: str = "sdid") -> None:
+    """Write the self-contained HTML report (plots embedded as PNG; the numbers behind every
+    plot embedded as JSON; every table cell carries its exact value). Written atomically."""
+    check_axes(risk, utility)
+    plt = _pyplot()
+    strata = f"; strata: {html.escape(', '.join(result.strata))}" if result.strata else ""
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>rwn_sql tuning report</title>"
              "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>",
              f"<h1>RWN tuning report</h1><p>Data: {html.escape(result.source)}; columns: "
-             f"{html.escape(', '.join(result.columns))}; k = {result.k}, q = {result.q:g}.</p>"]
+             f"{html.escape(', '.join(result.columns))}{strata}; k = {result.k}, q = {result.q:g}.</p>"]
+    parts += [f"<p class='note'>Note: {html.escape(note)}.</p>" for note in result.notes]
     if result.figure1:
-        eps_list = sorted(result.figure1)
-        cols = min(4, len(eps_list))
-        rows = math.ceil(len(eps_list) / cols)
-        fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.8 * rows), squeeze=False, sharey=True)
-        for ax, eps in zip(axes.flat, eps_list):
-            d = result.figure1[eps]
-            ax.scatter(d["size"], d["dcr"], s=6, alpha=0.6)
-            ax.axhline(eps, color="red", lw=0.8, label="eps")
-            ax.axvline(result.k, color="green", lw=0.8, label="k")
-            # y given: matplotlib then skips moving the title clear of top ticks (there are none):
-            # the same image (checked byte for byte), about 8 % less drawing time
-            ax.set_title(f"eps = {eps:g}", fontsize=9, y=1.0)
-            ax.set_xlabel("neighbourhood size |S_i|", fontsize=8)
-            ax.set_ylabel("distance to closest record", fontsize=8)
-        for ax in list(axes.flat)[len(eps_list):]:
-            ax.axis("off")
-        fig.subplots_adjust(wspace=0.3, hspace=0.55)     # fixed spacing: tight_layout costs a draw of every panel
+        fig = figure1_figure(result)
         parts.append("<h2>Closest-record distance against neighbourhood size (the paper's Figure 1)</h2>"
-                     f"<img id='plot-figure1' src='data:image/png;base64,{_png(fig)}'>"
+                     f"<img id='plot-figure1' data-xscale='{figure1_xscale(result)}' "
+                     f"src='data:image/png;base64,{_png(fig)}'>"
                      f"<script type='application/json' id='data-figure1'>{json.dumps(figure1_data(result))}</script>")
         plt.close(fig)
-    points = tradeoff_data(result, utility, risk)
-    fig, ax = plt.subplots(figsize=(6, 4.2))
-    for method in dict.fromkeys(p["method"] for p in points):
-        pts = [p for p in points if p["method"] == method and p["utility_loss"] is not None and p["risk"] is not None]
-        ax.plot([p["utility_loss"] for p in pts], [p["risk"] for p in pts], "o-", label=method, ms=4)
-    ax.set_xlabel(f"utility loss ({utility})")
-    ax.set_ylabel(f"risk ({risk})")
-    ax.legend()
-    parts.append(f"<h2>Risk against utility loss, one point per setting</h2>"
-                 f"<img id='plot-tradeoff' src='data:image/png;base64,{_png(fig)}'>"
-                 f"<script type='application/json' id='data-tradeoff'>{json.dumps(points)}</script>")
+    fig = tradeoff_figure(result, utility, risk)
+    parts.append(f"<h2>Risk ({html.escape(risk)}) against utility ({html.escape(utility)}), one point per "
+                 f"setting</h2><img id='plot-tradeoff' src='data:image/png;base64,{_png(fig)}'>"
+                 f"<script type='application/json' id='data-tradeoff'>"
+                 f"{json.dumps(tradeoff_data(result, utility, risk))}</script>")
     plt.close(fig)
-    head = "".join(f"<th>{m} mean</th><th>{m} sd</th>" for m in MEASURES)
-    parts.append("<h2>Every setting (mean and standard deviation over releases)</h2><table id='settings'>"
-                 f"<tr><th>method</th><th>parameter</th><th>value</th><th>reps</th><th>size max</th>"
-                 f"<th>share at k</th>{head}</tr>")
+    parts.append(_settings_table(result))
+    parts.append("</body></html>")
+    _atomic_write(path, lambda fh: fh.write("\n".join(parts)))
 
+
+def _settings_table(result: SweepResult) -> str:
     def cell(v):
         if v is None or (isinstance(v, float) and math.isnan(v)):
             return "<td data-value=''>-</td>"
         return f"<td data-value='{float(v)!r}'>{float(v):.4g}</td>"
+    head = "".join(f"<th>{m} mean</th><th>{m} sd</th>" for m in MEASURES)
+    rows = ["<h2>Every setting (mean and standard deviation over releases)</h2><table id='settings'>"
+            f"<tr><th>method</th><th>parameter</th><th>value</th><th>reps</th><th>size max</th>"
+            f"<th>share at k</th>{head}</tr>"]
     for s in result.settings:
         cells = "".join(cell(s.measures[m][0]) + cell(s.measures[m][1]) for m in MEASURES)
-        parts.append(f"<tr><td>{s.method}</td><td>{s.parameter}</td>{cell(s.value)}<td>{s.reps}</td>"
-                     f"{cell(s.sizes.get('size_max'))}{cell(s.sizes.get('share_at_k'))}{cells}</tr>")
-    parts.append("</table></body></html>")
-    _atomic_write(path, lambda fh: fh.write("\n".join(parts)))
+        rows.append(f"<tr><td>{s.method}</td><td>{s.parameter}</td>{cell(s.value)}<td>{s.reps}</td>"
+                    f"{cell(s.sizes.get('size_max'))}{cell(s.sizes.get('share_at_k'))}{cells}</tr>")
+    return "\n".join(rows) + "</table>"
