@@ -20,10 +20,12 @@ _HOMES = {"neighborhoods": "rwn.api", "perturb": "rwn.api", "donors": "rwn.api",
           "release": "rp.api", "report": "rp.report", "calibrate_p": "rp.calibration",
           "mdav": "evaluation.baselines", "rank_swap": "evaluation.baselines",
           "Evaluation": "evaluation.evaluate", "evaluate": "evaluation.evaluate",
+          "key_variable_risk": "evaluation.key_risk",
           "RWNError": "errors", "new_key": "randomness", "install": "macros"}
 
 __all__ = ["install", "neighborhoods", "perturb", "donors", "row_counts", "RowCounts", "randomize",
-           "audit", "estimates", "release", "query", "calibrate_p", "evaluate", "Evaluation", "rank_swap", "mdav", "RWNSpec",
+           "audit", "estimates", "release", "query", "calibrate_p", "evaluate", "Evaluation", "key_variable_risk",
+           "rank_swap", "mdav", "RWNSpec",
            "RWNError", "new_key", "report", "forget_keys"]
 from .version import __version__
 

@@ -40,6 +40,7 @@ def calls(con, tmp_path):
                                        release=str(path))[0].fetchall(),
         "evaluate": lambda: rwn_sql.evaluate(con, "people", "people", ["age", "income"], order="input"),
         "Evaluation": lambda: rwn_sql.Evaluation,
+        "key_variable_risk": lambda: rwn_sql.key_variable_risk(con, "people", ["sex", "job"]),
         "rank_swap": lambda: rwn_sql.rank_swap(con, "people", ["age"], 10, seed=1).fetchall(),
         "mdav": lambda: rwn_sql.mdav(con, "people", ["age", "income"], 3).fetchall(),
         "RWNSpec": lambda: rwn_sql.RWNSpec(columns=("age",)),
