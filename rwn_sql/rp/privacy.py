@@ -411,10 +411,26 @@ def design_configurations(n: int, t: int, p: float, m: int, drop: float = _DROP_
     i0, j0, p0 = _trinomial(t - r, p, b, drop)           # blocks of size q
     s = ((q + 1) * i1[:, None] + q * i0[None, :]).ravel()
     v = ((q + 1) * j1[:, None] + q * j0[None, :]).ravel()
-    key, inverse = np.unique(s * (n + 1) + v, return_inverse=True)
-    prob = np.bincount(inverse.ravel(), weights=np.outer(p1, p0).ravel())
+    s_sv, v_sv, prob = _sum_by_pair(s, v, np.outer(p1, p0).ravel())
     keep = _significant(prob, drop / 2)
-    return key[keep] // (n + 1), key[keep] % (n + 1), prob[keep]
+    return s_sv[keep], v_sv[keep], prob[keep]
+
+
+def _sum_by_pair(s: np.ndarray, v: np.ndarray, weights: np.ndarray):
+    """The distinct (s, v) pairs in ascending order with the sum of their weights (as
+    np.unique and np.bincount would give). The pairs of a design lie in a small window of
+    the (s, v) plane, so they are counted over that window directly when it is not much
+    larger than the input: no sort."""
+    s0, v0 = int(s.min()), int(v.min())
+    width = int(v.max()) - v0 + 1
+    cells = (int(s.max()) - s0 + 1) * width
+    if cells <= max(4 * len(s), 1 << 16):
+        key = (s - s0) * width + (v - v0)
+        present = np.flatnonzero(np.bincount(key, minlength=cells))
+        prob = np.bincount(key, weights=weights, minlength=cells)[present]
+        return present // width + s0, present % width + v0, prob
+    key, inverse = np.unique(s * (int(v.max()) + 1) + v, return_inverse=True)
+    return key // (int(v.max()) + 1), key % (int(v.max()) + 1), np.bincount(inverse.ravel(), weights=weights)
 
 
 def _hypergeometric_pmf(n: int, c, s, h):
@@ -519,22 +535,58 @@ def block_tails_every_count(n: int, t: int, p: float, m: int, eps: float,
 def design_worst_tail(n: int, t: int, pp: "PrivacyParams") -> float:
     """The smallest of the two exact tails of the design (n, t) over every count c = 1..n
     (for t < n low by at most _DROP_MASS)."""
+    return _design_worst(n, t, pp)[0]
+
+
+def _design_worst(n: int, t: int, pp: "PrivacyParams") -> tuple[float, int]:
+    """design_worst_tail and the count c at which it is reached."""
     if t == n:
         c = np.arange(1, n + 1)
         upper, lower = exact_tails_many(np.full(n, n), c, pp.p, pp.m, pp.eps)
     else:
         upper, lower = block_tails_every_count(n, t, pp.p, pp.m, pp.eps)
         upper, lower = upper[1:], lower[1:]
-    return float(np.minimum(upper, lower).min())
+    tails = np.minimum(upper, lower)
+    at = int(np.argmin(tails))
+    return float(tails[at]), at + 1
 
 
-def _design_passes(n: int, t: int, pp: PrivacyParams) -> bool:
+SCREEN_SLACK = 1e-7     # a design screened out at a few counts is below delta by more than this
+_HINTS = 6              # failing counts remembered for screening
+_SCREEN_COST = 1e5      # design_cost above which a design is screened first (cheaper ones: the full check is as fast)
+
+
+def design_tails_at(n: int, t: int, pp: "PrivacyParams", counts) -> np.ndarray:
+    """The smaller of the two tails of the design (n, t < n) for a value held by each of
+    `counts` records: the tails block_tails_every_count gives at those counts, from the same
+    configurations, through scipy's hypergeometric survival function instead of the walk over
+    every count (its cost is configurations x len(counts), not configurations x n). The two
+    agree to far below SCREEN_SLACK (each leaves out terms below 1e-18 or rounds at 1e-14)."""
+    from scipy.stats import hypergeom      # imported here: only enforcement needs it
+    s, v, w = design_configurations(n, t, pp.p, pp.m)
+    b = (1 - pp.p) / pp.m
+    out = []
+    for c in counts:
+        hi = _above(c * pp.p * (1 + pp.eps) + n * b)
+        lo = _below(c * pp.p * (1 - pp.eps) + n * b)
+        upper = float(w @ hypergeom.sf(hi - v - 1, n, c, s))            # H >= hi - v
+        lower = float(w @ hypergeom.cdf(lo - v, n, c, s))               # H <= lo - v
+        out.append(min(upper, lower))
+    return np.array(out)
+
+
+def _design_passes(n: int, t: int, pp: PrivacyParams, hints: list | None = None) -> bool:
     """Does a group of n records in t blocks pass? Chernoff (the paper's screening test): t
     independent trials at f = 1; it certifies nothing. Exact: the exact tails of the block
     design at EVERY count c = 1..n reach delta (cheap necessary checks first: f = 1 and a
     value held by one record). A design whose exact check would cost more than _DESIGN_WORK
     is not used (the search goes on to fewer blocks, which is never less private a choice
-    to certify: it is certified in the same way)."""
+    to certify: it is certified in the same way).
+
+    `hints`: shares c / n of the counts at which earlier designs failed (added to as designs
+    fail). The design is first screened at those counts (design_tails_at); one screened out
+    is below delta there by more than SCREEN_SLACK, so the full check would fail it too: the
+    answer is the same with or without hints, found sooner."""
     if pp.test == "chernoff":
         return passes(t, t, pp)
     need = pp.delta + cert_margin(n)
@@ -545,7 +597,20 @@ def _design_passes(n: int, t: int, pp: PrivacyParams) -> bool:
             return False
         if design_cost(n, t, pp.p, pp.m) > _DESIGN_WORK:
             return False
-    return design_worst_tail(n, t, pp) >= need
+        if hints is not None and design_cost(n, t, pp.p, pp.m) > _SCREEN_COST:
+            # counts where larger designs failed: usually this one fails there too (a screen
+            # costs a few scipy calls per count, worth it only before a costly full check)
+            counts = sorted({min(n, max(1, round(share * n) + d)) for share in hints for d in (-1, 0, 1)})
+            if counts and design_tails_at(n, t, pp, counts).min() < need - SCREEN_SLACK:
+                return False
+    worst, at = _design_worst(n, t, pp)
+    if hints is not None and worst < need:
+        share = round(at / n, 3)
+        if share in hints:
+            hints.remove(share)
+        hints.append(share)
+        del hints[:-_HINTS]        # the most recent few: where the designs of nearby sizes fail
+    return worst >= need
 
 
 def trials_for_sizes(sizes, pp: PrivacyParams) -> dict[int, int]:
@@ -565,7 +630,7 @@ def trials_for_sizes(sizes, pp: PrivacyParams) -> dict[int, int]:
     0 means no design passes (the caller refuses such data or suppresses those groups)."""
     n_max = chernoff_max_group(pp)        # the exact tails are at most the Chernoff bounds
     at_one = [t for t in range(1, n_max + 1) if passes(t, t, pp)]
-    out = {}
+    out, hints = {}, []
     for n in sorted({int(x) for x in sizes}):
         if pp.test == "chernoff":
             out[n] = next((t for t in reversed(at_one) if t <= n), 0)
@@ -584,7 +649,7 @@ def trials_for_sizes(sizes, pp: PrivacyParams) -> dict[int, int]:
                 failed += 1
                 if candidates and failed == _STOP_AFTER:
                     break
-        out[n] = next((t for t in reversed(candidates) if _design_passes(n, t, pp)), 0)
+        out[n] = next((t for t in reversed(candidates) if _design_passes(n, t, pp, hints)), 0)
     return out
 
 
