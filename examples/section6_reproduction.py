@@ -17,7 +17,7 @@ A query is `COUNT(*) WHERE <one or two public columns = a value present> AND SA 
 fixed seed among those whose true count is at least MIN_COUNT (relative errors of tiny counts
 measure nothing but their noise); its estimate is the sum of the unbiased estimates of the
 personal groups it selects. Run: python examples/section6_reproduction.py [--queries N] [--markdown]
-(about eight minutes on 2 cores, most of it in the enforced releases at small p). The key is
+(about five minutes on 2 cores; docs/guides/paper-experiments.md shows its output). The key is
 fixed so that the numbers are reproducible; a real release uses a secret key (--key-file).
 """
 from __future__ import annotations
