@@ -159,3 +159,50 @@ def test_empty_table():
     for weight in (None, "w"):
         with pytest.raises(rwn_sql.RWNError, match="has no rows"):
             rwn_sql.key_variable_risk(con, "z", ["k"], weight=weight)
+
+
+def _original_and_release(con):
+    rng = random.Random(3)
+    rows = [(rng.choice("FM"), rng.randint(20, 30), rng.gauss(50, 10), rng.choice([1.0, 2.5, 4.0]))
+            for _ in range(60)]
+    con.execute("CREATE TABLE o (sex VARCHAR, age INTEGER, income DOUBLE, w DOUBLE)")
+    con.executemany("INSERT INTO o VALUES (?, ?, ?, ?)", rows)
+    con.execute("CREATE TABLE r AS SELECT sex, age + (rowid % 3 = 0)::INTEGER AS age, income + 1 AS income, w "
+                "FROM o ORDER BY rowid")
+
+
+def test_evaluate_with_keys_is_the_release_key_risk():
+    con = duckdb.connect()
+    _original_and_release(con)
+    plain = rwn_sql.evaluate(con, "o", "r", ["income"], order="input")
+    assert plain.key_risk is None and plain.to_dict()["key_risk"] is None
+    for weight in (None, "w"):
+        ev = rwn_sql.evaluate(con, "o", "r", ["income"], order="input", keys=["sex", "age"], weight=weight)
+        assert ev.key_risk == rwn_sql.key_variable_risk(con, "r", ["sex", "age"], weight=weight)
+        assert ev.key_risk != rwn_sql.key_variable_risk(con, "o", ["sex", "age"], weight=weight)
+        assert ev.to_dict()["key_risk"] == ev.key_risk.to_dict()
+        assert ev.risk == plain.risk and ev.utility == plain.utility
+    with pytest.raises(rwn_sql.RWNError, match="keys: column 'nope' is not in"):
+        rwn_sql.evaluate(con, "o", "r", ["income"], order="input", keys=["sex", "nope"])
+    with pytest.raises(rwn_sql.RWNError, match="give keys="):
+        rwn_sql.evaluate(con, "o", "r", ["income"], order="input", weight="w")
+
+
+def test_evaluate_command_with_keys(tmp_path):
+    import json
+    import subprocess
+    import sys
+    con = duckdb.connect()
+    _original_and_release(con)
+    o, r, out = tmp_path / "o.csv", tmp_path / "r.csv", tmp_path / "m.json"
+    con.execute(f"COPY o TO '{o}' (HEADER)")
+    con.execute(f"COPY (SELECT * FROM r ORDER BY rowid) TO '{r}' (HEADER)")
+    res = subprocess.run([sys.executable, "-m", "rwn_sql.cli", "evaluate", str(o), str(r), "--columns", "income",
+                          "--input-order", "--keys", "sex,age", "--weight", "w", "--json", str(out)],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert "key-variable risk of the release (sex, age; weights w)" in res.stdout
+    assert "sample uniques" in res.stdout
+    measures = json.loads(out.read_text())
+    direct = rwn_sql.key_variable_risk(duckdb.connect(), str(r), ["sex", "age"], weight="w").to_dict()
+    assert measures["key_risk"] == direct

@@ -323,7 +323,8 @@ def cmd_evaluate(args) -> int:
     con = new_connection(args, out and out.folder)
     ev = evaluate(con, args.original, args.released, args.columns, target=args.target,
                   categorical=args.categorical, sdid_k=args.sdid_k, id=args.id, key=read_key(args),
-                  seed=args.seed, order="input" if args.input_order else None)
+                  seed=args.seed, order="input" if args.input_order else None, keys=args.keys,
+                  weight=args.weight)
     u, r = ev.utility, ev.risk
     fmt = lambda v: "-" if v is None else f"{v:.4f}"  # noqa: E731
     print(f"rwn-sql evaluate: {args.released} against {args.original}: {ev.rows} rows, columns {', '.join(ev.columns)}")
@@ -344,10 +345,23 @@ def cmd_evaluate(args) -> int:
     print(f"  record linkage rate                         {fmt(r.linkage_rate)}")
     print(f"  {f'SDID interval risk (k = {args.sdid_k:g})':<44}{fmt(r.sdid)}")
     print(f"  survival of unique records                  {fmt(r.unique_survival)}")
+    if ev.key_risk is not None:
+        _print_key_risk(ev.key_risk)
     if args.json:
         _publish_file(args.json, args.overwrite, ev.to_json)
         print(f"wrote every measure to {args.json}")
     return 0
+
+
+def _print_key_risk(kr) -> None:
+    """The release's key-variable risk, under evaluate's risk measures."""
+    print(f"key-variable risk of the release ({', '.join(kr.keys)}"
+          + (f"; weights {kr.weight}" if kr.weight else "") + f"): {kr.cells} combinations")
+    for v in kr.k_anonymity:
+        print(f"  {f'records in cells of fewer than {v.k}':<44}{v.records} ({v.cells} cells)")
+    print(f"  sample uniques                              {kr.sample_uniques}")
+    print(f"  expected re-identifications                 {kr.expected_reidentifications:.4f} "
+          f"(global risk {kr.global_risk:.4f}, largest {kr.max_individual_risk:.4f})")
 
 
 def _publish_file(target: str, overwrite: bool, write) -> None:

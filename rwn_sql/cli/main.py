@@ -7,7 +7,7 @@
     rwn-sql release INPUT OUTPUT.duckdb --sensitive s --p 0.7 [--public a,b] [--enforce EPS,DELTA] ...
     rwn-sql query RELEASE.duckdb "SELECT sex, COUNT(*) FROM adult WHERE occupation = 'Sales' GROUP BY sex"
     rwn-sql report RELEASE.duckdb -o report.html
-    rwn-sql evaluate ORIGINAL RELEASED --columns a,b,c [--id C | --key-file F | --seed N | --input-order] [--target a] [--json out.json]
+    rwn-sql evaluate ORIGINAL RELEASED --columns a,b,c [--id C | --key-file F | --seed N | --input-order] [--target a] [--keys a,b [--weight w]] [--json out.json]
     rwn-sql tune INPUT --columns a,b,c --eps 0.2:1.2:0.05 [--reps 20] [--rank-swap ...] [--mdav ...]
     rwn-sql rank-swap INPUT OUTPUT --columns a,b --p 15 [--key-file F | --seed N] [--reps N]
     rwn-sql mdav INPUT OUTPUT --columns a,b --k 5

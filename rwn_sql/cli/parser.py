@@ -318,6 +318,11 @@ def _add_evaluate(sub) -> argparse.ArgumentParser:
     pairing.add_argument("--input-order", action="store_true",
                          help="RELEASED was written with --keep-order to a file that records no order (CSV): "
                               "pair by position (never for a keyed release: that understates the risk)")
+    sp.add_argument("--keys", type=column_list, default=None, metavar="K1,K2",
+                    help="key variables (quasi-identifiers), columns of RELEASED: also report their risk in the "
+                         "release (k-anonymity violations, sample uniques, individual risk)")
+    sp.add_argument("--weight", default=None, metavar="COLUMN",
+                    help="with --keys: a column of sampling weights (>= 1) of RELEASED for the individual risk")
     sp.add_argument("--json", default=None, metavar="FILE", help="also write every measure to a JSON file")
     sp.add_argument("--overwrite", action="store_true", help="replace --json if it exists")
     return sp

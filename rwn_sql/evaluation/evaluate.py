@@ -3,6 +3,7 @@
     ev = evaluate(con, "people", "release.parquet", ["Age", "Weight", "Height"], target="Weight")
     ev.utility.corr_mad, ev.risk.linkage_rate
     ev.to_dict(); ev.to_json("evaluation.json")
+    evaluate(..., keys=["sex", "age"]).key_risk      # key-variable risk of the release (key_risk)
 
 Row i of the release must correspond to row i of the original (RWN keeps every row, in input
 order). The measures are those of docs/METHODS.md section 1 ("Measures the paper's experiments
@@ -41,6 +42,7 @@ from ..identifiers import quote_ident
 from ..randomness import key_scope, resolve_key
 from ..rwn.spec import finite_number
 from . import risk, utility
+from .key_risk import KeyRisk, key_variable_risk
 from .risk import Risk
 from .utility import Pair, Utility
 
@@ -65,6 +67,7 @@ class Evaluation:
     risk: Risk
     paired_by: str = "position"            # "position", or the id column
     dropped: int = 0                       # original records without a released record (id pairing)
+    key_risk: KeyRisk | None = None        # the release's key-variable risk (keys=), else None
 
     def to_dict(self) -> dict:
         """Plain dicts, lists, str, int, float and None; NaN and infinities become None."""
@@ -105,7 +108,7 @@ def _plain(value):
 
 def evaluate(con: engine.Connection, original, released, columns, target: str | None = None,
              categorical=(), sdid_k: float = 1.0, id: str | None = None, key: str | None = None,
-             seed: int | None = None, order: str | None = None) -> Evaluation:
+             seed: int | None = None, order: str | None = None, keys=None, weight=None) -> Evaluation:
     """Compare `released` with `original` (each a table/view name, a SQL query, a CSV/Parquet
     path or 'file.duckdb:table') on `columns`.
 
@@ -126,7 +129,9 @@ def evaluate(con: engine.Connection, original, released, columns, target: str | 
     `categorical`: columns among `columns` compared as categories (any type); the others must
     be numeric in both. `target`: a numeric column among `columns` to regress on the other
     numeric columns (OLS, CI overlap, Cook's distance). `sdid_k`: interval half-width in
-    original standard deviations for the SDID risk. Raises RWNError on bad input.
+    original standard deviations for the SDID risk. `keys` (key variables, columns of the release;
+    `weight` its sampling weights): `key_risk` is key_variable_risk(con, released, keys, weight),
+    else None. Raises RWNError on bad input.
     """
     require_duckdb(con, "evaluate")
     columns, categorical, numeric = _check_parameters(columns, categorical, target)
@@ -149,6 +154,7 @@ def evaluate(con: engine.Connection, original, released, columns, target: str | 
             sources.require_columns(src, [id], "id", where=f"the {role} data, {src.label}")
     if id is None:
         _check_pairing(src_r, outputs.recorded_row_order(con, released), by_key, order)
+    key_risk = _release_key_risk(con, released, keys, weight)
     xo, co, n, null_o = _read(con, src_o, "original", numeric, categorical, checked=False)
     xr, cr, n_r = _read(con, src_r, "released", numeric, categorical)
     if n == 0:
@@ -176,8 +182,18 @@ def evaluate(con: engine.Connection, original, released, columns, target: str | 
                        f"({src_o.label}) has {n}: row i of the release must be the release of row i "
                        f"of the original, or pass id= to pair records by an id column")
     original_data = _checked_original(xo, co, n, numeric)
-    return _measures(original_data, xr, cr, src_o.label, src_r.label, columns, numeric, categorical, target,
-                     sdid_k, paired_by=paired_by, dropped=dropped)
+    ev = _measures(original_data, xr, cr, src_o.label, src_r.label, columns, numeric, categorical, target,
+                   sdid_k, paired_by=paired_by, dropped=dropped)
+    return ev if key_risk is None else dataclasses.replace(ev, key_risk=key_risk)
+
+
+def _release_key_risk(con, released, keys, weight) -> KeyRisk | None:
+    """The release's key-variable risk over `keys` (None without keys); weight= needs keys=."""
+    if keys is None:
+        if weight is not None:
+            raise RWNError("weight= (--weight) weighs the key-variable risk: give keys= (--keys) too")
+        return None
+    return key_variable_risk(con, released, keys, weight=weight)
 
 
 KEYED_ORDER = "keyed order"        # Evaluation.paired_by of a release paired by its key
