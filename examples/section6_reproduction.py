@@ -59,7 +59,7 @@ def draw_queries(con, table, sensitive, public, nulls, n, rng):
     """n queries (columns, values, sensitive value) with a true count of at least MIN_COUNT."""
     where = f" WHERE {sensitive} IS NOT NULL" if nulls == "drop" else ""
     cells = con.execute(f"SELECT {', '.join(public)}, CAST({sensitive} AS VARCHAR), count(*) FROM {table}{where} "
-                        f"GROUP BY ALL").fetchall()
+                        f"GROUP BY ALL ORDER BY ALL").fetchall()   # a fixed order: the same queries every run
     keys = np.array([[str(v) for v in r[:-2]] for r in cells], dtype=object)
     values = np.array([r[-2] for r in cells], dtype=object)
     counts = np.array([r[-1] for r in cells])
