@@ -40,7 +40,7 @@ import pyarrow as pa
 import rwn_sql
 import rwn_sql.randomness
 from machine import cpu_name, peak_rss_mb
-from rwn_sql.evaluation import tune
+from rwn_sql.evaluation import tune, tune_report
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "examples" / "data"
@@ -252,7 +252,7 @@ def bench_paper(con, old, reps: int) -> None:
     result = new["rwn"][0]
     result.settings += new["rank_swap"][0].settings + new["mdav"][0].settings
     with tempfile.TemporaryDirectory() as tmp:
-        _, t_report = timed(lambda: tune.report_html(result, Path(tmp) / "report.html"))
+        _, t_report = timed(lambda: tune_report.report_html(result, Path(tmp) / "report.html"))
     before = None
     if old:
         saved = with_old_evaluation(old)

@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from rwn_sql.evaluation import tune
+from rwn_sql.evaluation import tune, tune_report
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "bodyfat_clean.csv"
@@ -43,7 +43,7 @@ def main() -> None:
     out = Path(args.output_dir)
     out.mkdir(exist_ok=True)
     result.to_csv(out / "tune.csv")
-    tune.report_html(result, out / "report.html")
+    tune_report.report_html(result, out / "report.html")
     print(f"\n{len(result.settings)} settings, {args.reps} releases per random setting, "
           f"{time.perf_counter() - start:.0f} s; wrote {out / 'tune.csv'} and {out / 'report.html'}\n")
 

@@ -21,11 +21,14 @@ _HOMES = {"neighborhoods": "rwn.api", "perturb": "rwn.api", "donors": "rwn.api",
           "mdav": "evaluation.baselines", "rank_swap": "evaluation.baselines",
           "Evaluation": "evaluation.evaluate", "evaluate": "evaluation.evaluate",
           "key_variable_risk": "evaluation.key_risk",
+          "attack_risk": "evaluation.attacks",
+          "recommend": "evaluation.recommend",
           "RWNError": "errors", "new_key": "randomness", "install": "macros"}
 
 __all__ = ["install", "neighborhoods", "perturb", "donors", "row_counts", "RowCounts", "randomize",
            "audit", "estimates", "release", "query", "calibrate_p", "evaluate", "Evaluation", "key_variable_risk",
-           "rank_swap", "mdav", "RWNSpec",
+           "attack_risk",
+           "rank_swap", "mdav", "RWNSpec", "recommend",
            "RWNError", "new_key", "report", "forget_keys"]
 from .version import __version__
 

@@ -89,7 +89,7 @@ def test_help_documents_every_option():
     parser = build_parser()
     choices = parser._subparsers._group_actions[0].choices
     assert set(choices) == {"perturb", "neighborhoods", "randomize", "audit", "query", "release", "report", "calibrate",
-                            "evaluate", "tune", "rank-swap", "mdav"}
+                            "evaluate", "tune", "recommend", "rank-swap", "mdav"}
     for name, sub in choices.items():
         for action in sub._actions:
             if action.option_strings and action.dest != "help":

@@ -11,7 +11,7 @@ import pytest
 import rwn_sql
 from conftest import BODYFAT, BODYFAT_COLUMNS
 from rwn_sql import RWNError
-from rwn_sql.evaluation import tune
+from rwn_sql.evaluation import tune, tune_report
 
 COLS = ["Age", "Weight", "Height", "Abdomen", "Chest"]
 
@@ -231,7 +231,7 @@ class _Report(HTMLParser):
 def test_report_numbers_and_plots_equal_the_api(con, bodyfat, tmp_path):
     result = tune.sweep(con, bodyfat, BODYFAT_COLUMNS, [0.25, 0.4, 0.8], reps=2, target="BodyFat", seed=3)
     path = tmp_path / "report.html"
-    tune.report_html(result, path)
+    tune_report.report_html(result, path)
     page = _Report()
     page.feed(path.read_text())
     for plot in ("plot-figure1", "plot-tradeoff"):
@@ -249,7 +249,7 @@ def test_report_numbers_and_plots_equal_the_api(con, bodyfat, tmp_path):
     # with their error bars (the standard deviations over the releases) and labels
     assert [(p["utility_sd"], p["risk_sd"], p["point"]) for p in points] == \
         [(s.measures["corr_mad"][1], s.measures["sdid"][1], f"eps={s.value:g}") for s in result.settings]
-    assert page.attrs["plot-figure1"]["data-xscale"] == tune.figure1_xscale(result) == "log"    # sizes 5 to 200+
+    assert page.attrs["plot-figure1"]["data-xscale"] == tune_report.figure1_xscale(result) == "log"    # sizes 5 to 200+
     # every number of the table
     expected = []
     for s in result.settings:
@@ -345,9 +345,9 @@ def test_baselines_are_checked_before_any_work(con, monkeypatch):
     cases = [(dict(strata=["band"], rank_swap=[10.0]), "rank swapping cannot honour strata \\(band\\)"),
              (dict(strata=["band"], mdav=[3]), "MDAV cannot honour strata"),
              (dict(rank_swap=[0.0]), "p_percent must be in \\(0, 100\\]"),
-             (dict(mdav=[1]), "MDAV's k must be a whole number from 2 to the number of records \\(241\\)"),
-             (dict(mdav=[2.5]), "MDAV's k must be a whole number"),
-             (dict(mdav=[500]), "MDAV's k must be"),
+             (dict(mdav=[1]), "MDAV's k must be >= 2 \\(groups of at least k records"),
+             (dict(mdav=[2.5]), "MDAV's k must be an integer >= 2, got 2.5"),
+             (dict(mdav=[500]), "MDAV's k = 500 is larger than the number of records \\(241\\)"),
              (dict(categorical=["Weight", "Height"], mdav=[3]), "every column is categorical"),
              (dict(mdav=[3], columns=["Weight", "Height", "band"]), "column 'band' has type VARCHAR; MDAV needs")]
     for params, message in cases:
@@ -379,7 +379,7 @@ def test_baselines_leave_categorical_columns_and_say_so(con, tmp_path):
         rwn_sql.rank_swap(con, source, ["Weight", "Height"], 20.0, key=f"{key}#{r}", into="one", replace=True)
         swaps.append(rwn_sql.evaluate(con, source, "one", cols, categorical=["band"]).utility.corr_mad)
     assert result.settings[0].measures["corr_mad"][0] == pytest.approx(np.mean(swaps), rel=1e-12)
-    tune.report_html(result, tmp_path / "report.html")
+    tune_report.report_html(result, tmp_path / "report.html")
     assert f"<p class='note'>Note: {result.notes[0]}.</p>" in (tmp_path / "report.html").read_text()
 
 
@@ -470,7 +470,7 @@ def test_the_tradeoff_plot_labels_every_point_with_error_bars(con, bodyfat):
     deviations (none for MDAV's one release), the axes chosen among the measures."""
     from matplotlib.container import ErrorbarContainer
     result = tune.sweep(con, bodyfat, COLS, [0.2, 0.5], reps=3, seed=2, rank_swap=[10.0], mdav=[3, 8])
-    fig = tune.tradeoff_figure(result, utility="ks_max", risk="linkage_rate")
+    fig = tune_report.tradeoff_figure(result, utility="ks_max", risk="linkage_rate")
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.texts] == ["eps=0.2", "eps=0.5", "P=10", "k=3", "k=8"]
     assert [tuple(t.xy) for t in ax.texts] == [(s.measures["ks_max"][0], s.measures["linkage_rate"][0])
@@ -484,11 +484,11 @@ def test_the_tradeoff_plot_labels_every_point_with_error_bars(con, bodyfat):
     assert half_widths == pytest.approx([s.measures["ks_max"][1] for s in result.settings[:2]], rel=1e-9)
     assert half_heights == pytest.approx([s.measures["linkage_rate"][1] for s in result.settings[:2]], rel=1e-9)
     assert ax.get_xlabel() == "utility loss: ks_max" and ax.get_ylabel() == "risk: linkage_rate"
-    points = tune.tradeoff_data(result, "ks_max", "linkage_rate")
+    points = tune_report.tradeoff_data(result, "ks_max", "linkage_rate")
     assert points[0]["point"] == "eps=0.2" and points[0]["risk_sd"] == result.settings[0].measures["linkage_rate"][1]
     assert points[-1]["utility_sd"] is None                   # MDAV: one release
     with pytest.raises(RWNError, match="'sdid' is not a utility measure"):
-        tune.tradeoff_figure(result, utility="sdid", risk="sdid")
+        tune_report.tradeoff_figure(result, utility="sdid", risk="sdid")
     import matplotlib.pyplot as plt
     plt.close(fig)
 
@@ -496,11 +496,51 @@ def test_the_tradeoff_plot_labels_every_point_with_error_bars(con, bodyfat):
 def test_figure1_is_on_a_log_axis_when_the_sizes_span_a_decade():
     def result(sizes):
         return tune.SweepResult("s", ["a"], 5, 1.0, [], {0.1: {"size": sizes, "dcr": [0.1] * len(sizes)}})
-    assert tune.figure1_xscale(result([5, 6, 50])) == "linear"       # 50 = 10 x 5: not more than a decade
-    assert tune.figure1_xscale(result([5, 6, 51])) == "log"
-    assert tune.figure1_xscale(result([0, 3, 10])) == "linear"
-    assert tune.figure1_xscale(result([0, 3, 11])) == "symlog"
-    fig = tune.figure1_figure(result([5, 6, 51]))
+    assert tune_report.figure1_xscale(result([5, 6, 50])) == "linear"       # 50 = 10 x 5: not more than a decade
+    assert tune_report.figure1_xscale(result([5, 6, 51])) == "log"
+    assert tune_report.figure1_xscale(result([0, 3, 10])) == "linear"
+    assert tune_report.figure1_xscale(result([0, 3, 11])) == "symlog"
+    fig = tune_report.figure1_figure(result([5, 6, 51]))
     assert fig.axes[0].get_xscale() == "log"
     import matplotlib.pyplot as plt
     plt.close(fig)
+
+
+def test_the_summary_names_the_pareto_frontier_and_who_beats_the_rest():
+    """summary_lines (the report's first section, printed by the CLI): every setting once, the
+    frontier = the settings no other is at least as good as on both axes and better on one
+    (checked by brute force over constructed settings, with a higher-is-safer risk too), and
+    each other setting named with one of the frontier that beats it."""
+    import itertools
+    import re
+    rng = np.random.default_rng(5)
+
+    def setting(i, risk, loss):
+        return tune.Setting("rwn", "eps", i / 10, 3, {"sdid": (risk, 0.01), "linkage_rate": (risk / 2, 0.0),
+                                                    "dcr_mean": (1 - risk, 0.0), "corr_mad": (loss, 0.001)})
+    for trial in range(20):
+        vals = rng.integers(0, 4, size=(7, 2)) / 4          # ties on purpose
+        settings = [setting(i, float(r), float(u)) for i, (r, u) in enumerate(vals)]
+        result = tune.SweepResult(source="x", columns=["a"], k=5, q=1.0, settings=settings, figure1={})
+        for risk, sign in (("sdid", 1), ("dcr_mean", -1)):
+            lines = tune_report.summary_lines(result, utility="corr_mad", risk=risk)
+            key = [(sign * s.measures[risk][0], s.measures["corr_mad"][0]) for s in settings]
+            dominated = {i for i, j in itertools.permutations(range(7), 2)
+                         if key[j][0] <= key[i][0] and key[j][1] <= key[i][1] and key[j] != key[i]}
+            frontier_line = next(x for x in lines if x.startswith("no other setting"))
+            named = frontier_line.split(" than: ")[1].removesuffix(" (the Pareto frontier)").split("; ")
+            assert named == [settings[i].label() for i in range(7) if i not in dominated]
+            beaten = [m.group(1) for m in map(re.compile(r"^  (.+?): (.+?) is (safer|as safe)").match, lines) if m]
+            assert beaten == [settings[i].label() for i in range(7) if i in dominated]
+            assert sum(x.startswith(f"  {s.label()}: {risk}") for s in settings for x in lines) == 7
+
+
+def test_the_report_says_what_the_sweep_shows(tmp_path, capsys):
+    from rwn_sql.cli.main import main
+    code = main(["tune", str(BODYFAT), "--columns", ",".join(COLS), "--eps", "0,0.3", "--reps", "2", "--seed", "1",
+                 "--rank-swap", "10", "--risk", "linkage_rate", "--output-dir", str(tmp_path / "t")])
+    assert code == 0
+    page = (tmp_path / "t" / "report.html").read_text()
+    summary = page.split("<pre id='summary'>")[1].split("</pre>")[0]
+    assert summary.startswith("3 settings; risk linkage_rate (lower is safer)") and "(the Pareto frontier)" in summary
+    assert "safest linkage_rate: " in summary and "best corr_mad: " in summary and "rank_swap P=10: linkage_rate" in summary

@@ -324,7 +324,8 @@ def cmd_evaluate(args) -> int:
     ev = evaluate(con, args.original, args.released, args.columns, target=args.target,
                   categorical=args.categorical, sdid_k=args.sdid_k, id=args.id, key=read_key(args),
                   seed=args.seed, order="input" if args.input_order else None, keys=args.keys,
-                  weight=args.weight)
+                  weight=args.weight, attacks=args.attacks, control=args.control, secret=args.secret,
+                  attack_seed=args.attack_seed)
     u, r = ev.utility, ev.risk
     fmt = lambda v: "-" if v is None else f"{v:.4f}"  # noqa: E731
     print(f"rwn-sql evaluate: {args.released} against {args.original}: {ev.rows} rows, columns {', '.join(ev.columns)}")
@@ -347,6 +348,8 @@ def cmd_evaluate(args) -> int:
     print(f"  survival of unique records                  {fmt(r.unique_survival)}")
     if ev.key_risk is not None:
         _print_key_risk(ev.key_risk)
+    if ev.attacks is not None:
+        _print_attacks(ev.attacks)
     if args.json:
         _publish_file(args.json, args.overwrite, ev.to_json)
         print(f"wrote every measure to {args.json}")
@@ -354,14 +357,21 @@ def cmd_evaluate(args) -> int:
 
 
 def _print_key_risk(kr) -> None:
-    """The release's key-variable risk, under evaluate's risk measures."""
-    print(f"key-variable risk of the release ({', '.join(kr.keys)}"
-          + (f"; weights {kr.weight}" if kr.weight else "") + f"): {kr.cells} combinations")
-    for v in kr.k_anonymity:
-        print(f"  {f'records in cells of fewer than {v.k}':<44}{v.records} ({v.cells} cells)")
-    print(f"  sample uniques                              {kr.sample_uniques}")
-    print(f"  expected re-identifications                 {kr.expected_reidentifications:.4f} "
-          f"(global risk {kr.global_risk:.4f}, largest {kr.max_individual_risk:.4f})")
+    """The release's key-variable risk, under evaluate's risk measures (the audit prints it alike)."""
+    print(kr.describe("the release"))
+
+
+def _print_attacks(ar) -> None:
+    """The attacks' risks (Anonymeter's design), under evaluate's risk measures."""
+    print(f"attacks against {ar.control_rows} control records ({ar.control}; risk [95% CI], "
+          f"success on original / control / random-guess baseline)")
+    for name, res in (("singling out (multivariate)", ar.singling_out), ("linkability", ar.linkability),
+                      (f"inference of {ar.secret}", ar.inference)):
+        if res is None:
+            print(f"  {name:<44}- (needs at least 2 columns)")
+            continue
+        print(f"  {name:<44}{res.risk:.4f} [{res.ci[0]:.4f}, {res.ci[1]:.4f}]; "
+              f"{res.attack_rate:.3f} / {res.control_rate:.3f} / {res.baseline_rate:.3f} of {res.n_attacks}")
 
 
 def _publish_file(target: str, overwrite: bool, write) -> None:
@@ -373,7 +383,7 @@ def _publish_file(target: str, overwrite: bool, write) -> None:
 
 
 def cmd_tune(args) -> int:
-    from ..evaluation import tune
+    from ..evaluation import tune, tune_report
     eps = tune.parse_grid(args.eps)          # grids, axes, key and outputs are checked before any work
     swaps = tune.parse_grid(args.rank_swap) if args.rank_swap else ()
     mdav = tune.parse_grid(args.mdav) if args.mdav else ()        # whole numbers: sweep checks them
@@ -392,10 +402,9 @@ def cmd_tune(args) -> int:
     saved = [0]      # the number of settings in tune.csv
 
     def save(result) -> None:
-        """After every setting: tune.csv holds the settings done, so a later failure keeps them."""
+        """After every setting: tune.csv holds the settings done, so a later failure keeps them
+        (published again each time: files.published names it once)."""
         _publish_file(csv_path, True, result.to_csv)
-        while files.published.count(csv_path) > 1:      # a signal's report names each file once
-            files.published.remove(csv_path)
         saved[0] = len(result.settings)
     try:
         with tune.ProgressBar(sys.stderr, redraw=tty) as bar:
@@ -413,10 +422,71 @@ def cmd_tune(args) -> int:
         log(f"rwn-sql tune: note: {note}")
     print(f"wrote {csv_path}")      # after every setting (save): a sweep has at least one
     if not args.no_report:
-        _publish_file(html_path, True, lambda path: tune.report_html(result, path, utility=args.utility,
+        _publish_file(html_path, True, lambda path: tune_report.report_html(result, path, utility=args.utility,
                                                                      risk=args.risk))
         print(f"wrote {html_path}")
     return 0
+
+
+RWN_ONLY = ("columns", "target", "categorical", "strata", "control", "holdout", "secret")
+RP_ONLY = ("sensitive", "epsilon", "delta", "public", "domain_file", "p_from", "l_diversity", "max_top_share")
+
+
+def cmd_recommend(args) -> int:
+    """rwn-sql recommend: rwn_sql.evaluation.recommend (RWN) or rwn_sql.rp.recommend (p)."""
+    method = args.method or ("rp" if args.sensitive is not None else "rwn" if args.columns else None)
+    if method is None:
+        raise RWNError("give --columns (RWN: recommend k, eps and q) or --sensitive (reconstruction privacy: "
+                       "recommend the retention p)")
+    given = [o for o in (RP_ONLY if method == "rwn" else RWN_ONLY) if getattr(args, o) not in (None, [])]
+    if given:
+        raise RWNError(f"--{given[0].replace('_', '-')} is an option of the "
+                       f"{'reconstruction-privacy' if method == 'rwn' else 'RWN'} recommendation, not of {method}'s")
+    from ..evaluation import recommend
+    if method == "rp":
+        for option in ("epsilon", "delta"):
+            if getattr(args, option) is None:
+                raise RWNError(f"--{option} is required for the reconstruction-privacy recommendation")
+        if args.seed is not None:
+            raise RWNError("--seed: the release command reads its key from a file; give --key-file (the key is "
+                           "not read here)")
+        paths = {name: value for name, value in (("output", args.output), ("key_file", args.key_file)) if value}
+        rec = recommend.recommend(new_connection(args), args.input, args.sensitive, args.epsilon, args.delta,
+                                  method="rp", public=args.public, domain=args.domain_file,
+                                  l_diversity=args.l_diversity, max_top_share=args.max_top_share,
+                                  **(args.p_from or {}), **paths)
+    else:
+        rec = _recommend_rwn(args, new_connection(args), read_key(args), recommend)
+    print(json.dumps(rec.to_dict(), indent=2, allow_nan=False) if args.json else rec.summary())
+    return 0
+
+
+def _recommend_rwn(args, con, key, recommend):
+    from ..evaluation import tune
+    if not args.columns:
+        raise RWNError("--columns is required for the RWN recommendation")
+    grids = {name: tune.parse_grid(getattr(args, name)) for name in ("k", "eps", "q")}
+    targets = {name: getattr(args, f"target_{name}") for name in (*recommend.TARGETS, *recommend.ATTACK_TARGETS)
+               if getattr(args, f"target_{name}") is not None}
+    if not targets:
+        raise RWNError("give at least one risk target: --max-linkage, --max-sdid, --max-unique-survival, --min-dcr, "
+                       "--max-singling-out, --max-linkability or --max-inference")
+    tty = sys.stderr.isatty()
+    if tty:     # our bar replaces DuckDB's, which would draw over it
+        con.execute("SET enable_progress_bar = false").fetchall()
+    with tune.ProgressBar(sys.stderr, redraw=tty) as bar:
+        rec = recommend.recommend_rwn(con, args.input, args.columns, targets, **grids, utility=args.utility,
+                                      reps=args.reps, margin=args.margin, scale=args.scale,
+                                      categorical=args.categorical, strata=args.strata, target=args.target,
+                                      key=key, seed=args.seed, key_file=args.key_file,
+                                      output=args.output or "release.parquet",
+                                      progress=bar if tty or args.progress else None, control=args.control,
+                                      holdout=args.holdout, secret=args.secret)
+    if args.na_values:      # the command reads the input as this run did
+        import dataclasses
+        import shlex
+        rec = dataclasses.replace(rec, command=f"{rec.command} --na-values {shlex.quote(','.join(args.na_values))}")
+    return rec
 
 
 def cmd_baseline(args) -> int:
@@ -445,4 +515,4 @@ def log(message: str) -> None:
 COMMANDS = {"perturb": cmd_perturb, "neighborhoods": cmd_neighborhoods, "randomize": cmd_randomize,
             "audit": cmd_audit, "query": cmd_query, "release": cmd_release, "report": cmd_report,
             "calibrate": cmd_calibrate, "evaluate": cmd_evaluate,
-            "tune": cmd_tune, "rank-swap": cmd_baseline, "mdav": cmd_baseline}
+            "tune": cmd_tune, "recommend": cmd_recommend, "rank-swap": cmd_baseline, "mdav": cmd_baseline}

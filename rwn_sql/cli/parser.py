@@ -323,6 +323,17 @@ def _add_evaluate(sub) -> argparse.ArgumentParser:
                          "release (k-anonymity violations, sample uniques, individual risk)")
     sp.add_argument("--weight", default=None, metavar="COLUMN",
                     help="with --keys: a column of sampling weights (>= 1) of RELEASED for the individual risk")
+    sp.add_argument("--attacks", action="store_true",
+                    help="also run Anonymeter's singling-out, linkability and inference attacks against the "
+                         "release and against --control records: risk with a confidence interval")
+    sp.add_argument("--control", default=None, metavar="SOURCE",
+                    help="with --attacks: records of the same population held out of the release (table, "
+                         "query, CSV/Parquet file)")
+    sp.add_argument("--secret", default=None, metavar="COLUMN",
+                    help="with --attacks: the column the inference attack guesses from the other --columns "
+                         "(default: the last of --columns)")
+    sp.add_argument("--attack-seed", type=int, default=None, metavar="N",
+                    help="with --attacks: seed of the attacks' random draws (default: fresh ones each run)")
     sp.add_argument("--json", default=None, metavar="FILE", help="also write every measure to a JSON file")
     sp.add_argument("--overwrite", action="store_true", help="replace --json if it exists")
     return sp
@@ -375,6 +386,95 @@ def _add_tune(sub) -> argparse.ArgumentParser:
 # kind; the parser does not import it, and tests/test_tune.py checks that these are its names)
 TUNE_RISK = "dcr_mean, linkage_rate, sdid or unique_survival"
 TUNE_UTILITY = "corr_mad, pca_loading_mad, ks_max, ols_ci_overlap or ols_r2"
+
+
+def _add_recommend_attacks(sp) -> None:
+    """recommend's attack-risk targets and their control (rwn_sql.evaluation.recommend)."""
+    for option, dest, what in (("--max-singling-out", "singling_out", "singling out"),
+                               ("--max-linkability", "linkability", "linkability"),
+                               ("--max-inference", "inference", "inference (of --secret)")):
+        sp.add_argument(option, dest=f"target_{dest}", type=float, default=None, metavar="X",
+                        help=f"RWN attack target: the {what} attack's risk at most X, by the upper end of its "
+                             f"95%% confidence interval (needs --key-file or --seed)")
+    sp.add_argument("--control", default=None, metavar="SOURCE",
+                    help="RWN, attack targets: records of the same population held out of INPUT, the attacks' "
+                         "control (default: --holdout)")
+    sp.add_argument("--holdout", type=float, default=None, metavar="FRACTION",
+                    help="RWN, attack targets: hold this share of INPUT out as the attacks' control, chosen by "
+                         "the keyed hash (default 0.2); the printed command still releases every record")
+    sp.add_argument("--secret", default=None, metavar="COLUMN",
+                    help="RWN, --max-inference: the column the inference attack guesses (default: the last of "
+                         "--columns)")
+
+
+def _add_recommend(sub) -> argparse.ArgumentParser:
+    sp = sub.add_parser("recommend", help="recommend a release setting that meets risk targets, with its command",
+                        description="RWN (--columns): sweep every (k, eps, q) of the grids (--reps releases each, "
+                                    "as tune does), keep the settings whose risks meet every target by the rule "
+                                    "mean + --margin standard deviations of one release (mean - for --min-dcr), and "
+                                    "recommend the one with the best --utility; with --key-file or --seed the release "
+                                    "the printed command writes is evaluated too and must meet the targets itself. "
+                                    "Attack targets (--max-singling-out, --max-linkability, --max-inference; need a "
+                                    "key) are met by the upper end of the attack's confidence interval, measured for "
+                                    "those settings, best first, on the release of the records not held out "
+                                    "(--holdout, default 0.2, or --control). "
+                                    "Prints the setting, the Pareto frontier and the exact 'rwn-sql perturb' command "
+                                    "(the key by its file, never the key). Reconstruction privacy (--sensitive): the "
+                                    "largest retention p meeting (--epsilon, --delta) and the 'rwn-sql release' "
+                                    "command. When nothing meets the targets: exit 2, naming the nearest achievable "
+                                    "targets.")
+    sp.add_argument("input", metavar="INPUT")
+    sp.add_argument("--method", choices=("rwn", "rp"), default=None,
+                    help="rwn or rp (reconstruction privacy); default: rwn with --columns, rp with --sensitive")
+    sp.add_argument("--columns", type=column_list, default=None, metavar="A,B,C",
+                    help="RWN: distance and perturbed columns (as for perturb)")
+    for name, default, what in (("k", "3,5,10", "k"), ("eps", "0,0.1,0.2,0.3", "eps"), ("q", "0.5,1", "q")):
+        sp.add_argument(f"--{name}", default=default, metavar="V1,V2 | START:STOP:STEP",
+                        help=f"RWN: the {what} grid (default {default})")
+    for option, dest, what in (("--max-linkage", "linkage_rate", "at most this share of released records linked "
+                                "to their own source by nearest neighbour (linkage_rate)"),
+                               ("--max-sdid", "sdid", "at most this share of records within one sd interval of "
+                                "their release (sdid)"),
+                               ("--max-unique-survival", "unique_survival", "at most this share of the unique "
+                                "records repeated by a released record (unique_survival)"),
+                               ("--min-dcr", "dcr_mean", "at least this mean distance (scaled) to the closest "
+                                "released record (dcr_mean)")):
+        sp.add_argument(option, dest=f"target_{dest}", type=float, default=None, metavar="X",
+                        help=f"RWN target: {what}")
+    _add_recommend_attacks(sp)
+    sp.add_argument("--utility", default="corr_mad", metavar="MEASURE",
+                    help="RWN: the utility to optimise: corr_mad, pca_loading_mad, ks_max or ols_ci_overlap "
+                         "(default corr_mad; ols_ci_overlap needs --target)")
+    sp.add_argument("--target", default=None, help="RWN: numeric column for the OLS measures")
+    sp.add_argument("--reps", type=int, default=10, help="RWN: releases per setting (default 10, at least 2)")
+    sp.add_argument("--margin", type=float, default=2.0,
+                    help="RWN: standard deviations of one release the mean must stay within a target by (default 2)")
+    sp.add_argument("--scale", choices=SCALES, default="minmax", help="RWN: scaling (default minmax)")
+    sp.add_argument("--categorical", type=column_list, default=[], metavar="C1,C2",
+                    help="RWN: columns among --columns with mismatch distance")
+    sp.add_argument("--strata", type=column_list, default=[], metavar="S1,S2",
+                    help="RWN: columns that neighbours must match exactly; they pass through unperturbed")
+    sp.add_argument("--output", default=None, metavar="OUTPUT",
+                    help="the OUTPUT of the printed command (default release.parquet; for rp its release "
+                         "database); nothing is written")
+    sp.add_argument("--progress", action="store_true",
+                    help="RWN: progress lines on stderr even when it is not a terminal (on a terminal: a bar)")
+    sp.add_argument("--sensitive", default=None, help="reconstruction privacy: the sensitive attribute")
+    sp.add_argument("--epsilon", type=float, default=None, help="reconstruction privacy: relative error eps")
+    sp.add_argument("--delta", type=float, default=None, help="reconstruction privacy: tail probability delta")
+    sp.add_argument("--public", type=column_list, default=None, metavar="A,B,C",
+                    help="reconstruction privacy: public attributes (default: every other column)")
+    sp.add_argument("--domain-file", default=None, metavar="F",
+                    help="reconstruction privacy: the sensitive attribute's domain, one value per line")
+    sp.add_argument("--p-from", type=_budget, default=None, metavar="rho:R1,R2|ldp:L",
+                    help="reconstruction privacy: also bound p by rho1-to-rho2 privacy or lambda-local DP")
+    sp.add_argument("--l-diversity", type=int, default=None, metavar="L",
+                    help="reconstruction privacy: the audit's l-diversity rule (default 2; 1 turns it off)")
+    sp.add_argument("--max-top-share", type=float, default=None, metavar="S",
+                    help="reconstruction privacy: the audit's limit on a group's most frequent value")
+    sp.add_argument("--json", action="store_true", help="print the recommendation as one JSON object")
+    _add_key_options(sp)
+    return sp
 
 
 def _add_rank_swap(sub) -> argparse.ArgumentParser:
@@ -451,6 +551,10 @@ COMMAND_TABLE = (
         f"rwn-sql tune {BODYFAT} --columns Age,Weight,Height --eps 0.2:1.2:0.1 --reps 5",
         f"rwn-sql tune {BODYFAT} --columns Age,Weight,Height,Abdomen --eps 0.1,0.2,0.4,0.8 --reps 5 "
         "--rank-swap 10,30 --mdav 3,6 --risk linkage_rate --utility ks_max --output-dir tune_out --seed 1")),
+    Command("recommend", _add_recommend, True, True, (
+        f"rwn-sql recommend {BODYFAT} --columns Age,Weight,Height --max-linkage 0.1 --max-sdid 0.9 "
+        "--key-file secret.key",
+        f"rwn-sql recommend {ADULT} --sensitive occupation --public sex,race --epsilon 0.5 --delta 0.1")),
     Command("rank-swap", _add_rank_swap, True, True, (
         f"rwn-sql rank-swap {BODYFAT} swapped.csv --columns Age,Weight,Height --p 15 --key-file secret.key",)),
     Command("mdav", _add_mdav, True, True, (

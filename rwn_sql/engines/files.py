@@ -36,7 +36,19 @@ _making: dict[str, tuple[str, str]] = {}
 _guard = threading.RLock()
 _ending = False
 NOT_PUBLISHED = "the run is ending (interrupted); the output was not published"
-published: list[str] = []                       # outputs this process has completed
+
+
+class Outputs(list):
+    """The outputs this process has completed, in the order first published, each named once
+    (what a signal's report lists): publishing a target again (tune rewrites tune.csv after
+    every setting) replaces the file and keeps its one entry."""
+
+    def add(self, target: str) -> None:
+        if target not in self:
+            self.append(target)
+
+
+published = Outputs()
 atexit.register(lambda: remove_private_dirs())
 
 
@@ -208,7 +220,7 @@ def publish(tmp: str, target: str, overwrite: bool) -> None:
 def _publish(tmp: str, target: str, overwrite: bool) -> None:
     if overwrite:
         os.replace(tmp, target)
-        published.append(target)
+        published.add(target)
         return
     try:
         os.link(tmp, target)
@@ -223,7 +235,7 @@ def _publish(tmp: str, target: str, overwrite: bool) -> None:
         os.replace(tmp, target)
     else:
         os.unlink(tmp)
-    published.append(target)
+    published.add(target)
 
 
 def publish_folder(tmp: str, path: str, scratch: str) -> None:
@@ -237,11 +249,11 @@ def publish_folder(tmp: str, path: str, scratch: str) -> None:
             old = os.path.join(scratch, "replaced")
             os.replace(path, old)
             os.replace(tmp, path)
-            published.append(path)
+            published.add(path)
             shutil.rmtree(old) if os.path.isdir(old) else os.remove(old)
         else:
             os.replace(tmp, path)
-            published.append(path)
+            published.add(path)
 
 
 def output_folder(target: str) -> str:

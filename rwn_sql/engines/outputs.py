@@ -329,7 +329,7 @@ def _create_and_commit(con, statements: list[str], label: str) -> int:
             if files._ending:
                 raise RWNError(files.NOT_PUBLISHED)
             con.execute("COMMIT").fetchall()
-            files.published.append(label)
+            files.published.add(label)
     return _in_transaction(con, statements, commit)
 
 

@@ -35,8 +35,8 @@ from ..identifiers import quote_ident, quote_literal
 from ..randomness import bits_sql, hash_sql, key_scope, resolve_key
 from ..rwn.spec import MAX_COUNT, RESERVED_PREFIX, check_scale, finite_number
 
-__all__ = ["mdav", "mdav_groups", "mdav_labels", "mdav_statement", "rank_swap", "rank_swap_donors",
-           "rank_swap_pairs", "rank_swap_statement", "rank_swap_statements"]
+__all__ = ["check_mdav_inputs", "check_rank_swap_inputs", "mdav", "mdav_groups", "mdav_labels", "mdav_statement",
+           "rank_swap", "rank_swap_donors", "rank_swap_pairs", "rank_swap_statement", "rank_swap_statements"]
 
 RANK_SWAP_PURPOSE = "rwn.rank_swap"
 RID = quote_ident("__rwn_rid")
@@ -350,9 +350,11 @@ def _rank_swap_plan(con, source, columns, p_percent, key: str, reps: int | None 
     return src, columns, n, fp, donors_of(p_percent)
 
 
-def _rank_swap_plans(con, source, columns, p_values, key: str, reps: int | None = None):
-    """_rank_swap_plan for several P from one query (the ranks and draws do not depend on P):
-    (src, columns, n, fingerprint, donors_of), donors_of(P) giving the donors for that P."""
+def check_rank_swap_inputs(con, source, columns, p_values, reps: int | None = None):
+    """Rank swapping's inputs checked, before any draw (RWNError): the columns (named once,
+    ordered types: numeric, date/time or ENUM; a value in every record), every P in (0, 100],
+    `reps` (None or 1.., no column named 'replicate' then) and at least one record. Returns
+    (src, columns, n, reps). rank_swap and tune.sweep check with it."""
     columns = _column_list(columns)
     for p in p_values:
         _swap_percent(p)
@@ -363,7 +365,13 @@ def _rank_swap_plans(con, source, columns, p_values, key: str, reps: int | None 
     if reps is not None and any(name.lower() == "replicate" for name in src.names):
         raise RWNError(f"{src.label} has a column named 'replicate'; with reps= the release numbers its "
                        f"replicates in a column of that name: rename it")
-    n = _check_values(con, src, columns, "rank swapping", finite=False)
+    return src, columns, _check_values(con, src, columns, "rank swapping", finite=False), reps
+
+
+def _rank_swap_plans(con, source, columns, p_values, key: str, reps: int | None = None):
+    """_rank_swap_plan for several P from one query (the ranks and draws do not depend on P):
+    (src, columns, n, fingerprint, donors_of), donors_of(P) giving the donors for that P."""
+    src, columns, n, reps = check_rank_swap_inputs(con, source, columns, p_values, reps)
     be = duckdb_backend.DuckDBBackend(con)
     with key_scope(be, lasting=False):     # the key serves this one query
         key_sql = be.key_sql(key)
@@ -581,18 +589,29 @@ def _scaled(X: np.ndarray, scale: str) -> np.ndarray:
     return np.where(sd > 0, (X - mean) / np.where(sd > 0, sd, 1.0), 0.0)
 
 
-def _mdav_plan(con, source, columns, k, scale):
+def check_mdav_inputs(con, source, columns, group_sizes, scale: str, name: str = "k"):
+    """MDAV's inputs checked, before any grouping (RWNError): the columns (named once, numeric,
+    without NULL, NaN or infinite values), `scale`, and every group size of `group_sizes` an
+    integer from 2 to the number of records (`name`: how the messages call it). Returns
+    (src, columns, n). mdav and tune.sweep (name "MDAV's k") check with it."""
     columns = _column_list(columns)
     check_scale(scale)
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise RWNError(f"k must be an integer >= 2, got {k!r}")
-    if not 2 <= k <= MAX_COUNT:
-        raise RWNError(f"k must be >= 2 (groups of at least k records; at most {MAX_COUNT}), got {k}")
+    for k in group_sizes:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+            raise RWNError(f"{name} must be an integer >= 2, got {k!r}")
+        if not 2 <= k <= MAX_COUNT:
+            raise RWNError(f"{name} must be >= 2 (groups of at least k records; at most {MAX_COUNT}), got {k}")
     src = _resolve(con, source, columns, "MDAV", lambda t: bool(engine.NUMERIC_TYPES.match(t)),
                    "a numeric column")
     n = _check_values(con, src, columns, "MDAV", finite=True)
-    if k > n:
-        raise RWNError(f"k = {k} is larger than the number of records ({n}) in {src.label}")
+    for k in group_sizes:
+        if k > n:
+            raise RWNError(f"{name} = {k} is larger than the number of records ({n}) in {src.label}")
+    return src, columns, n
+
+
+def _mdav_plan(con, source, columns, k, scale):
+    src, columns, n = check_mdav_inputs(con, source, columns, [k], scale)
     values = ", ".join(f"CAST({quote_ident(c)} AS DOUBLE) AS x_{i}" for i, c in enumerate(columns))
     text = (f"WITH {_staged(src)}\nSELECT {RID} AS rid, {values}, {_fingerprint(columns)} OVER () AS fp\n"
             f"FROM staged ORDER BY {RID}")

@@ -4,6 +4,7 @@
     ev.utility.corr_mad, ev.risk.linkage_rate
     ev.to_dict(); ev.to_json("evaluation.json")
     evaluate(..., keys=["sex", "age"]).key_risk      # key-variable risk of the release (key_risk)
+    evaluate(..., attacks=True, control="held_out", secret="Weight").attacks   # attacks.attack_risk
 
 Row i of the release must correspond to row i of the original (RWN keeps every row, in input
 order). The measures are those of docs/METHODS.md section 1 ("Measures the paper's experiments
@@ -42,6 +43,7 @@ from ..identifiers import quote_ident
 from ..randomness import key_scope, resolve_key
 from ..rwn.spec import finite_number
 from . import risk, utility
+from .attacks import AttackRisk, attack_risk
 from .key_risk import KeyRisk, key_variable_risk
 from .risk import Risk
 from .utility import Pair, Utility
@@ -68,6 +70,7 @@ class Evaluation:
     paired_by: str = "position"            # "position", or the id column
     dropped: int = 0                       # original records without a released record (id pairing)
     key_risk: KeyRisk | None = None        # the release's key-variable risk (keys=), else None
+    attacks: AttackRisk | None = None      # singling out, linkability, inference (attacks=True), else None
 
     def to_dict(self) -> dict:
         """Plain dicts, lists, str, int, float and None; NaN and infinities become None."""
@@ -108,7 +111,8 @@ def _plain(value):
 
 def evaluate(con: engine.Connection, original, released, columns, target: str | None = None,
              categorical=(), sdid_k: float = 1.0, id: str | None = None, key: str | None = None,
-             seed: int | None = None, order: str | None = None, keys=None, weight=None) -> Evaluation:
+             seed: int | None = None, order: str | None = None, keys=None, weight=None, attacks: bool = False,
+             control=None, secret: str | None = None, attack_seed: int | None = None) -> Evaluation:
     """Compare `released` with `original` (each a table/view name, a SQL query, a CSV/Parquet
     path or 'file.duckdb:table') on `columns`.
 
@@ -131,30 +135,27 @@ def evaluate(con: engine.Connection, original, released, columns, target: str | 
     numeric columns (OLS, CI overlap, Cook's distance). `sdid_k`: interval half-width in
     original standard deviations for the SDID risk. `keys` (key variables, columns of the release;
     `weight` its sampling weights): `key_risk` is key_variable_risk(con, released, keys, weight),
-    else None. Raises RWNError on bad input.
+    else None. `attacks=True` (with `control`, records of the same population held out of the
+    release): `attacks` is attack_risk(con, original, released, control, columns, secret,
+    categorical, seed=attack_seed) (rwn_sql.evaluation.attacks: singling out, linkability,
+    inference; no pairing needed; the other attack parameters at their defaults), else None.
+    Raises RWNError on bad input.
     """
     require_duckdb(con, "evaluate")
     columns, categorical, numeric = _check_parameters(columns, categorical, target)
     sdid_k = _check_sdid_k(sdid_k)
+    _check_attack_options(attacks, control, secret, attack_seed)
 
     src_o = resolve_source(con, original)
     src_r = resolve_source(con, released)
-    if id is not None and (not isinstance(id, str) or id in columns):
-        raise RWNError(f"id must be a column name not among columns, got {id!r}")
-    by_key = key is not None or seed is not None
-    if order is not None and order != "input":
-        raise RWNError(f"order must be 'input' (the release is in input order) or left out, got {order!r}")
-    if (id is not None) + by_key + (order is not None) > 1:
-        raise RWNError("give one way to pair the records: id= (--id), key= or seed= (--key-file, --seed), or "
-                       "order='input' (--input-order)")
-    the_key = resolve_key(key, seed) if by_key else None
+    by_key, the_key = _pairing_options(columns, id, key, seed, order)
     for role, src in (("original", src_o), ("released", src_r)):
         _check_columns(src, role, columns, numeric)
         if id is not None:
             sources.require_columns(src, [id], "id", where=f"the {role} data, {src.label}")
     if id is None:
         _check_pairing(src_r, outputs.recorded_row_order(con, released), by_key, order)
-    key_risk = _release_key_risk(con, released, keys, weight)
+    key_risk = _release_key_risk(con, src_r, keys, weight)
     xo, co, n, null_o = _read(con, src_o, "original", numeric, categorical, checked=False)
     xr, cr, n_r = _read(con, src_r, "released", numeric, categorical)
     if n == 0:
@@ -184,11 +185,39 @@ def evaluate(con: engine.Connection, original, released, columns, target: str | 
     original_data = _checked_original(xo, co, n, numeric)
     ev = _measures(original_data, xr, cr, src_o.label, src_r.label, columns, numeric, categorical, target,
                    sdid_k, paired_by=paired_by, dropped=dropped)
-    return ev if key_risk is None else dataclasses.replace(ev, key_risk=key_risk)
+    attack = None if not attacks else attack_risk(con, src_o, src_r, control, columns, secret=secret,
+                                                  categorical=categorical, seed=attack_seed)
+    return dataclasses.replace(ev, key_risk=key_risk, attacks=attack)
 
 
-def _release_key_risk(con, released, keys, weight) -> KeyRisk | None:
-    """The release's key-variable risk over `keys` (None without keys); weight= needs keys=."""
+def _pairing_options(columns, id, key, seed, order):
+    """(by_key, the key or None) after checking that at most one way of pairing is given."""
+    if id is not None and (not isinstance(id, str) or id in columns):
+        raise RWNError(f"id must be a column name not among columns, got {id!r}")
+    by_key = key is not None or seed is not None
+    if order is not None and order != "input":
+        raise RWNError(f"order must be 'input' (the release is in input order) or left out, got {order!r}")
+    if (id is not None) + by_key + (order is not None) > 1:
+        raise RWNError("give one way to pair the records: id= (--id), key= or seed= (--key-file, --seed), or "
+                       "order='input' (--input-order)")
+    return by_key, (resolve_key(key, seed) if by_key else None)
+
+
+def _check_attack_options(attacks, control, secret, attack_seed) -> None:
+    """control=, secret= and attack_seed= go with attacks=True; attacks=True needs control=."""
+    if not isinstance(attacks, bool):
+        raise RWNError(f"attacks must be True or False, got {attacks!r}")
+    if attacks and control is None:
+        raise RWNError("attacks=True (--attacks) needs control= (--control): records of the same population "
+                       "held out of the release, against which the attacks' success is compared")
+    if not attacks and (control is not None or secret is not None or attack_seed is not None):
+        raise RWNError("control=, secret= and attack_seed= (--control, --secret, --attack-seed) are for the "
+                       "attacks: give attacks=True (--attacks) too")
+
+
+def _release_key_risk(con, released: Source, keys, weight) -> KeyRisk | None:
+    """The release's key-variable risk over `keys` (None without keys; `released` the resolved
+    release, not resolved again); weight= needs keys=."""
     if keys is None:
         if weight is not None:
             raise RWNError("weight= (--weight) weighs the key-variable risk: give keys= (--keys) too")

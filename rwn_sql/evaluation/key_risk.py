@@ -47,78 +47,22 @@ Two differences from sdcMicro, on purpose:
 
 Key variables are released unchanged by reconstruction privacy (``release``'s public columns),
 so their risk on the original is their risk on the release; for an RWN release
-(``perturb``), compute it on the release itself, naming its key columns.
+(``perturb``), compute it on the release itself, naming its key columns. The audit of
+reconstruction privacy (``audit``, ``rwn-sql audit``) reports it for the public columns
+(``AuditResult.key_risk``), from its personal groups, without weights.
+
+The SQL and the result (``KeyRisk``) live in rwn_sql.rp.key_risk, which the audit shares.
 """
 from __future__ import annotations
-
-from dataclasses import asdict, dataclass
 
 from ..engines.backend import backend_for
 from ..engines.dialects import require_duckdb
 from ..engines.duckdb import NUMERIC_TYPES
 from ..engines.sources import require_columns
 from ..errors import RWNError
-from ..identifiers import quote_ident
+from ..rp.key_risk import DEFAULT_KS, KeyRisk, KViolations, key_risk_of, key_risk_sql, weight_facts
 
 __all__ = ["KeyRisk", "KViolations", "key_risk_sql", "key_variable_risk"]
-
-
-@dataclass(frozen=True)
-class KViolations:
-    """The k-anonymity violations at one k: cells with fewer than k records, and their records."""
-    k: int
-    records: int
-    cells: int
-
-
-@dataclass(frozen=True)
-class KeyRisk:
-    """The risk of the key variables `keys` of `source` (see rwn_sql.evaluation.key_risk)."""
-    source: str                            # how the source was named (its label)
-    keys: tuple[str, ...]
-    weight: str | None
-    rows: int
-    cells: int                             # distinct key combinations
-    k_anonymity: tuple[KViolations, ...]   # one per k, in the order of `ks`
-    sample_uniques: int                    # records whose combination occurs once
-    expected_reidentifications: float      # sum of the individual risks
-    global_risk: float                     # expected_reidentifications / rows
-    max_individual_risk: float
-
-    def to_dict(self) -> dict:
-        """Plain dicts, lists, str, int and float."""
-        out = asdict(self)
-        out["keys"] = list(self.keys)
-        out["k_anonymity"] = [asdict(v) for v in self.k_anonymity]
-        return out
-
-
-def _individual_risk_sql(f: str, big_f: str) -> str:
-    """The individual risk of a cell of f records and estimated population size big_f (DOUBLE),
-    NULL where the weights make it undefined (big_f < f or not finite: refused afterwards)."""
-    p = f"({f} / {big_f})"
-    odds = f"({p} / (1 - {p}))"
-    return (f"CASE WHEN NOT isfinite({big_f}) OR {big_f} < {f} THEN NULL "
-            f"WHEN {big_f} = {f} THEN CAST(1 AS DOUBLE) / {f} "
-            f"WHEN {f} = 1 THEN {odds} * ln(1 / {p}) "
-            f"WHEN {f} = 2 THEN {odds} - {odds} * {odds} * ln(1 / {p}) "
-            f"ELSE {p} / ({f} - (1 - {p})) END")
-
-
-def key_risk_sql(source_sql: str, keys, weight: str | None = None, ks=(2, 3, 5)) -> str:
-    """The one statement of key_variable_risk: a GROUP BY over the key variables (NULL a value of
-    its own), then one row: rows, cells, for each k the records and cells below k, sample
-    uniques, the sum and maximum of the individual risks, and the weight checks (non-NULL
-    weights, smallest weight, whether every weight is finite)."""
-    group = ", ".join(quote_ident(k) for k in keys)
-    w = f"CAST({quote_ident(weight)} AS DOUBLE)" if weight is not None else "CAST(1 AS DOUBLE)"
-    per_k = "".join(f", COALESCE(SUM(f) FILTER (WHERE f < {int(k)}), 0), COUNT(*) FILTER (WHERE f < {int(k)})"
-                    for k in ks)
-    return (f"WITH cells AS (SELECT COUNT(*) AS f, SUM({w}) AS big_f, COUNT({w}) AS weighed, MIN({w}) AS low, "
-            f"bool_and(isfinite({w})) AS finite FROM {source_sql} GROUP BY {group}), "
-            f"risks AS (SELECT *, {_individual_risk_sql('f', 'big_f')} AS r FROM cells) "
-            f"SELECT COALESCE(SUM(f), 0), COUNT(*){per_k}, COUNT(*) FILTER (WHERE f = 1), SUM(f * r), MAX(r), "
-            f"SUM(weighed), MIN(low), bool_and(finite) FROM risks")
 
 
 def _check_arguments(keys, weight, ks):
@@ -141,7 +85,7 @@ def _check_arguments(keys, weight, ks):
     return keys, tuple(int(k) for k in ks)
 
 
-def key_variable_risk(con, source, keys, weight: str | None = None, ks=(2, 3, 5)) -> KeyRisk:
+def key_variable_risk(con, source, keys, weight: str | None = None, ks=DEFAULT_KS) -> KeyRisk:
     """The disclosure risk of the key variables (quasi-identifiers) `keys` of `source` (a
     table/view name, a SQL query, a CSV/Parquet path or 'file.duckdb:table'): k-anonymity
     violations at each k of `ks`, sample uniques, and sdcMicro's individual risk (the
@@ -163,12 +107,11 @@ def key_variable_risk(con, source, keys, weight: str | None = None, ks=(2, 3, 5)
             raise RWNError(f"weight: column {weight!r} has type {src.type_of(weight)} in {src.label}, "
                            f"not a numeric type")
     row = backend.rows(key_risk_sql(src.sql, keys, weight, ks))[0]
-    rows, cells = int(row[0]), int(row[1])
+    rows = int(row[0])
     if rows == 0:
         raise RWNError(f"the data ({src.label}) has no rows: there is no risk to measure")
-    at = 2 + 2 * len(ks)
-    uniques, total, largest, weighed, low, finite = row[at:]
     if weight is not None:
+        weighed, low, finite = weight_facts(row, ks)
         if int(weighed) != rows:
             raise RWNError(f"weight: column {weight!r} of {src.label} holds {rows - int(weighed)} NULL "
                            f"value(s): every record needs a sampling weight")
@@ -178,7 +121,4 @@ def key_variable_risk(con, source, keys, weight: str | None = None, ks=(2, 3, 5)
             raise RWNError(f"weight: column {weight!r} of {src.label} holds {low!r}: a sampling weight (an "
                            f"inverse inclusion probability) must be >= 1, so that a cell's estimated "
                            f"population is at least its sample count")
-    violations = tuple(KViolations(k, int(row[2 + 2 * i]), int(row[3 + 2 * i])) for i, k in enumerate(ks))
-    return KeyRisk(source=src.label, keys=keys, weight=weight, rows=rows, cells=cells, k_anonymity=violations,
-                   sample_uniques=int(uniques), expected_reidentifications=float(total),
-                   global_risk=float(total) / rows, max_individual_risk=float(largest))
+    return key_risk_of(row, src.label, keys, weight, ks)

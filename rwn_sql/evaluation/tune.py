@@ -12,19 +12,11 @@ on_setting after every setting.
 Baselines (rank swapping, MDAV) can be added on the same measures, checked before any work
 (no strata; the categorical columns left as they are, in the result's notes); rank swapping's
 releases of a P come from one statement too (rank_swap(reps=...), release r with the key key#r).
-The report is a self-contained HTML page: the paper's Figure 1 (distance to the closest
-record against neighbourhood size, one panel per eps, on a log axis when the sizes span more
-than a decade), a risk-against-utility plot (axes chosen among MEASURES, each point labelled
-with its parameter, error bars of one standard deviation), and the table of every setting;
-matplotlib (the `report` extra) is imported only to draw it.
+The report of a sweep (its HTML page and plots) is rwn_sql.evaluation.tune_report.
 """
 from __future__ import annotations
 
-import base64
 import csv
-import html
-import io
-import json
 import math
 import os
 import threading
@@ -41,7 +33,7 @@ from ..errors import RWNError
 from .evaluate import Evaluation, evaluate, evaluate_replicates
 from ..identifiers import float_literal, quote_ident
 from ..randomness import KeyScope, bits_sql, hash_sql, resolve_key
-from ..rwn.spec import MAX_COUNT, check_scale, finite_number
+from ..rwn.spec import MAX_COUNT, finite_number
 
 # The measures a sweep keeps, each a number from one evaluation (None when not defined).
 MEASURES = {
@@ -229,8 +221,9 @@ def _checked_baselines(run: _SweepRun, p_values, group_sizes, scale: str) -> lis
     """The baselines' settings, columns and values checked before any work (RWNError): they
     cannot honour strata (a swap or a group would cross them), change only the columns that are
     not categorical (rank swapping needs an order, MDAV numbers), which need a value in every
-    record; P in (0, 100], 2 <= k <= n. Returns the notes of the result: the categorical
-    columns they leave as they are."""
+    record; P in (0, 100], 2 <= k <= n (baselines.check_rank_swap_inputs and check_mdav_inputs,
+    as the baselines check them). Returns the notes of the result: the categorical columns they
+    leave as they are."""
     from . import baselines
     methods = [name for name, values in (("rank swapping", p_values), ("MDAV", group_sizes)) if values]
     if not methods:
@@ -244,22 +237,11 @@ def _checked_baselines(run: _SweepRun, p_values, group_sizes, scale: str) -> lis
     columns = run.baseline_columns()
     if not columns:
         raise RWNError(f"every column is categorical, and {what} change only the others: leave the baselines out")
-    for p in p_values:
-        baselines._swap_percent(p)
     if p_values:
-        baselines._resolve(run.con, run.src, columns, "rank swapping", lambda t: bool(
-            engine.NUMERIC_TYPES.match(t) or baselines.TEMPORAL_OR_ENUM.match(t)),
-            "an ordered column (numeric, date/time or ENUM)")
-        baselines._check_values(run.con, run.src, columns, "rank swapping", finite=False)
-    if group_sizes:
-        check_scale(scale)
-        baselines._resolve(run.con, run.src, columns, "MDAV", lambda t: bool(engine.NUMERIC_TYPES.match(t)),
-                           "a numeric column")
-        n = baselines._check_values(run.con, run.src, columns, "MDAV", finite=True)
-        for k in group_sizes:
-            whole = isinstance(k, (int, np.integer, float)) and not isinstance(k, bool) and float(k).is_integer()
-            if not whole or not 2 <= k <= min(n, MAX_COUNT):
-                raise RWNError(f"MDAV's k must be a whole number from 2 to the number of records ({n}), got {k!r}")
+        baselines.check_rank_swap_inputs(run.con, run.src, columns, p_values, run.reps)
+    if group_sizes:         # a grid's whole numbers (3.0) are group sizes
+        sizes = [int(k) if isinstance(k, float) and k.is_integer() else k for k in group_sizes]
+        baselines.check_mdav_inputs(run.con, run.src, columns, sizes, scale, name="MDAV's k")
     kept = [c for c in run.columns if c in run.categorical]
     if not kept:
         return []
@@ -571,19 +553,7 @@ class ProgressBar:
             self._draw()
 
 
-# --- the report ---------------------------------------------------------------------------
-
-def _png(fig) -> str:
-    buf = io.BytesIO()
-    # no bbox_inches="tight": it draws the figure once more to measure it (a third of the
-    # report's time); the figures' margins are fixed (subplots_adjust) and hold the labels
-    fig.savefig(buf, format="png", dpi=110)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def figure1_data(result: SweepResult) -> dict:
-    return {repr(e): v for e, v in result.figure1.items()}
-
+# --- the measures a report or a recommendation ranks by ------------------------------------
 
 # The measures whose larger values are the better ones (more utility kept, or released records
 # farther from the closest original): the risk-utility plot's axis labels say so.
@@ -604,137 +574,3 @@ def check_axes(risk: str, utility: str, has_target: bool = True) -> None:
                            f"{', '.join(measures_of(kind))}")
     if utility.startswith("ols_") and not has_target:
         raise RWNError(f"the utility measure {utility!r} needs a target column for the OLS fit (--target)")
-
-
-def tradeoff_data(result: SweepResult, utility: str = "corr_mad", risk: str = "sdid") -> list[dict]:
-    """One point per setting: its means of `utility` and `risk`, their standard deviations over
-    the releases (None for one release) and the point's label (eps=0.3, P=12, k=4)."""
-    return [{"label": s.label(), "method": s.method, "point": f"{s.parameter}={s.value:g}",
-             "utility_loss": s.measures[utility][0], "utility_sd": s.measures[utility][1],
-             "risk": s.measures[risk][0], "risk_sd": s.measures[risk][1]} for s in result.settings]
-
-
-def figure1_xscale(result: SweepResult) -> str:
-    """Figure 1's x axis: "log" when the neighbourhood sizes span more than a decade (the largest
-    over 10 times the smallest), "symlog" (linear below 1) when some are 0 and the largest is
-    over 10, else "linear"."""
-    sizes = [v for d in result.figure1.values() for v in d["size"]]
-    if not sizes or max(sizes) <= 10 * max(min(sizes), 1):
-        return "linear"
-    return "log" if min(sizes) > 0 else "symlog"
-
-
-def _pyplot():
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise RWNError('the report needs matplotlib: pip install "rwn_sql[report]"') from None
-    return plt
-
-
-def figure1_figure(result: SweepResult):
-    """The paper's Figure 1, a matplotlib figure: per eps, each record's distance to the closest
-    record against its neighbourhood size, lines at eps and k; x on figure1_xscale."""
-    plt = _pyplot()
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
-    eps_list = sorted(result.figure1)
-    cols = min(4, len(eps_list))
-    rows = math.ceil(len(eps_list) / cols)
-    xscale = figure1_xscale(result)
-    # on a log axis every panel spans the sizes of the whole grid, so the panels compare
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.8 * rows), squeeze=False, sharey=True,
-                             sharex=xscale != "linear")
-    for ax, eps in zip(axes.flat, eps_list):
-        d = result.figure1[eps]
-        ax.scatter(d["size"], d["dcr"], s=6, alpha=0.6)
-        ax.axhline(eps, color="red", lw=0.8, label="eps")
-        ax.axvline(result.k, color="green", lw=0.8, label="k")
-        if xscale != "linear":
-            ax.set_xscale(xscale, **({"linthresh": 1} if xscale == "symlog" else {}))
-            ax.xaxis.set_major_formatter(ScalarFormatter())      # 10, 100 rather than 10^1, 10^2
-            ax.xaxis.set_minor_formatter(NullFormatter())
-            ax.tick_params(axis="x", labelbottom=True)          # shared, yet labelled in every panel
-        # y given: matplotlib then skips moving the title clear of top ticks (there are none):
-        # the same image (checked byte for byte), about 8 % less drawing time
-        ax.set_title(f"eps = {eps:g}", fontsize=9, y=1.0)
-        ax.set_xlabel("neighbourhood size |S_i|" + ("" if xscale == "linear" else " (log scale)"), fontsize=8)
-        ax.set_ylabel("distance to closest record", fontsize=8)
-    for ax in list(axes.flat)[len(eps_list):]:
-        ax.axis("off")
-    # fixed spacing (tight_layout costs a draw of every panel), with room for the last row's labels
-    fig.subplots_adjust(wspace=0.3, hspace=0.55, bottom=min(0.6 / (2.8 * rows), 0.3))
-    return fig
-
-
-def tradeoff_figure(result: SweepResult, utility: str = "corr_mad", risk: str = "sdid"):
-    """Risk against utility, a matplotlib figure: one point per setting (the means over its
-    releases) labelled with its parameter, error bars of one standard deviation each way, one
-    line per method."""
-    check_axes(risk, utility)
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.8))
-    points = tradeoff_data(result, utility, risk)
-    for method in dict.fromkeys(p["method"] for p in points):
-        pts = [p for p in points if p["method"] == method and p["utility_loss"] is not None and p["risk"] is not None]
-        if not pts:
-            continue
-        x, y = [p["utility_loss"] for p in pts], [p["risk"] for p in pts]
-        bars = ax.errorbar(x, y, xerr=[p["utility_sd"] or 0.0 for p in pts], yerr=[p["risk_sd"] or 0.0 for p in pts],
-                           fmt="o-", ms=4, lw=1, elinewidth=0.7, capsize=2, label=method)
-        for p in pts:
-            ax.annotate(p["point"], (p["utility_loss"], p["risk"]), xytext=(3, 3), textcoords="offset points",
-                        fontsize=6, color=bars.lines[0].get_color())
-    ax.set_xlabel(f"utility: {utility} (higher is better)" if utility in HIGHER_IS_BETTER
-                  else f"utility loss: {utility}")
-    ax.set_ylabel(f"risk: {risk} (higher is safer)" if risk in HIGHER_IS_BETTER else f"risk: {risk}")
-    ax.set_title("mean over the releases of each setting; bars: one standard deviation", fontsize=9)
-    ax.legend()
-    return fig
-
-
-def report_html(result: SweepResult, path, utility: str = "corr_mad", risk: str = "sdid") -> None:
-    """Write the self-contained HTML report (plots embedded as PNG; the numbers behind every
-    plot embedded as JSON; every table cell carries its exact value). Written atomically."""
-    check_axes(risk, utility)
-    plt = _pyplot()
-    strata = f"; strata: {html.escape(', '.join(result.strata))}" if result.strata else ""
-    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>rwn_sql tuning report</title>"
-             "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>",
-             f"<h1>RWN tuning report</h1><p>Data: {html.escape(result.source)}; columns: "
-             f"{html.escape(', '.join(result.columns))}{strata}; k = {result.k}, q = {result.q:g}.</p>"]
-    parts += [f"<p class='note'>Note: {html.escape(note)}.</p>" for note in result.notes]
-    if result.figure1:
-        fig = figure1_figure(result)
-        parts.append("<h2>Closest-record distance against neighbourhood size (the paper's Figure 1)</h2>"
-                     f"<img id='plot-figure1' data-xscale='{figure1_xscale(result)}' "
-                     f"src='data:image/png;base64,{_png(fig)}'>"
-                     f"<script type='application/json' id='data-figure1'>{json.dumps(figure1_data(result))}</script>")
-        plt.close(fig)
-    fig = tradeoff_figure(result, utility, risk)
-    parts.append(f"<h2>Risk ({html.escape(risk)}) against utility ({html.escape(utility)}), one point per "
-                 f"setting</h2><img id='plot-tradeoff' src='data:image/png;base64,{_png(fig)}'>"
-                 f"<script type='application/json' id='data-tradeoff'>"
-                 f"{json.dumps(tradeoff_data(result, utility, risk))}</script>")
-    plt.close(fig)
-    parts.append(_settings_table(result))
-    parts.append("</body></html>")
-    _atomic_write(path, lambda fh: fh.write("\n".join(parts)))
-
-
-def _settings_table(result: SweepResult) -> str:
-    def cell(v):
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            return "<td data-value=''>-</td>"
-        return f"<td data-value='{float(v)!r}'>{float(v):.4g}</td>"
-    head = "".join(f"<th>{m} mean</th><th>{m} sd</th>" for m in MEASURES)
-    rows = ["<h2>Every setting (mean and standard deviation over releases)</h2><table id='settings'>"
-            f"<tr><th>method</th><th>parameter</th><th>value</th><th>reps</th><th>size max</th>"
-            f"<th>share at k</th>{head}</tr>"]
-    for s in result.settings:
-        cells = "".join(cell(s.measures[m][0]) + cell(s.measures[m][1]) for m in MEASURES)
-        rows.append(f"<tr><td>{s.method}</td><td>{s.parameter}</td>{cell(s.value)}<td>{s.reps}</td>"
-                    f"{cell(s.sizes.get('size_max'))}{cell(s.sizes.get('share_at_k'))}{cells}</tr>")
-    return "\n".join(rows) + "</table>"

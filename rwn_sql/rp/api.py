@@ -18,6 +18,7 @@ from .checks import (check_audit_public, check_estimate_columns, check_l_diversi
                      check_names, estimated_values, prepare, public_columns, published_domain,
                      refuse_released_outside, typed_domain)
 from .disclosure import attribute_disclosure, AttributeDisclosure, top_share_limit
+from .key_risk import group_sizes_risk_sql, key_risk_of, KeyRisk
 from .plan import audit_statement, blocks_for, judged_groups, plan_design, plan_randomize
 from .release_source import check_recorded_columns, reconcile, RECORDED, recorded_design
 
@@ -166,7 +167,10 @@ class AuditResult:
     design over EVERY count 1..n, and `passes` under the chosen test; `l_distinct`, the
     distinct sensitive values of the group, `l_entropy`, exp of their entropy, `top_share`, the
     share of the most frequent one) and the summary counts; `disclosure`, the attribute-disclosure
-    checks (AttributeDisclosure); `ok`, the verdict. Both
+    checks (AttributeDisclosure); `key_risk`, the key-variable risk of the public columns (KeyRisk:
+    k-anonymity at k = 2, 3, 5, sample uniques, individual risk; the personal groups are its
+    cells; no weights, the audit has none; None without public columns), reported, not judged;
+    `ok`, the verdict. Both
     relations read temporary tables of the connection; `close()` (or a `with` block) drops
     them, else they go with the connection."""
     rows: object
@@ -180,6 +184,7 @@ class AuditResult:
     public: tuple[str, ...] = ()
     disclosure: AttributeDisclosure | None = None
     sensitive: str = ""
+    key_risk: KeyRisk | None = None
     _backend: object = None
     _tables: tuple[str, ...] = ()
     _rows_sql: str = ""
@@ -231,7 +236,7 @@ class AuditResult:
                 f"({self.failing_records} of {self.records} records)")
         d = self.disclosure
         if d is None:
-            return text + "\n" + self.verdict()
+            return text + self._key_risk_lines() + "\n" + self.verdict()
         off = " (check turned off: l_diversity = 1)" if d.l_diversity <= 1 else ""
         text += (f"\nl-diversity (distinct, l = {d.l_diversity}){off}: {d.l_failing_groups} personal groups of at "
                  f"least 2 records hold fewer than {d.l_diversity} distinct values ({d.l_failing_records} of "
@@ -244,7 +249,11 @@ class AuditResult:
             text += f"\nproxies ({pairs}):" + "".join(f"\n  {x.describe(self.sensitive)}" for x in d.proxies)
         else:
             text += f"\nproxies: none ({pairs})"
-        return text + "\n" + self.verdict()
+        return text + self._key_risk_lines() + "\n" + self.verdict()
+
+    def _key_risk_lines(self) -> str:
+        kr = self.key_risk
+        return "" if kr is None else "\n" + kr.describe("the public columns", unweighted="no weights")
 
     def verdict(self) -> str:
         """One line: passes, or fails and why (what makes `ok` false)."""
@@ -284,7 +293,9 @@ def audit(con: Session, source, sensitive: str, p: float | Calibration, epsilon:
     (default: the better of p + (1-p)/m and the most frequent value's share of all records),
     and the public columns (and pairs) that determine the sensitive attribute. `ok` is false
     when a group fails the test, or (unless l_diversity=1) a group violates l or the top-share
-    limit or a proxy is found.
+    limit or a proxy is found. `key_risk`: the key-variable risk of the public columns (as
+    rwn_sql.key_variable_risk computes it, without weights, over the audited records), from the
+    personal groups' sizes; reported in the summary, not part of `ok`.
     """
     be = backend_for(con)
     params = privacy.RPParams(p, (epsilon, delta), test)
@@ -339,7 +350,17 @@ def audit(con: Session, source, sensitive: str, p: float | Calibration, epsilon:
     return AuditResult(rows=be.relation(rows_sql), groups_detail=be.relation(groups_read), groups=g,
                        failing_groups=fg, records=int(r or 0), failing_records=int(fr), test=test,
                        enforced=bool(enforce), public=spec.public, disclosure=disclosure, sensitive=sensitive,
+                       key_risk=_public_key_risk(be, groups_table, src.label, spec.public) if r else None,
                        _backend=be, _tables=(rows_table, groups_table), _rows_sql=rows_sql, _groups_sql=groups_read)
+
+
+def _public_key_risk(be, groups_table: str, label: str, public) -> KeyRisk | None:
+    """The key-variable risk of the public columns, whose cells are the personal groups (one row
+    each in `groups_table`, with its group_size); None without public columns."""
+    if not public:
+        return None
+    row = be.rows(group_sizes_risk_sql(groups_table, "group_size", dialect=be.dialect))[0]
+    return key_risk_of(row, label, public, None)
 
 
 def estimates(con: Session, release, sensitive: str, p: float | None = None, domain=None,

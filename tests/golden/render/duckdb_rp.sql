@@ -296,6 +296,8 @@ FROM (SELECT "sex", "race", sum(c) AS n, max(c) AS top, sum(c * ln(c)) AS slc
       FROM (SELECT "sex", "race", value, CAST(sum(value_count) AS DOUBLE) AS c FROM rwn_stage_<hex>
             GROUP BY "sex", "race", value) AS __rwn_cv GROUP BY "sex", "race") AS __rwn_cls
 -- ----------------------------------------------------------------- statement
+WITH cells AS (SELECT "group_size" AS f, CAST("group_size" AS DOUBLE) AS big_f, "group_size" AS weighed, CAST(1 AS DOUBLE) AS low, true AS finite FROM rwn_stage_<hex>), risks AS (SELECT *, CASE WHEN NOT isfinite(big_f) OR big_f < f THEN NULL WHEN big_f = f THEN CAST(1 AS DOUBLE) / f WHEN f = 1 THEN ((f / big_f) / (1 - (f / big_f))) * ln(1 / (f / big_f)) WHEN f = 2 THEN ((f / big_f) / (1 - (f / big_f))) - ((f / big_f) / (1 - (f / big_f))) * ((f / big_f) / (1 - (f / big_f))) * ln(1 / (f / big_f)) ELSE (f / big_f) / (f - (1 - (f / big_f))) END AS r FROM cells) SELECT COALESCE(SUM(f), 0), COUNT(*), COALESCE(SUM(f) FILTER (WHERE f < 2), 0), COUNT(*) FILTER (WHERE f < 2), COALESCE(SUM(f) FILTER (WHERE f < 3), 0), COUNT(*) FILTER (WHERE f < 3), COALESCE(SUM(f) FILTER (WHERE f < 5), 0), COUNT(*) FILTER (WHERE f < 5), COUNT(*) FILTER (WHERE f = 1), SUM(f * r), MAX(r), SUM(weighed), MIN(low), bool_and(finite) FROM risks
+-- ----------------------------------------------------------------- statement
 DESCRIBE SELECT * FROM query_table('adult')
 -- ----------------------------------------------------------------- statement
 SELECT current_database(), current_schema()
@@ -413,6 +415,8 @@ SELECT 0 AS set_index, coalesce(sum(n) FILTER (WHERE n >= 2), 0) AS records,
 FROM (SELECT "sex", "education", sum(c) AS n, max(c) AS top, sum(c * ln(c)) AS slc
       FROM (SELECT "sex", "education", value, CAST(sum(value_count) AS DOUBLE) AS c FROM rwn_stage_<hex>
             GROUP BY "sex", "education", value) AS __rwn_cv GROUP BY "sex", "education") AS __rwn_cls
+-- ----------------------------------------------------------------- statement
+WITH cells AS (SELECT "group_size" AS f, CAST("group_size" AS DOUBLE) AS big_f, "group_size" AS weighed, CAST(1 AS DOUBLE) AS low, true AS finite FROM rwn_stage_<hex>), risks AS (SELECT *, CASE WHEN NOT isfinite(big_f) OR big_f < f THEN NULL WHEN big_f = f THEN CAST(1 AS DOUBLE) / f WHEN f = 1 THEN ((f / big_f) / (1 - (f / big_f))) * ln(1 / (f / big_f)) WHEN f = 2 THEN ((f / big_f) / (1 - (f / big_f))) - ((f / big_f) / (1 - (f / big_f))) * ((f / big_f) / (1 - (f / big_f))) * ln(1 / (f / big_f)) ELSE (f / big_f) / (f - (1 - (f / big_f))) END AS r FROM cells) SELECT COALESCE(SUM(f), 0), COUNT(*), COALESCE(SUM(f) FILTER (WHERE f < 2), 0), COUNT(*) FILTER (WHERE f < 2), COALESCE(SUM(f) FILTER (WHERE f < 3), 0), COUNT(*) FILTER (WHERE f < 3), COALESCE(SUM(f) FILTER (WHERE f < 5), 0), COUNT(*) FILTER (WHERE f < 5), COUNT(*) FILTER (WHERE f = 1), SUM(f * r), MAX(r), SUM(weighed), MIN(low), bool_and(finite) FROM risks
 -- ----------------------------------------------------------------- statement
 SELECT database_name FROM duckdb_databases() WHERE NOT internal AND path IS NOT NULL AND database_name <> current_database()
 -- ----------------------------------------------------------------- statement
