@@ -9,7 +9,7 @@ as it was before the k-d tree (rwn_sql/evaluate.py of commit OLD_COMMIT, loaded 
             redrawn; "adult", adult.csv resampled to 100,000 rows (6 numeric columns jittered
             by 1% of their sd, 7 categorical), released the same way. Both also check that
             old and new give the same measures.
-  paper     examples/paper_reproduction.py's sweep on bodyfat (241 x 14): RWN eps 0.25:0.95:0.05,
+  paper     a tune.sweep on bodyfat (241 x 14; the grids examples/paper_reproduction.py once used): RWN eps 0.25:0.95:0.05,
             rank swapping P 12:54:6, MDAV k 2..16, 100 releases per random setting (2,315
             evaluations), plus the HTML report; time per part, with its CPU time and the time
             inside the evaluation (the rest: the releases' SQL). Then a check: the batched

@@ -316,3 +316,27 @@ def test_many_categories_search_directly_with_the_same_neighbours(monkeypatch):
     direct = run()
     monkeypatch.setattr(attacks, "MAX_TREE_DIMENSIONS", 10 ** 6)
     assert run() == direct
+
+
+def test_singles_table_is_what_counts_says():
+    """The table the singling-out search looks pairs up in (after FLAGS_AFTER draws of a column
+    subset, which the small data of the other tests never reach) against counting each predicate
+    on the release: ties, integer columns, categories, duplicate rows."""
+    import itertools
+    from rwn_sql.evaluation import singling_out as so
+    rng = np.random.default_rng(0)
+    for trial in range(60):
+        n, p = int(rng.integers(1, 300)), int(rng.integers(1, 6))
+        is_cat = rng.random(p) < 0.4
+        syn = np.column_stack([rng.integers(0, 4, n).astype(float) if is_cat[j] or trial % 2
+                               else rng.normal(size=n) for j in range(p)])
+        median, scan = np.median(syn, axis=0), so.Sorted(syn)
+        ranks = so._oriented_ranks(syn, is_cat, median)
+        for m in range(1, p + 1):
+            for sub in map(np.array, itertools.combinations(range(p), m)):
+                if (~is_cat[sub]).sum() > 3:
+                    continue
+                cols = np.tile(sub, (n, 1))
+                ops, vals = so._predicates(syn, is_cat, median, np.arange(n), cols)
+                assert (so.singles_table(syn, is_cat, sub, median, ranks)
+                        == (so.counts(scan, cols, ops, vals, cap=2) == 1)).all()

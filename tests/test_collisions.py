@@ -11,7 +11,7 @@ from sqlglot.tokens import TokenType
 
 import rwn_sql
 from rwn_sql import RWNError
-from rwn_sql.evaluation import baselines
+from rwn_sql.evaluation import baselines, rank_swapping
 from rwn_sql.rp import api as rp
 
 KEY = "collision-key-0123456789abcdef"
@@ -52,7 +52,8 @@ def _sql(con, method, monkeypatch):
     if method in ("rank_swap", "mdav"):
         seen = []
         fetch = baselines._fetch
-        monkeypatch.setattr(baselines, "_fetch", lambda c, text: (seen.append(text), fetch(c, text))[1])
+        for module in (baselines, rank_swapping):      # each calls the _fetch it imported
+            monkeypatch.setattr(module, "_fetch", lambda c, text: (seen.append(text), fetch(c, text))[1])
         statement = (baselines.rank_swap_statement(con, "t", ["u", "v"], 20.0, key=KEY) if method == "rank_swap"
                      else baselines.mdav_statement(con, "t", ["u", "v"], k=3))
         monkeypatch.undo()

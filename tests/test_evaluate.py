@@ -386,7 +386,7 @@ def test_files_queries_and_json(con, bodyfat, rwn_release, tmp_path):
     d = by_files.to_dict()
     assert d["utility"]["ols"]["terms"] == ["(Intercept)", "Age", "Height"]
     assert set(d["risk"]) == {"dcr_mean", "linkage_rate", "linkage_rate_expected", "sdid", "sdid_sdcmicro", "unique_survival",
-                              "unique_records"}
+                              "unique_records", "sdid_rwn_paper", "rmdid", "dcr_mean_raw"}
     assert d["utility"]["cooks_max"]["released"] == by_files.utility.cooks_max.released
 
 

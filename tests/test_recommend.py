@@ -256,12 +256,12 @@ def test_cli_rp_passes_its_options(monkeypatch, capsys, tmp_path):
                  "--public", "a,b", "--p-from", "ldp:1.0"]) == 0
     assert capsys.readouterr().out.strip() == "p = 0.5"
     assert seen == {"args": ("s", 0.5, 0.1), "kw": {"public": ["a", "b"], "domain": None, "l_diversity": None,
-                                                     "max_top_share": None, "ldp": 1.0}}
+                                                     "max_top_share": None, "enforce": False, "ldp": 1.0}}
     assert main(["recommend", str(BODYFAT), "--sensitive", "s", "--epsilon", "0.5", "--delta", "0.1",
                  "--l-diversity", "1", "--key-file", "k.key", "--output", "r.duckdb", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"method": "rp", "p": 0.5}
     assert seen["kw"] == {"public": None, "domain": None, "l_diversity": 1, "max_top_share": None,
-                          "output": "r.duckdb", "key_file": "k.key"}
+                          "enforce": False, "output": "r.duckdb", "key_file": "k.key"}
     assert main(["recommend", str(BODYFAT), "--sensitive", "s", "--epsilon", "0.5", "--delta", "0.1",
                  "--seed", "1"]) == 2
     assert "give --key-file" in capsys.readouterr().err

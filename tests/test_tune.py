@@ -440,7 +440,7 @@ def test_cli_axes_are_checked_before_any_work(tmp_path, capsys):
     assert parser.TUNE_UTILITY.replace(" or ", ", ").split(", ") == tune.measures_of("utility")
     base = ["tune", str(BODYFAT), "--columns", "Age,Weight", "--eps", "0.3", "--output-dir", str(tmp_path / "o")]
     for extra, message in ((["--risk", "corr_mad"], "'corr_mad' is not a risk measure the sweep keeps: choose the "
-                            "risk axis among dcr_mean, linkage_rate, sdid, unique_survival"),
+                            "risk axis among dcr_mean, linkage_rate, sdid, unique_survival, sdid_rwn_paper, rmdid, dcr_mean_raw"),
                            (["--utility", "nope"], "'nope' is not a utility measure the sweep keeps: choose the "
                             "utility axis among corr_mad, pca_loading_mad, ks_max, ols_ci_overlap, ols_r2"),
                            (["--utility", "ols_r2"], "the utility measure 'ols_r2' needs a target column for "

@@ -345,6 +345,9 @@ def cmd_evaluate(args) -> int:
     print(f"  mean distance to closest record (scaled)    {fmt(r.dcr_mean)}")
     print(f"  record linkage rate                         {fmt(r.linkage_rate)}")
     print(f"  {f'SDID interval risk (k = {args.sdid_k:g})':<44}{fmt(r.sdid)}")
+    print(f"  {f'SDID, RWN paper / sdcMicro dRisk (k = {args.sdid_k:g})':<44}{fmt(r.sdid_rwn_paper)}")
+    print(f"  RMDID, RWN paper / sdcMicro dRiskRMD risk1  {fmt(r.rmdid)}")
+    print(f"  mean distance to closest record (raw units) {fmt(r.dcr_mean_raw)}")
     print(f"  survival of unique records                  {fmt(r.unique_survival)}")
     if ev.key_risk is not None:
         _print_key_risk(ev.key_risk)
@@ -411,7 +414,8 @@ def cmd_tune(args) -> int:
             result = tune.sweep(con, args.input, args.columns, eps, k=args.k, q=args.q, reps=args.reps,
                                 scale=args.scale, target=args.target, categorical=args.categorical,
                                 strata=args.strata, key=key, seed=args.seed, rank_swap=swaps, mdav=mdav,
-                                progress=bar if tty or args.progress else None, on_setting=save)
+                                progress=bar if tty or args.progress else None, on_setting=save,
+                                rank_swap_variant=args.rank_swap_variant)
     except Exception:
         if saved[0]:
             stale = os.path.exists(html_path) and not args.no_report
@@ -429,7 +433,8 @@ def cmd_tune(args) -> int:
 
 
 RWN_ONLY = ("columns", "target", "categorical", "strata", "control", "holdout", "secret")
-RP_ONLY = ("sensitive", "epsilon", "delta", "public", "domain_file", "p_from", "l_diversity", "max_top_share")
+RP_ONLY = ("sensitive", "epsilon", "delta", "public", "domain_file", "p_from", "l_diversity", "max_top_share",
+           "enforce")
 
 
 def cmd_recommend(args) -> int:
@@ -438,7 +443,7 @@ def cmd_recommend(args) -> int:
     if method is None:
         raise RWNError("give --columns (RWN: recommend k, eps and q) or --sensitive (reconstruction privacy: "
                        "recommend the retention p)")
-    given = [o for o in (RP_ONLY if method == "rwn" else RWN_ONLY) if getattr(args, o) not in (None, [])]
+    given = [o for o in (RP_ONLY if method == "rwn" else RWN_ONLY) if getattr(args, o) not in (None, [], False)]
     if given:
         raise RWNError(f"--{given[0].replace('_', '-')} is an option of the "
                        f"{'reconstruction-privacy' if method == 'rwn' else 'RWN'} recommendation, not of {method}'s")
@@ -454,7 +459,7 @@ def cmd_recommend(args) -> int:
         rec = recommend.recommend(new_connection(args), args.input, args.sensitive, args.epsilon, args.delta,
                                   method="rp", public=args.public, domain=args.domain_file,
                                   l_diversity=args.l_diversity, max_top_share=args.max_top_share,
-                                  **(args.p_from or {}), **paths)
+                                  enforce=args.enforce, **(args.p_from or {}), **paths)
     else:
         rec = _recommend_rwn(args, new_connection(args), read_key(args), recommend)
     print(json.dumps(rec.to_dict(), indent=2, allow_nan=False) if args.json else rec.summary())
@@ -499,7 +504,8 @@ def cmd_baseline(args) -> int:
     source = duckdb_backend.DuckDBBackend(con).passthrough_source(args.input, args.output, args.columns)
     if args.command == "rank-swap":
         sql = baselines.rank_swap_statement(con, source, args.columns, args.p, key=key, seed=args.seed,
-                                            reps=args.reps)
+                                            reps=args.reps, variant=args.variant, top_percent=args.top_percent,
+                                            bottom_percent=args.bottom_percent)
     else:
         sql = baselines.mdav_statement(con, source, args.columns, args.k, scale=args.scale)
     # both baselines write in input order (replicates too, each in input order)

@@ -366,6 +366,9 @@ def _add_tune(sub) -> argparse.ArgumentParser:
     sp.add_argument("--rank-swap", default=None, metavar="P1,P2 | START:STOP:STEP",
                     help="also rank swapping with these P (percent of n); the --reps releases of a P are "
                          "drawn in one statement, release r with the key KEY#r")
+    sp.add_argument("--rank-swap-variant", choices=RANK_SWAP_VARIANTS, default="simple",
+                    help="rank swapping's variant (as rank-swap --variant; sdcmicro is reported as method "
+                         "rank_swap_sdcmicro; default simple)")
     sp.add_argument("--mdav", default=None, metavar="K1,K2 | START:STOP:STEP",
                     help="also MDAV microaggregation with these group sizes")
     sp.add_argument("--risk", default="sdid", metavar="MEASURE",
@@ -384,8 +387,11 @@ def _add_tune(sub) -> argparse.ArgumentParser:
 
 # The measures tune's --risk and --utility choose among (rwn_sql.evaluation.tune.MEASURES, by
 # kind; the parser does not import it, and tests/test_tune.py checks that these are its names)
-TUNE_RISK = "dcr_mean, linkage_rate, sdid or unique_survival"
+TUNE_RISK = "dcr_mean, linkage_rate, sdid, unique_survival, sdid_rwn_paper, rmdid or dcr_mean_raw"
 TUNE_UTILITY = "corr_mad, pca_loading_mad, ks_max, ols_ci_overlap or ols_r2"
+# rank swapping's variants (rwn_sql.evaluation.rank_swapping.RANK_SWAP_VARIANTS, not imported for
+# the same reason; tests/test_rank_swap_sdcmicro.py checks they are the same)
+RANK_SWAP_VARIANTS = ("simple", "sdcmicro")
 
 
 def _add_recommend_attacks(sp) -> None:
@@ -472,6 +478,10 @@ def _add_recommend(sub) -> argparse.ArgumentParser:
                     help="reconstruction privacy: the audit's l-diversity rule (default 2; 1 turns it off)")
     sp.add_argument("--max-top-share", type=float, default=None, metavar="S",
                     help="reconstruction privacy: the audit's limit on a group's most frequent value")
+    sp.add_argument("--enforce", action="store_true",
+                    help="reconstruction privacy: also consider releases enforced with blocks (release --enforce "
+                         "EPS,DELTA) and recommend, enforced or not, the p with the smallest standard error of "
+                         "one-way counts")
     sp.add_argument("--json", action="store_true", help="print the recommendation as one JSON object")
     _add_key_options(sp)
     return sp
@@ -480,12 +490,24 @@ def _add_recommend(sub) -> argparse.ArgumentParser:
 def _add_rank_swap(sub) -> argparse.ArgumentParser:
     sp = sub.add_parser("rank-swap", help="baseline: rank swapping of INPUT to OUTPUT",
                         description="Rank swapping (a baseline of the RWN paper): independently per column, values "
-                                    "are swapped between records whose ranks differ by at most P percent of the records. "
-                                    "Every row once, in input order; other columns unchanged.")
+                                    "are swapped between records whose ranks differ by at most P percent of the records; "
+                                    "--variant sdcmicro follows sdcMicro's rankSwap, which first replaces the top and "
+                                    "bottom 5 percent of each column by their mean. Every row once, in input order; "
+                                    "other columns unchanged.")
     sp.add_argument("input", metavar="INPUT")
     sp.add_argument("output", metavar="OUTPUT")
     sp.add_argument("--columns", required=True, type=column_list, metavar="A,B,C", help="columns to swap")
-    sp.add_argument("--p", type=float, required=True, help="largest rank distance of a swap, in percent of n")
+    sp.add_argument("--p", type=float, required=True,
+                    help="largest rank distance of a swap, in percent of n (sdcmicro: of the swapped records; "
+                         "sdcMicro's P = 0.12 is --p 12)")
+    sp.add_argument("--variant", choices=RANK_SWAP_VARIANTS, default="simple",
+                    help="simple (default): every value swapped within the window; sdcmicro: as sdcMicro's "
+                         "rankSwap, the top and bottom percents of each column replaced by their mean (released "
+                         "as DOUBLE) and the others swapped")
+    sp.add_argument("--top-percent", type=float, default=None, metavar="T",
+                    help="sdcmicro only: the largest T percent of each column replaced by their mean (default 5)")
+    sp.add_argument("--bottom-percent", type=float, default=None, metavar="B",
+                    help="sdcmicro only: the smallest B percent of each column replaced by their mean (default 5)")
     sp.add_argument("--reps", type=int, default=None, metavar="N",
                     help="experiments: N releases in one run, in a leading column replicate (0..N-1), each in "
                          "input order; release r equals the release with the key KEY#r")
@@ -556,7 +578,9 @@ COMMAND_TABLE = (
         "--key-file secret.key",
         f"rwn-sql recommend {ADULT} --sensitive occupation --public sex,race --epsilon 0.5 --delta 0.1")),
     Command("rank-swap", _add_rank_swap, True, True, (
-        f"rwn-sql rank-swap {BODYFAT} swapped.csv --columns Age,Weight,Height --p 15 --key-file secret.key",)),
+        f"rwn-sql rank-swap {BODYFAT} swapped.csv --columns Age,Weight,Height --p 15 --key-file secret.key",
+        f"rwn-sql rank-swap {BODYFAT} sdcmicro.csv --columns Age,Weight,Height --p 12 --variant sdcmicro "
+        "--top-percent 5 --bottom-percent 5 --key-file secret.key")),
     Command("mdav", _add_mdav, True, True, (
         f"rwn-sql mdav {BODYFAT} mdav.csv --columns Age,Weight,Height --k 3",)),
 )

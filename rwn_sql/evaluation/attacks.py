@@ -57,12 +57,13 @@ Randomness (targets, predicates, baseline guesses, tie-breaking) comes from nump
 seeded by the keyed hash of (key, "attacks/<attack>") (rwn_sql.randomness.keyed_hash): the same
 key or seed gives the same result whatever the thread count; another key other draws.
 
-Cost, measured on 2 shared cores with the defaults (docs/guides/evaluation.md): Adult's
-29,317 records of 5 columns about 1 s; 100,000 records of 4 columns 4.2 s, of 5 Adult-like
-columns 8.2 s. Nearly all of it is the multivariate singling-out search (predicates tried until
-n_attacks single out in the release; about 1 in 1,000 does among 100,000 records), each
-predicate counted on the rows its narrowest term matches and only up to its second match;
-linkability and inference (cKDTree) take under a second. max_attempts bounds the search.
+Cost: measured by benchmarks/bench_attacks.py (the figures: docs/benchmarks.md, section
+Attacks), most of it the singling out. The multivariate search tries (record, columns) pairs
+until n_attacks single out in the release (about 1 in 1,000 does among 100,000 records); after
+the first singling_out.FLAGS_AFTER pairs on a column subset, a pair is looked up in that
+subset's table of every released record (singling_out.singles_table, a dominance count in
+O(n log^2 n) per subset) instead of being counted on the release, so a pair tried costs next to
+nothing. max_attempts bounds the search. Linkability and inference are cKDTree searches.
 """
 from __future__ import annotations
 
@@ -348,14 +349,14 @@ def attack_risk(con: engine.Connection, original, released, control, columns, se
 def _singling_out(ori, syn, ctl, is_cat, n_attacks, n_cols, max_attempts, level, key):
     """(multivariate, univariate) AttackResults, on the sets' distinct records."""
     ori, syn, ctl = (np.unique(m, axis=0) for m in (ori, syn, ctl))
-    ori_index, ctl_index = so.Sorted(ori), so.Sorted(ctl)
+    ori_index, syn_index, ctl_index = so.Sorted(ori), so.Sorted(syn), so.Sorted(ctl)
     out = []
     for mode in ("multivariate", "univariate"):
         rng = _rng(key, f"singling_out/{mode}")
         if mode == "multivariate":
-            cols, ops, vals, _ = so.multivariate(syn, is_cat, n_attacks, n_cols, max_attempts, rng)
+            cols, ops, vals, _ = so.multivariate(syn, is_cat, n_attacks, n_cols, max_attempts, rng, syn_index)
         else:
-            cols, ops, vals, _ = so.univariate(syn, is_cat, n_attacks, rng)
+            cols, ops, vals, _ = so.univariate(syn, is_cat, n_attacks, rng, syn_index)
         k = int((so.counts(ori_index, cols, ops, vals, cap=2) == 1).sum())
         matched = so.counts(ctl_index, cols, ops, vals)
         k_control = float((matched == 1).sum())

@@ -8,7 +8,9 @@
 
 Row i of the release must correspond to row i of the original (RWN keeps every row, in input
 order). The measures are those of docs/METHODS.md section 1 ("Measures the paper's experiments
-use"). Numeric columns are the `columns` not listed in `categorical`; they must have numeric
+use"); `risk.sdid_rwn_paper`, `risk.rmdid` and `risk.dcr_mean_raw` are the paper's SDID, RMDID
+and DCR exactly as its authors computed them (sdcMicro 5.7.6's dRisk with k = sdid_k and
+dRiskRMD's risk1, its calc_DCR in raw units). Numeric columns are the `columns` not listed in `categorical`; they must have numeric
 types in both data sets. Each measure's exact definition is in rwn_sql.evaluation.utility
 (utility) and rwn_sql.evaluation.risk (disclosure risk).
 
@@ -133,7 +135,8 @@ def evaluate(con: engine.Connection, original, released, columns, target: str | 
     `categorical`: columns among `columns` compared as categories (any type); the others must
     be numeric in both. `target`: a numeric column among `columns` to regress on the other
     numeric columns (OLS, CI overlap, Cook's distance). `sdid_k`: interval half-width in
-    original standard deviations for the SDID risk. `keys` (key variables, columns of the release;
+    standard deviations for the SDID risks (the original's for `sdid`, the release's for
+    `sdid_sdcmicro` and `sdid_rwn_paper`; the RWN paper used 1). `keys` (key variables, columns of the release;
     `weight` its sampling weights): `key_risk` is key_variable_risk(con, released, keys, weight),
     else None. `attacks=True` (with `control`, records of the same population held out of the
     release): `attacks` is attack_risk(con, original, released, control, columns, secret,

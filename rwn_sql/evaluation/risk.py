@@ -16,9 +16,25 @@ values differ, as RWN's default weight w = 1. Each measure's exact definition:
   [released_ic - k * sd_c, released_ic + k * sd_c] for every numeric column c, with sd_c the
   ORIGINAL column's sample standard deviation (ddof=1) and k = `sdid_k` (default 1), following
   sdcMicro's ``dRisk`` (method SDID of Mateo-Sanz, Sebe and Domingo-Ferrer, PSD 2004).
-  sdcMicro's own ``dRiskWORK`` differs in three details: sd from the PERTURBED data, default
-  k = 0.05, and a record counts when AT MOST ONE of its columns lies outside its interval;
-  that exact rule, with the same k, is reported as ``sdid_sdcmicro``.
+  sdcMicro's own ``dRiskWORK`` takes the sd from the PERTURBED data (default k = 0.05), and
+  its counting rule changed: up to sdcMicro 5.5.1 a record counted when AT MOST ONE of its
+  columns lay outside its interval (``%in% 0:1``), reported with the same k as
+  ``sdid_sdcmicro``; since 5.6.0 (commit c2022f6, 2020-09-30, "wrong calculation in numrisk
+  fixed"; unchanged through 5.7.6 and today's code) it counts when ALL lie inside:
+* ``sdid_rwn_paper``: the RWN paper's SDID, sdcMicro 5.7.6's ``dRisk(obj = original, xm =
+  release, k = sdid_k)`` (the paper: k = 1): share of records i whose original values x_ic all
+  satisfy NOT (x_ic < r_ic - k sd_c OR x_ic > r_ic + k sd_c) for every numeric column c, with
+  sd_c the RELEASED column's sample standard deviation (ddof = 1) and r_ic the released value.
+* ``rmdid``: the RWN paper's robust-Mahalanobis interval risk, sdcMicro 5.7.6's
+  ``dRiskRMD(obj = original, xm = release)$risk1`` at its defaults (k = 0.01) over the numeric
+  columns; defined, with the robust covariance it needs (robustbase's ``covMcd``), in
+  rwn_sql.evaluation.paper_risk. None without numeric columns or when that covariance is
+  singular (or n <= p + 1).
+* ``dcr_mean_raw``: the RWN paper's DCR, its ``calc_DCR(original, release, dist_metric = "L2",
+  foreach_data = "orig", uselog = FALSE)``: mean over ORIGINAL records of the Euclidean
+  distance in the columns' RAW units (no scaling) to the closest RELEASED record. None when
+  there is a categorical column (raw units give a mismatch no natural cost; the paper's data
+  are numeric) or no numeric column.
 * ``unique_survival``: among original records unique on the chosen columns (their exact
   combination of values occurs once in the original), the share whose exact combination
   appears in at least one released record. None when the original has no unique records;
@@ -49,6 +65,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from .. import limits
+from . import paper_risk
 
 __all__ = ["Risk"]
 
@@ -64,9 +81,12 @@ class Risk:
     linkage_rate: float                    # ties count as linked
     linkage_rate_expected: float           # a random pick among tied nearest: 1 / (number tied)
     sdid: float | None                     # None without numeric columns
-    sdid_sdcmicro: float | None
+    sdid_sdcmicro: float | None            # sdcMicro <= 5.5.1's rule: at most one column outside
     unique_survival: float | None          # None when no original record is unique
     unique_records: int
+    sdid_rwn_paper: float | None = None    # sdcMicro 5.6.0 .. 5.7.6 (.. today) dRisk: the paper's SDID
+    rmdid: float | None = None             # sdcMicro dRiskRMD(...)$risk1: the paper's RMDID
+    dcr_mean_raw: float | None = None      # the paper's calc_DCR: raw units, None with categories
 
 
 # ----------------------------------------------------------------------------- measures
@@ -516,12 +536,7 @@ def measures(xo, xr, ko, kr, lo, hi, sd, k, has_numeric) -> list[Risk]:
                                   so[o_rows], ko[o_rows], o_counts)
         local = np.stack([q[0] for q in queries]) + np.cumsum([0] + [len(rows) for _, rows in queries])[:-1, None]
         nearest, ties = near_u[local], ties_u[local]
-    if has_numeric:
-        inside = np.abs(xo - xr) <= k * sd
-        sdid = np.mean(np.all(inside, axis=2), axis=1)
-        sd_r = xr.std(axis=1, ddof=1)[:, None, :]
-        outside = (xo < xr - k * sd_r) | (xo > xr + k * sd_r)
-        sdid_sdcmicro = np.mean(np.sum(outside, axis=2) <= 1, axis=1)
+    intervals = _interval_risks(xo, xr, sd, k, has_numeric, numeric_only=ko.shape[1] == 0)
     own = _sqdist(sr.reshape(reps * n, sr.shape[2]), kr.reshape(reps * n, kr.shape[2]),
                   np.tile(so, (reps, 1)), np.tile(ko, (reps, 1))).reshape(reps, n)
     linked = own <= nearest                  # own source among the nearest (own >= nearest always)
@@ -533,9 +548,57 @@ def measures(xo, xr, ko, kr, lo, hi, sd, k, has_numeric) -> list[Risk]:
             dcr_mean=float(dcr[r].mean()),
             linkage_rate=float(np.mean(linked[r])),
             linkage_rate_expected=float(np.mean(np.where(linked[r], 1.0 / ties[r], 0.0))),
-            sdid=float(sdid[r]) if has_numeric else None,
-            sdid_sdcmicro=float(sdid_sdcmicro[r]) if has_numeric else None,
             unique_survival=survived / n_unique if n_unique else None,
             unique_records=n_unique,
+            **{name: None if values is None else float(values[r]) for name, values in intervals.items()},
         ))
     return out
+
+
+def _interval_risks(xo, xr, sd, k, has_numeric, numeric_only) -> dict:
+    """The measures of the numeric columns alone, each an array over the R releases (None when
+    undefined): sdid, sdid_sdcmicro, sdid_rwn_paper, rmdid, dcr_mean_raw (see the module
+    docstring; rmdid from rwn_sql.evaluation.paper_risk)."""
+    names = ("sdid", "sdid_sdcmicro", "sdid_rwn_paper", "rmdid", "dcr_mean_raw")
+    if not has_numeric:
+        return dict.fromkeys(names)
+    inside = np.abs(xo - xr) <= k * sd
+    sd_r = xr.std(axis=1, ddof=1)[:, None, :]
+    # sdcMicro's comparisons, as written: x < xm - k sd | x > xm + k sd counts as outside
+    outside = np.sum((xo < xr - k * sd_r) | (xo > xr + k * sd_r), axis=2)
+    return dict(zip(names, (np.mean(np.all(inside, axis=2), axis=1), np.mean(outside <= 1, axis=1),
+                            np.mean(outside == 0, axis=1), paper_risk.rmdid(xo, xr),
+                            [d.mean() for d in dcr_raw(xo, xr)] if numeric_only else None)))
+
+
+def dcr_raw(xo, xr):
+    """(R, n): the Euclidean distance in raw units (numeric columns, no scaling) from each
+    original record to the closest record of release r (xr: R x n x p), exact (the distances
+    that decide a minimum are recomputed column by column, as in _searches_both_ways)."""
+    reps, n, p = xr.shape
+    no_cat = np.zeros((n, 0), np.int64)
+    o_ids, o_rows = _row_ids(xo, no_cat)
+    tuned = limits.current()
+    if not (n * n <= tuned.SMALL_SEARCH or n <= tuned.SMALL_REFERENCE):
+        out = np.empty((reps, n))
+        for r in range(reps):
+            r_ids, r_rows = _row_ids(xr[r], no_cat)
+            counts = np.bincount(r_ids, minlength=len(r_rows))
+            best, _ = _nearest(xo[o_rows], no_cat[o_rows], xr[r][r_rows], no_cat[r_rows], counts)
+            out[r] = np.sqrt(best[o_ids])
+        return out
+    o_num, flat = xo[o_rows], xr.reshape(reps * n, p)
+    o_aug, r_aug, _, slack = _augmented(o_num, no_cat[o_rows], flat, np.zeros((reps * n, 0), np.int64))
+    o_sq, no = np.sum(o_num * o_num, axis=1), len(o_rows)
+    slack = float(slack.max(initial=0.0))
+    r_aug_t = np.ascontiguousarray(r_aug.reshape(reps, n, r_aug.shape[1]).transpose(0, 2, 1))
+    per = max(1, tuned.CACHED_ELEMENTS // max(no * n, 1))
+    found = []
+    for s in range(0, reps, per):
+        approx = np.matmul(o_aug, r_aug_t[s:s + per]) + o_sq[:, None]      # (releases, no, n)
+        rel, rows, cols = _where(approx <= (approx.min(axis=2) + slack)[:, :, None])
+        found.append((s + rel, rows, cols))
+    rel, rows, cols = (np.concatenate(v) for v in zip(*found))            # in (rel, rows) order
+    exact = _sqdist(o_num[rows], no_cat[rows], flat[rel * n + cols], no_cat[rows])
+    best = np.minimum.reduceat(exact, np.searchsorted(rel * no + rows, np.arange(reps * no))).reshape(reps, no)
+    return np.sqrt(best[:, o_ids])

@@ -46,6 +46,9 @@ MEASURES = {
     "linkage_rate": ("risk", lambda ev: ev.risk.linkage_rate),
     "sdid": ("risk", lambda ev: ev.risk.sdid),
     "unique_survival": ("risk", lambda ev: ev.risk.unique_survival),
+    "sdid_rwn_paper": ("risk", lambda ev: ev.risk.sdid_rwn_paper),
+    "rmdid": ("risk", lambda ev: ev.risk.rmdid),
+    "dcr_mean_raw": ("risk", lambda ev: ev.risk.dcr_mean_raw),
 }
 
 
@@ -169,10 +172,12 @@ def _summarise(evaluations: list[Evaluation]) -> dict[str, tuple[float | None, f
 def sweep(con: engine.Connection, source, columns, eps_values, k: int = 5, q: float = 1.0,
           reps: int = 20, scale: str = "minmax", target: str | None = None, categorical=(),
           key: str | None = None, seed: int | None = None, rank_swap=(), mdav=(), progress=None,
-          strata=(), on_setting=None) -> SweepResult:
+          strata=(), on_setting=None, rank_swap_variant: str = "simple") -> SweepResult:
     """RWN over a grid of eps (k, q fixed), `reps` releases each, plus optional baselines:
     rank swapping for each P in `rank_swap` (percent, `reps` releases each, drawn in one
-    statement: release r equals rank_swap(key=f"{key}#{r}")) and MDAV for each group size in
+    statement: release r equals rank_swap(key=f"{key}#{r}", variant=rank_swap_variant); the
+    variant "sdcmicro", with sdcMicro's top and bottom 5 % replaced by their means, is reported
+    as method "rank_swap_sdcmicro") and MDAV for each group size in
     `mdav` (deterministic: one release). RWN's release r of an eps equals
     perturb(eps=eps, key=f"{key}#{r}", strata=strata, categorical=categorical): with `strata`,
     neighbourhoods within strata, whose columns pass through. The baselines cannot honour
@@ -191,11 +196,11 @@ def sweep(con: engine.Connection, source, columns, eps_values, k: int = 5, q: fl
         progress(0, total, "checking the source and the settings")
     the_key = resolve_key(key, seed)      # once: RWN and rank swapping draw with the same key
     run = _SweepRun(con, source, columns, reps, target, categorical, progress, total, strata, on_setting, k, q)
-    run.result.notes = _checked_baselines(run, rank_swap, mdav, scale)
+    run.result.notes = _checked_baselines(run, rank_swap, mdav, scale, rank_swap_variant)
     try:
         if eps_values:
             _rwn_settings(run, eps_values, k, q, scale, the_key)
-        _rank_swap_settings(run, rank_swap, the_key)
+        _rank_swap_settings(run, rank_swap, the_key, rank_swap_variant)
         _mdav_settings(run, mdav, scale)
     finally:
         for t in (RWN_TABLE, BASELINE_TABLE):
@@ -217,14 +222,16 @@ def _checked_sweep(reps, eps_values, rank_swap, mdav) -> list[float]:
     return eps_values
 
 
-def _checked_baselines(run: _SweepRun, p_values, group_sizes, scale: str) -> list[str]:
+def _checked_baselines(run: _SweepRun, p_values, group_sizes, scale: str, variant: str = "simple") -> list[str]:
     """The baselines' settings, columns and values checked before any work (RWNError): they
     cannot honour strata (a swap or a group would cross them), change only the columns that are
     not categorical (rank swapping needs an order, MDAV numbers), which need a value in every
-    record; P in (0, 100], 2 <= k <= n (baselines.check_rank_swap_inputs and check_mdav_inputs,
-    as the baselines check them). Returns the notes of the result: the categorical columns they
-    leave as they are."""
+    record; the rank-swap `variant`, P in (0, 100], 2 <= k <= n (baselines.check_rank_swap_inputs
+    and check_mdav_inputs, as the baselines check them). Returns the notes of the result: the
+    categorical columns they leave as they are."""
     from . import baselines
+    if variant not in baselines.RANK_SWAP_VARIANTS:
+        raise RWNError(f"rank_swap_variant must be 'simple' or 'sdcmicro', got {variant!r}")
     methods = [name for name, values in (("rank swapping", p_values), ("MDAV", group_sizes)) if values]
     if not methods:
         return []
@@ -238,7 +245,7 @@ def _checked_baselines(run: _SweepRun, p_values, group_sizes, scale: str) -> lis
     if not columns:
         raise RWNError(f"every column is categorical, and {what} change only the others: leave the baselines out")
     if p_values:
-        baselines.check_rank_swap_inputs(run.con, run.src, columns, p_values, run.reps)
+        baselines.check_rank_swap_inputs(run.con, run.src, columns, p_values, run.reps, variant=variant)
     if group_sizes:         # a grid's whole numbers (3.0) are group sizes
         sizes = [int(k) if isinstance(k, float) and k.is_integer() else k for k in group_sizes]
         baselines.check_mdav_inputs(run.con, run.src, columns, sizes, scale, name="MDAV's k")
@@ -319,22 +326,23 @@ def _rwn_settings(run: _SweepRun, eps_values, k: int, q: float, scale: str, the_
         releases.close()
 
 
-def _rank_swap_settings(run: _SweepRun, p_values, the_key: str) -> None:
+def _rank_swap_settings(run: _SweepRun, p_values, the_key: str, variant: str = "simple") -> None:
     """Rank swapping's settings, one per P, of the columns but the categorical ones: every P
     from one query of the keyed draws; all reps releases of a P in one statement, release r
-    with the key key#r."""
+    with the key key#r. The variant "sdcmicro" is reported as method "rank_swap_sdcmicro"."""
     if not p_values:
         return
     from . import baselines
+    method = "rank_swap" if variant == "simple" else f"rank_swap_{variant}"
     statements = baselines.rank_swap_statements(run.con, run.src, run.baseline_columns(), p_values, key=the_key,
-                                                reps=run.reps)
+                                                reps=run.reps, variant=variant)
     for value in p_values:
-        run.report(f"rank_swap P={value:g}: {run.reps} releases")
+        run.report(f"{method} P={value:g}: {run.reps} releases")
         # the sweep's own table (no write_table: its check that the statement does not read
         # the table parses the statement, which embeds every swap; so for MDAV)
         engine.run(run.con, f"CREATE OR REPLACE TABLE {quote_ident(BASELINE_TABLE)} AS\n{next(statements)}")
-        evs = run.evaluated(BASELINE_TABLE, f"rank_swap P={value:g}")
-        run.add(Setting("rank_swap", "P", float(value), run.reps, _summarise(evs)))
+        evs = run.evaluated(BASELINE_TABLE, f"{method} P={value:g}")
+        run.add(Setting(method, "P", float(value), run.reps, _summarise(evs)))
 
 
 def _mdav_settings(run: _SweepRun, group_sizes, scale: str) -> None:
@@ -557,7 +565,7 @@ class ProgressBar:
 
 # The measures whose larger values are the better ones (more utility kept, or released records
 # farther from the closest original): the risk-utility plot's axis labels say so.
-HIGHER_IS_BETTER = ("ols_ci_overlap", "ols_r2", "dcr_mean")
+HIGHER_IS_BETTER = ("ols_ci_overlap", "ols_r2", "dcr_mean", "dcr_mean_raw")
 
 
 def measures_of(kind: str) -> list[str]:

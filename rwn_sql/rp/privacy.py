@@ -635,22 +635,47 @@ def trials_for_sizes(sizes, pp: PrivacyParams) -> dict[int, int]:
         if pp.test == "chernoff":
             out[n] = next((t for t in reversed(at_one) if t <= n), 0)
             continue
-        ts = np.arange(1, min(n - 1, n_max) + 1)
-        upper, lower = block_tails_over_t(n, ts, pp.p, pp.m, pp.eps)    # the cheapest check, for all t
-        at_f1 = dict(zip(ts.tolist(), (np.minimum(upper, lower) >= pp.delta + cert_margin(n)).tolist()))
-        if n <= n_max:
-            at_f1[n] = True
-        candidates, failed = [], 0
-        for t in sorted(at_f1):
-            if at_f1[t]:
-                candidates.append(t)
-                failed = 0
-            else:
-                failed += 1
-                if candidates and failed == _STOP_AFTER:
-                    break
+        candidates = _f1_candidates(n, pp, n_max)
         out[n] = next((t for t in reversed(candidates) if _design_passes(n, t, pp, hints)), 0)
     return out
+
+
+def trials_upper_bounds(sizes, pp: PrivacyParams, stop_at_zero: bool = False) -> dict[int, int]:
+    """For each size n, an upper bound of trials_for_sizes' t(n) under the exact test: the
+    largest candidate (the t passing at f = 1), before any design is certified at every count.
+    Cheap (one vectorised tail computation per size); 0 when no t passes at f = 1. With
+    stop_at_zero, the sizes from the smallest up to the first with 0 (whoever needs every size
+    to have a design learns it from the cheap small sizes)."""
+    if pp.test != "exact":
+        raise ValueError("trials_upper_bounds serves the exact test")
+    n_max = chernoff_max_group(pp)
+    out = {}
+    for n in sorted({int(x) for x in sizes}):
+        out[n] = max(_f1_candidates(n, pp, n_max), default=0)
+        if stop_at_zero and out[n] == 0:
+            break
+    return out
+
+
+def _f1_candidates(n: int, pp: PrivacyParams, n_max: int) -> list[int]:
+    """The block counts t of a group of n that pass the exact test at f = 1, from t = 1 upwards
+    until _STOP_AFTER in a row fail after one passed (t = n, independent records, included when
+    n <= n_max)."""
+    ts = np.arange(1, min(n - 1, n_max) + 1)
+    upper, lower = block_tails_over_t(n, ts, pp.p, pp.m, pp.eps)    # the cheapest check, for all t
+    at_f1 = dict(zip(ts.tolist(), (np.minimum(upper, lower) >= pp.delta + cert_margin(n)).tolist()))
+    if n <= n_max:
+        at_f1[n] = True
+    candidates, failed = [], 0
+    for t in sorted(at_f1):
+        if at_f1[t]:
+            candidates.append(t)
+            failed = 0
+        else:
+            failed += 1
+            if candidates and failed == _STOP_AFTER:
+                break
+    return candidates
 
 
 _STOP_AFTER = 3

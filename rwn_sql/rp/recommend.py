@@ -67,7 +67,12 @@ class RetentionRecommendation:
     std_error: the expected standard error of the reconstructed count of each domain value over
     all records (one_way_std_error at the observed shares), std_error_max the largest of them,
     std_error_bound the bound for any share. command: the `rwn-sql release` command with this p
-    (the key read from a key file, never shown). notes: what the command leaves to the caller."""
+    (the key read from a key file, never shown). notes: what the command leaves to the caller.
+    With enforce=True: enforced (the command enforces (eps, delta) with blocks; binding is then
+    "enforcement": p has the smallest largest one-way standard error of the enforced candidates
+    and the plain one), design (the block design: groups split, the largest group and its
+    blocks), alternative (the best candidate of the other kind: its p and std_error_max, or
+    None when there is none)."""
     p: float
     binding: str
     epsilon: float
@@ -91,6 +96,9 @@ class RetentionRecommendation:
     std_error_bound: float
     command: str
     notes: tuple[str, ...] = ()
+    enforced: bool = False
+    design: dict | None = None
+    alternative: dict | None = None
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -102,13 +110,25 @@ class RetentionRecommendation:
             k = self.next_failing_groups
             why = (f"at p = {self.next_p:g}, {_plural(k, 'personal group')} fail{'s' if k == 1 else ''} "
                    f"({self.next_failing_records} records)" + _hardest_text(self.hardest))
+        elif self.binding == "enforcement":
+            why = (f"enforced, p has the smallest largest one-way standard error on the grid of {self.grid_step:g}"
+                   + _alternative_text(self.alternative))
         elif self.binding in ("rho", "ldp"):
             why = f"the {'rho1-to-rho2' if self.binding == 'rho' else 'local-DP'} budget caps p ({self.calibration})"
         else:
             why = "p is the top of the grid (0.999, or the largest p with eps in range)"
         d = self.disclosure
-        lines = [(f"reconstruction privacy: p = {self.p:g}: every personal group ({self.groups}) passes the exact "
-                  f"({self.epsilon:g}, {self.delta:g}) test (m = {self.m}); " + self._larger()),
+        first = (f"reconstruction privacy: p = {self.p:g}: every personal group ({self.groups}) passes the exact "
+                 f"({self.epsilon:g}, {self.delta:g}) test (m = {self.m}); " + self._larger())
+        if self.enforced:
+            x = self.design
+            first = (f"reconstruction privacy, enforced: p = {self.p:g}: every personal group ({self.groups}) passes "
+                     f"the exact ({self.epsilon:g}, {self.delta:g}) test (m = {self.m}) after enforcement: "
+                     f"{x['groups_split']} groups split into blocks ({x['records_split']} records); the largest "
+                     f"group, {x['largest_group']} records, in {x['largest_group_blocks']} blocks")
+        elif self.alternative is not None:
+            why += _alternative_text(self.alternative)
+        lines = [first,
                  f"binding: {self.binding}: {why}",
                  (f"groups: {self.groups} ({self.records} records), smallest {self.smallest_group}; smallest tail "
                   f"at p: {self.min_tail:.4g} (>= delta = {self.delta:g})"),
@@ -127,6 +147,14 @@ class RetentionRecommendation:
         cap = f" up to the budget's {self.cap:g}" if self.cap is not None else ""
         return f"no larger p on the grid of {self.grid_step:g}{cap} does" if self.binding == "reconstruction" else \
             f"p is the top of the grid of {self.grid_step:g}{cap}"
+
+
+def _alternative_text(alternative: dict | None) -> str:
+    if alternative is None:
+        return ""
+    kind = "enforced" if alternative["enforced"] else "without enforcement"
+    return (f"; the best {kind}: p = {alternative['p']:g}, one-way standard error at most "
+            f"{alternative['std_error_max']:.4g}")
 
 
 def _plural(k: int, noun: str) -> str:
@@ -320,7 +348,8 @@ def _fewest_failing(cases: _Cases, grid, m: int, eps: float, delta: float) -> fl
     return min(coarse, key=lambda x: (cases.failing(cases.worst(x, m, eps), delta)[1], -x))
 
 
-def _refuse(be, src, spec, cases: _Cases, grid, m, eps, delta, cap: Calibration | None) -> RWNError:
+def _refuse(be, src, spec, cases: _Cases, grid, m, eps, delta, cap: Calibration | None,
+            searched_enforced: bool = False) -> RWNError:
     """No candidate passes: the error naming the smallest failing groups and what would work."""
     top = float(grid[-1])
     refs = sorted({x for x in REFERENCE_P if x <= top and eps <= privacy.max_eps(x, m)} | {_fewest_failing(cases, grid, m, eps, delta)})
@@ -332,8 +361,13 @@ def _refuse(be, src, spec, cases: _Cases, grid, m, eps, delta, cap: Calibration 
     budget = f", p at most {cap.p:g} ({cap.describe()})" if cap is not None else ""
     total = int(sum(sizes.values()))
     ways = [w for _, w, _, _ in found]
-    ways.append("enforce=(eps, delta) (--enforce EPS,DELTA): the block mechanism splits failing groups "
-                "(rwn-sql audit --after-enforcement shows the result)")
+    if searched_enforced:
+        ways.append(f"enforcement was searched too: at no p on the grid of {1 / ENFORCED_STEP:g} has every group size "
+                    f"a block design; enforce=(eps, delta) with suppress_small=True (--enforce EPS,DELTA "
+                    f"--suppress-small) leaves the groups without one out")
+    else:
+        ways.append("enforce=(eps, delta) (--enforce EPS,DELTA): the block mechanism splits failing groups "
+                    "(rwn-sql audit --after-enforcement shows the result; recommend --enforce searches it)")
     ways.append("suppression: leave the records of the failing groups out of the input (rwn-sql audit "
                 "--groups-output lists the groups: passes = false)")
     return RWNError(f"no retention probability on the grid of {1 / GRID:g} meets (eps, delta) = ({eps:g}, {delta:g}) "
@@ -349,7 +383,8 @@ def _csv_names(names) -> str:
 
 
 def release_command(source, sensitive: str, p: float, public, domain, l_diversity, max_top_share,
-                    calibration: Calibration | None, output: str | None, key_file: str) -> tuple[str, tuple]:
+                    calibration: Calibration | None, output: str | None, key_file: str,
+                    enforce: tuple[float, float] | None = None) -> tuple[str, tuple]:
     """The `rwn-sql release` command applying p (--p-from when the budget's p is used, so the
     release records it), and notes on what it leaves to the caller. The key is read from
     `key_file` (never a key itself)."""
@@ -378,6 +413,8 @@ def release_command(source, sensitive: str, p: float, public, domain, l_diversit
     elif domain is not None:
         args += ["--domain-file", "domain.txt"]
         notes.append("domain.txt: write the domain's values there, one per line")
+    if enforce is not None:
+        args += ["--enforce", f"{enforce[0]!r},{enforce[1]!r}"]
     if l_diversity is not None:
         args += ["--l-diversity", str(int(l_diversity))]
     if max_top_share is not None:
@@ -404,16 +441,121 @@ def _disclosure(audit_result) -> dict:
             "proxies": [x.describe(audit_result.sensitive) for x in d.proxies], "ok": d.ok}
 
 
-def _std_errors(be, src, spec, values, p: float, m: int) -> tuple[dict, float, float, int]:
-    """Per domain value the standard error of its one-way count at its observed share, their
-    largest, the bound for any share, and the records."""
+def _value_counts(be, src, spec) -> dict:
     s = quote_ident(spec.sensitive)
-    counts = dict(be.rows(f"SELECT {be.dialect.as_text(s)}, count(*) FROM {src.sql} GROUP BY {s}"))
+    return dict(be.rows(f"SELECT {be.dialect.as_text(s)}, count(*) FROM {src.sql} GROUP BY {s}"))
+
+
+def _std_errors(counts: dict, values, p: float, m: int, design: _Design | None = None) -> tuple[dict, float, float, int]:
+    """Per domain value the standard error of its one-way count at its observed share, their
+    largest, the bound for any share, and the records. With `design` (an enforced release) the
+    block-aware error of rwn_sql.estimates (sql/rp_estimates.sql, the share taken as the value's
+    share in every group)."""
     n = int(sum(counts.values()))
-    per = {v: one_way_std_error(int(counts.get(v, 0)), n, p, m) for v in values}
     b = (1 - p) / m
-    bound = math.sqrt(n * max((p + b) * (1 - p - b), b * (1 - b))) / p
-    return per, max(per.values()), bound, n
+    if design is None:
+        per = {v: one_way_std_error(int(counts.get(v, 0)), n, p, m) for v in values}
+        bound = math.sqrt(n * max((p + b) * (1 - p - b), b * (1 - b))) / p
+        return per, max(per.values()), bound, n
+    se = design.std_errors(_shares(counts, values), p, m)
+    grid = design.std_errors(np.linspace(0, 1, 1001), p, m)
+    return dict(zip(values, se.tolist())), float(se.max()), float(grid.max()), n
+
+
+def _unit_sums(n: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per personal group of n records in t blocks (sizes differing by at most one): SS = the
+    sum of squared block sizes and SH = sum s (n - s) / (n - 1), as sql/rp_estimates.sql
+    defines them (t = n: independent records, SS = SH = n)."""
+    q, r = np.divmod(n, t)
+    ss = r * (q + 1) ** 2 + (t - r) * q * q
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sh = np.where(n > 1, (r * (q + 1) * (n - q - 1) + (t - r) * q * (n - q)) / (n - 1), n)
+    return ss.astype(float), sh.astype(float)
+
+
+def _variance_terms(ss, sh, shares: np.ndarray, p: float, m: int) -> np.ndarray:
+    """The block-aware variance of a count (times p^2) per unit sums (rows) and share (columns)."""
+    b, pq = (1 - p) / m, p * (1 - p)
+    ss, sh, f = np.asarray(ss, float)[:, None], np.asarray(sh, float)[:, None], shares[None, :]
+    return b * (1 - b) * ss + pq * (sh - 2 * ss / m) * f + pq * (ss - sh) * f * f
+
+
+@dataclass
+class _Design:
+    """Block counts t of every personal group (sizes n, with repeats) of an enforced release."""
+    n: np.ndarray
+    t: np.ndarray
+
+    def std_errors(self, shares: np.ndarray, p: float, m: int) -> np.ndarray:
+        """The standard error of the count of a value with each share over all records, the share
+        taken as the value's share in every group (rwn_sql.estimates' plug-in)."""
+        ss, sh = _unit_sums(self.n, self.t)
+        var = _variance_terms([ss.sum()], [sh.sum()], shares, p, m)[0]
+        return np.sqrt(np.maximum(var, 0.0)) / p
+
+    def lower_bound(self, shares: np.ndarray, p: float, m: int) -> float:
+        """A lower bound of the largest std_errors over `shares` for ANY block counts 1 <= t' <= t
+        per group (self.t being upper bounds): the variance is linear in a group's SS (SH falls
+        as SS grows), so each group's least term is at t' = t or at t' = 1."""
+        terms = [_variance_terms(*_unit_sums(self.n, t), shares, p, m) for t in (self.t, np.ones_like(self.t))]
+        var = np.minimum(*terms).sum(axis=0)
+        return float(np.sqrt(np.maximum(var, 0.0)).max() / p)
+
+
+ENFORCED_STEP = 100               # enforced candidates: multiples of 1/ENFORCED_STEP
+
+
+@dataclass(frozen=True)
+class _Enforced:
+    """The enforced candidate with the smallest largest one-way standard error: p, its design,
+    and what the search saw (candidates tried, skipped by the bound, without a design)."""
+    p: float | None
+    design: _Design | None
+    se_max: float
+    tried: int
+    pruned: int
+    no_design: int
+
+
+def _enforced_search(group_sizes: np.ndarray, shares: np.ndarray, m: int, eps: float, delta: float,
+                     cap: Calibration | None, best_plain: float, step: int = ENFORCED_STEP) -> _Enforced:
+    """Enforcement's best p: over the multiples of 1/step with eps in range (and not
+    above the budget's p, which is a candidate too), the p whose block designs
+    (privacy.trials_for_sizes: every group size has one) give the smallest largest one-way
+    standard error at the observed shares. A candidate whose lower bound (_Design.lower_bound,
+    first for any block counts, then for the cheap upper block counts of trials_upper_bounds)
+    is not below the best so far, or below `best_plain` (the plain release's), is skipped: it
+    cannot win. From the top down, where designs are cheap to certify."""
+    grid = [k / step for k in range(1, step)]
+    if cap is not None:
+        grid = [x for x in grid if x < cap.p] + [cap.p]
+    grid = [x for x in grid if eps <= privacy.max_eps(x, m)]
+    sizes = np.unique(group_sizes)
+    best = _Enforced(None, None, best_plain, 0, 0, 0)
+    tried = pruned = no_design = 0
+    for p in reversed(grid):
+        if _Design(group_sizes, group_sizes).lower_bound(shares, p, m) >= best.se_max:    # any t <= n
+            pruned += 1
+            continue
+        pp = privacy.PrivacyParams(p=p, m=m, eps=eps, delta=delta, test="exact")
+        upper = privacy.trials_upper_bounds(sizes, pp, stop_at_zero=True)
+        if min(upper.values()) == 0:
+            no_design += 1
+            continue
+        t_up = np.array([upper[int(n)] for n in group_sizes])
+        if _Design(group_sizes, t_up).lower_bound(shares, p, m) >= best.se_max:
+            pruned += 1
+            continue
+        trials = privacy.trials_for_sizes(sizes, pp)
+        if min(trials.values()) == 0:
+            no_design += 1
+            continue
+        tried += 1
+        design = _Design(group_sizes, np.array([trials[int(n)] for n in group_sizes]))
+        se = float(design.std_errors(shares, p, m).max())
+        if se < best.se_max:
+            best = _Enforced(p, design, se, 0, 0, 0)
+    return _Enforced(best.p, best.design, best.se_max, tried, pruned, no_design)
 
 
 def _check_target(epsilon, delta) -> None:
@@ -424,7 +566,8 @@ def _check_target(epsilon, delta) -> None:
 
 def recommend_retention(con, source, sensitive: str, epsilon: float, delta: float, public=None, domain=None,
                         rho=None, ldp=None, l_diversity: int | None = None, max_top_share: float | None = None,
-                        *, output: str | None = None, key_file: str = "secret.key") -> RetentionRecommendation:
+                        *, enforce: bool = False, output: str | None = None,
+                        key_file: str = "secret.key") -> RetentionRecommendation:
     """The largest retention probability p (module docstring: multiples of 0.001, or the p of
     the rho/ldp budget) at which rwn_sql.audit(con, source, sensitive, p, epsilon, delta,
     public, domain) finds every personal group passing the exact test (without enforcement),
@@ -436,6 +579,14 @@ def recommend_retention(con, source, sensitive: str, epsilon: float, delta: floa
     is never read or shown). Refuses (RWNError) when no candidate passes, naming the smallest
     failing groups and the nearest achievable (eps, delta) at p = 0.1, 0.25 and 0.5 and at the
     multiple of 0.01 whose failing groups hold the fewest records.
+
+    enforce=True also considers releases enforced with blocks (rwn_sql.randomize(enforce=(eps,
+    delta))): every group passes once split, so "largest p" no longer measures utility; the
+    recommendation is then the candidate, enforced (multiples of 0.01, _enforced_search) or
+    plain (the largest p above), with the smallest largest standard error of a one-way count
+    over all records at the observed shares (block-aware when enforced), confirmed by the audit
+    (after enforcement for an enforced p). Blocks make records move together, so enforcement
+    can lose to a small plain p: the result names the other kind's best as `alternative`.
     Returns a RetentionRecommendation."""
     from .api import audit
     be = backend_for(con)
@@ -446,58 +597,112 @@ def recommend_retention(con, source, sensitive: str, epsilon: float, delta: floa
     if l_diversity is not None:
         check_l_diversity(l_diversity, m)
     _check_target(epsilon, delta)
+    if not isinstance(enforce, bool):
+        raise RWNError(f"enforce must be True or False, got {enforce!r}")
     cap = _caps(m, rho, ldp)
     grid = _candidates(m, epsilon, cap)
     cases = _Cases.of(be.rows(f"SELECT __rwn_g, __rwn_n, __rwn_k FROM ({_grouped_sql(be, src, spec)}) AS __rwn_r"))
+    given = {"source": source, "public": public, "domain": domain, "l_diversity": l_diversity,
+             "max_top_share": max_top_share, "output": output, "key_file": key_file}
 
-    def confirm(p):
+    def confirm(p, enforced=False):
         result = audit(con, source, sensitive, p, epsilon, delta, public=public, domain=domain,
-                       l_diversity=l_diversity, max_top_share=max_top_share)
+                       l_diversity=l_diversity, max_top_share=max_top_share, enforce=enforced)
         if result.failing_groups:
             result.close()
             return None
         return result
     at, result = _search(cases, grid, m, epsilon, delta, confirm)
-    if at is None:
-        raise _refuse(be, src, spec, cases, grid, m, epsilon, delta, cap)
-    try:
-        return _recommendation(be, src, spec, values, cases, grid, at, result, epsilon, delta, cap,
-                               {"source": source, "public": public, "domain": domain, "l_diversity": l_diversity,
-                                "max_top_share": max_top_share, "output": output, "key_file": key_file})
-    finally:
-        result.close()
-
-
-def _recommendation(be, src, spec, values, cases: _Cases, grid, at: int, result, eps, delta,
-                    cap: Calibration | None, given: dict) -> RetentionRecommendation:
-    """The RetentionRecommendation for the candidate grid[at] (the audit `result` at it)."""
-    m = len(values)
-    p = float(grid[at])
-    nxt = hardest = failing = failing_records = None
-    if at + 1 < len(grid):
-        binding, nxt = "reconstruction", float(grid[at + 1])
-        worst = cases.worst(nxt, m, eps)
-        ids, failing_records = cases.failing(worst, delta)
-        failing = len(ids)
-        j = int(np.argmin(worst))
-        group = int(cases.g[np.flatnonzero(cases.inverse == j)[0]])
-        hardest = dict(_describe(be, src, spec, group, int(cases.uc[j])), tail=float(worst[j]))
-    elif cap is not None and p == cap.p:
-        binding = cap.budget
+    counts = _value_counts(be, src, spec)
+    plain_se = _std_errors(counts, values, float(grid[at]), m)[1] if at is not None else math.inf
+    best = _enforced_search(_group_sizes(cases), _shares(counts, values), m, epsilon, delta, cap, plain_se) \
+        if enforce else None
+    if at is None and (best is None or best.p is None):
+        raise _refuse(be, src, spec, cases, grid, m, epsilon, delta, cap, searched_enforced=enforce)
+    if best is None or best.p is None:       # the plain candidate
+        alt = None if best is None else {"p": None, "enforced": True, "std_error_max": None, "tried": best.tried,
+                                          "pruned": best.pruned, "no_design": best.no_design}
+        chosen, audit_result = dict(at=at, alternative=alt), result
     else:
-        binding = "grid"
-    per, se_max, bound, _ = _std_errors(be, src, spec, values, p, m)
+        if result is not None:
+            result.close()
+        audit_result = confirm(best.p, enforced=True)
+        if audit_result is None:
+            raise RWNError(f"internal: the audit after enforcement at p = {best.p:g} finds failing groups although "
+                           f"every group size has a certified design; please report this")
+        chosen = dict(at=None, enforced=best, alternative=None if at is None else
+                      {"p": float(grid[at]), "enforced": False, "std_error_max": plain_se})
+    try:
+        return _recommendation(be, src, spec, values, counts, cases, grid, result=audit_result, eps=epsilon,
+                               delta=delta, cap=cap, given=given, **chosen)
+    finally:
+        audit_result.close()
+
+
+def _group_sizes(cases: _Cases) -> np.ndarray:
+    return np.array(list(dict(zip(cases.g.tolist(), cases.n.tolist())).values()))
+
+
+def _shares(counts: dict, values) -> np.ndarray:
+    n = sum(counts.values())
+    return np.array([int(counts.get(v, 0)) / n for v in values])
+
+
+def _recommendation(be, src, spec, values, counts, cases: _Cases, grid, *, at: int | None, result, eps, delta,
+                    cap: Calibration | None, given: dict, enforced: _Enforced | None = None,
+                    alternative: dict | None = None) -> RetentionRecommendation:
+    """The RetentionRecommendation for the candidate grid[at] (the audit `result` at it), or
+    for the enforced candidate `enforced` (the audit after enforcement)."""
+    m = len(values)
+    p = float(grid[at]) if enforced is None else enforced.p
+    nxt = hardest = failing = failing_records = design = None
+    if enforced is not None:
+        binding = "enforcement"
+        design = _design_summary(enforced.design)
+        pp = privacy.PrivacyParams(p=p, m=m, eps=eps, delta=delta, test="exact")
+        min_tail = min(privacy.design_worst_tail(int(n), int(t), pp)
+                       for n, t in set(zip(enforced.design.n.tolist(), enforced.design.t.tolist())))
+    else:
+        min_tail = float(cases.worst(p, m, eps).min())
+        if at + 1 < len(grid):
+            binding, nxt = "reconstruction", float(grid[at + 1])
+            worst = cases.worst(nxt, m, eps)
+            ids, failing_records = cases.failing(worst, delta)
+            failing = len(ids)
+            j = int(np.argmin(worst))
+            group = int(cases.g[np.flatnonzero(cases.inverse == j)[0]])
+            hardest = dict(_describe(be, src, spec, group, int(cases.uc[j])), tail=float(worst[j]))
+        elif cap is not None and p == cap.p:
+            binding = cap.budget
+        else:
+            binding = "grid"
+    per, se_max, bound, _ = _std_errors(counts, values, p, m, None if enforced is None else enforced.design)
     command, notes = release_command(given["source"], spec.sensitive, p, given["public"], given["domain"],
                                      given["l_diversity"], given["max_top_share"], cap, given["output"],
-                                     given["key_file"])
+                                     given["key_file"], enforce=(eps, delta) if enforced is not None else None)
+    if alternative is not None and alternative.get("p") is None:
+        notes += (f"enforcement considered: no enforced p on the grid of {1 / ENFORCED_STEP:g} gives a smaller "
+                  f"largest one-way standard error ({alternative['tried']} designs certified and measured, {alternative['pruned']} "
+                  f"p ruled out by a lower bound, {alternative['no_design']} without a design for every group size)",)
+        alternative = None
     sizes = dict(zip(cases.g.tolist(), cases.n.tolist()))
     disclosure = _disclosure(result)
     if not disclosure["ok"]:
         notes += (DISCLOSURE_NOTE,)
     return RetentionRecommendation(
-        p=p, binding=binding, epsilon=float(eps), delta=float(delta), m=m, test="exact", grid_step=1 / GRID,
+        p=p, binding=binding, epsilon=float(eps), delta=float(delta), m=m, test="exact",
+        grid_step=1 / GRID if enforced is None else 1 / ENFORCED_STEP,
         cap=None if cap is None else cap.p, calibration=None if cap is None else cap.describe(),
         next_p=nxt, next_failing_groups=failing, next_failing_records=failing_records, hardest=hardest,
-        min_tail=float(cases.worst(p, m, eps).min()), groups=result.groups, records=result.records,
+        min_tail=min_tail, groups=result.groups, records=result.records,
         smallest_group=int(min(sizes.values())), disclosure=disclosure, std_error=per,
-        std_error_max=se_max, std_error_bound=bound, command=command, notes=notes)
+        std_error_max=se_max, std_error_bound=bound, command=command, notes=notes,
+        enforced=enforced is not None, design=design, alternative=alternative)
+
+
+def _design_summary(design: _Design) -> dict:
+    split = design.t < design.n
+    largest = int(np.argmax(design.n))
+    return {"groups_split": int(split.sum()), "records_split": int(design.n[split].sum()),
+            "largest_group": int(design.n[largest]), "largest_group_blocks": int(design.t[largest]),
+            "blocks": sorted({(int(n), int(t)) for n, t in zip(design.n.tolist(), design.t.tolist()) if t < n})}
