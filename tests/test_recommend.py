@@ -383,6 +383,18 @@ def test_attack_targets_in_json_and_summary(attack_recommended):
     assert d["control"]["holdout"] == 0.2 and set(d["targets"]) == {"linkage_rate"}
     assert "attack targets: linkability <= 0.1, singling_out <= 0.2" in rec.summary()
     assert KEY not in rec.to_json()
+    # every setting's attacks in the JSON and the frontier table: the CI tops of those attacked
+    # (the chosen one and those passed over), "not run" for the rest
+    chosen = next(x for x in d["settings"] if (x["k"], x["eps"], x["q"]) == (rec.k, rec.eps, rec.q))
+    assert chosen["attacks"] == {n: getattr(rec.attacks, n).ci[1] for n in rec.attack_targets}
+    attacked = [x for x in d["settings"] if x["attacks"] is not None]
+    assert len(attacked) == len(rec.attacked) == 1 + sum("attacks' upper confidence bounds" in n for n in rec.notes)
+    table = rec.summary().split("the Pareto frontier of")[1]
+    assert "linkability (CI top)" in table and "singling_out (CI top)" in table
+    row = next(line for line in table.splitlines() if line.startswith("   > "))
+    assert f"{rec.attacks.linkability.ci[1]:.4g}" in row and f"{rec.attacks.singling_out.ci[1]:.4g}" in row
+    if len(attacked) < sum(x["meets"] or x["frontier"] for x in d["settings"]):
+        assert "not run" in table
 
 
 def test_attack_targets_alone_and_a_control_source():
@@ -468,6 +480,15 @@ def test_cli_attack_targets(tmp_path, capsys):
     d = json.loads(capsys.readouterr().out)
     assert set(d["attack_targets"]) == {"linkability", "singling_out"} and d["control"]["holdout"] == 0.25
     assert all(t["ci"][1] <= t["value"] for t in d["attack_targets"].values())
+    # --n-attacks reaches the attacks: fewer attacks, a wider confidence interval
+    assert main(["recommend", str(BODYFAT), "--columns", ",".join(COLS), "--k", "3,10", "--eps", "0.2,0.3",
+                 "--q", "1", "--reps", "2", "--max-linkability", "0.5", "--holdout", "0.25", "--seed", "3",
+                 "--n-attacks", "20", "--json"]) == 0
+    few = json.loads(capsys.readouterr().out)
+    assert few["attacks"]["linkability"]["n_attacks"] == 20
+    assert main(["recommend", str(BODYFAT), "--columns", ",".join(COLS), "--max-linkability", "0.5", "--seed", "1",
+                 "--n-attacks", "0"]) == 2
+    assert "n_attacks" in capsys.readouterr().err
     for argv, message in [
         (["--max-inference", "0.2"], "attack targets need a key"),
         (["--max-inference", "0.2", "--seed", "1", "--holdout", "1.5"], "strictly between 0 and 1"),

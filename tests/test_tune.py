@@ -301,8 +301,10 @@ def test_progress_bar_lines_and_redraw():
     with tune.ProgressBar(log, redraw=False, width=10) as bar:
         bar(0, 4, "rwn eps=0.3: neighbourhoods and 2 releases")
         bar(4, 4, "done")
+        bar(1, 3, "attacks at k=5", unit="candidates attacked")
     lines = log.getvalue().splitlines()
     assert lines[0].startswith("[----------] 0/4 releases  rwn eps=0.3") and lines[1].startswith("[##########] 4/4")
+    assert lines[2].startswith("[###-------] 1/3 candidates attacked  attacks at k=5")
     term = io.StringIO()
     with tune.ProgressBar(term, redraw=True, tick=0.01) as bar:
         bar(1, 2, "working")

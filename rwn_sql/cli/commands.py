@@ -486,7 +486,7 @@ def _recommend_rwn(args, con, key, recommend):
                                       key=key, seed=args.seed, key_file=args.key_file,
                                       output=args.output or "release.parquet",
                                       progress=bar if tty or args.progress else None, control=args.control,
-                                      holdout=args.holdout, secret=args.secret)
+                                      holdout=args.holdout, secret=args.secret, n_attacks=args.n_attacks)
     if args.na_values:      # the command reads the input as this run did
         import dataclasses
         import shlex

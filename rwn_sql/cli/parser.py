@@ -411,6 +411,9 @@ def _add_recommend_attacks(sp) -> None:
     sp.add_argument("--secret", default=None, metavar="COLUMN",
                     help="RWN, --max-inference: the column the inference attack guesses (default: the last of "
                          "--columns)")
+    sp.add_argument("--n-attacks", type=int, default=500, metavar="N",
+                    help="RWN, attack targets: attacks (target records) per attack type (default 500, "
+                         "Anonymeter's); more narrow the confidence intervals and take longer")
 
 
 def _add_recommend(sub) -> argparse.ArgumentParser:

@@ -150,6 +150,7 @@ class Recommendation:
     attack_targets: dict = field(default_factory=dict)
     attacks: object = None                  # the chosen setting's AttackRisk, with attack targets
     control: dict | None = None             # the attacks' control: source or holdout, its records
+    attacked: dict = field(default_factory=dict)    # (k, eps, q) -> AttackRisk of every setting attacked
 
     def frontier(self) -> list:
         """The settings on the Pareto frontier of the utility against the targeted risks."""
@@ -174,7 +175,8 @@ class Recommendation:
                                    for name, value in self.attack_targets.items()},
                 "attacks": self.attacks.to_dict() if self.attacks is not None else None,
                 "control": dict(self.control) if self.control else None,
-                "settings": [s.to_dict() for s in self.settings], "command": self.command,
+                "settings": [dict(s.to_dict(), attacks=_attack_bounds(self.attacked.get(_at(s)), self.attack_targets))
+                             for s in self.settings], "command": self.command,
                 "notes": list(self.notes)}
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -183,6 +185,14 @@ class Recommendation:
     def summary(self) -> str:
         """The recommendation as text: the setting, its targets met, the frontier, the command."""
         return _summary(self)
+
+
+def _attack_bounds(ar, attack_targets: dict) -> dict | None:
+    """The upper ends of the targeted attacks' confidence intervals of a setting (None when its
+    attacks were not run: only candidates meeting the other targets are attacked, best first)."""
+    if ar is None:
+        return None
+    return {name: _plain(getattr(ar, name).ci[1]) for name in attack_targets}
 
 
 def _attack_entry(ar, name: str, limit: float) -> dict:
@@ -296,7 +306,7 @@ def recommend_rwn(con, source, columns, targets, k=(3, 5, 10), eps=(0.0, 0.1, 0.
                           reps=plan.reps, measures=chosen.measures, checked=checked, settings=tuple(rows),
                           command=perturb_command(plan, chosen), notes=tuple(notes),
                           attack_targets=dict(plan.attack_targets), attacks=attacked.get(_at(chosen)),
-                          control=plan.control_info)
+                          control=plan.control_info, attacked=dict(attacked))
 
 
 # ----------------------------------------------------------------------------- checks
@@ -535,7 +545,7 @@ def _checked_choice(plan: _Plan, ranked: list, attacked: dict, progress=None):
                 continue
         if plan.attack_targets:
             if progress:
-                progress(i, len(ranked), f"attacks at {row.label()} (candidate {i + 1} of {len(ranked)})")
+                _report(progress, i, len(ranked), f"attacks at {row.label()}", "candidates attacked")
             ar = attacked[_at(row)] = attack_measures(plan, row)
             missed = [f"{n} {getattr(ar, n).ci[1]:.4g}" for n, v in plan.attack_targets.items()
                       if not getattr(ar, n).ci[1] <= v]
@@ -547,6 +557,16 @@ def _checked_choice(plan: _Plan, ranked: list, attacked: dict, progress=None):
             values = release_measures(plan, row)
         return row, values, notes
     return None, None, notes
+
+
+def _report(progress, done: int, total: int, label: str, unit: str) -> None:
+    """progress(done, total, label), with the unit counted when it is tune's ProgressBar (a
+    caller's own callback keeps the documented three arguments)."""
+    from .tune import ProgressBar
+    if isinstance(progress, ProgressBar):
+        progress(done, total, label, unit=unit)
+    else:
+        progress(done, total, label)
 
 
 def _release_into(plan: _Plan, row: SettingRow, source, table: str) -> None:
@@ -764,11 +784,15 @@ def _summary(rec: Recommendation) -> str:
                  f"settings meeting the {'other ' if rec.attack_targets and rec.targets else ''}targets (means over "
                  f"the releases; > recommended), by {rec.utility}:")
     names = [rec.utility, *rec.targets]
-    lines.append("     " + f"{'k':>5}{'eps':>8}{'q':>6}" + "".join(f"{n:>16}" for n in names) + "   meets  frontier")
+    attack_names = list(rec.attack_targets)
+    lines.append("     " + f"{'k':>5}{'eps':>8}{'q':>6}" + "".join(f"{n:>16}" for n in names)
+                 + "".join(f"{n + ' (CI top)':>24}" for n in attack_names) + "   meets  frontier")
     shown = [s for s in rec.settings if s.frontier or s.meets]
     for s in sorted(shown, key=lambda s: (_loss(s, rec.utility), s.k, s.eps, s.q)):
         mark = ">" if (s.k, s.eps, s.q) == (rec.k, rec.eps, rec.q) else " "
+        bounds = _attack_bounds(rec.attacked.get(_at(s)), rec.attack_targets) or {}
         lines.append(f"   {mark} {s.k:>5}{s.eps:>8g}{s.q:>6g}" + "".join(_fmt(s.measures[n][0], 16) for n in names)
+                     + "".join(_fmt(bounds[n], 24) if n in bounds else f"{'not run':>24}" for n in attack_names)
                      + f"{'yes' if s.meets else 'no':>8}{'yes' if s.frontier else 'no':>10}")
     lines += [f"note: {n}" for n in rec.notes]
     lines += ["command:", f"  {rec.command}"]

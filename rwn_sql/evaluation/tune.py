@@ -512,7 +512,8 @@ class ProgressBar:
     redraw=True (a terminal): one line, redrawn in place with a bar, the releases evaluated,
     what runs now and the elapsed seconds, also every `tick` seconds while a long statement
     runs, so it moves from the first second. With redraw=False (a log file): one line per call.
-    Use as a context manager; leaving it ends the line and stops the redrawing thread."""
+    Use as a context manager; leaving it ends the line and stops the redrawing thread. A caller
+    counting something else than releases names it: bar(done, total, label, unit="...")."""
 
     def __init__(self, stream, redraw: bool, width: int = 24, tick: float = 0.5):
         self.stream, self.redraw, self.width, self.tick = stream, redraw, width, tick
@@ -537,16 +538,17 @@ class ProgressBar:
                 self.stream.write("\n")
                 self.stream.flush()
 
-    def __call__(self, done: int, total: int, label: str) -> None:
+    def __call__(self, done: int, total: int, label: str, unit: str = "releases") -> None:
         with self._lock:
-            self.state = (done, total, label)
+            self.state = (done, total, label, unit)
         self._draw()
 
     def line(self) -> str:
-        done, total, label = self.state
+        done, total, label, *unit = self.state
         filled = self.width * done // max(total, 1)
         bar = "#" * filled + "-" * (self.width - filled)
-        return f"[{bar}] {done}/{total} releases  {label}  ({time.perf_counter() - self.start:.0f} s)"
+        return (f"[{bar}] {done}/{total} {unit[0] if unit else 'releases'}  {label}  "
+                f"({time.perf_counter() - self.start:.0f} s)")
 
     def _draw(self) -> None:
         with self._lock:
