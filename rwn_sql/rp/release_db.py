@@ -33,25 +33,9 @@ from . import privacy, sqlgen as rp_sql
 from ..engines.dialects import DUCKDB, Dialect, same_type_name
 from ..errors import OutputExists, RWNError
 from ..identifiers import float_literal, quote_ident, quote_literal
+from .release_limits import (MAX_IN_LIST, MAX_METADATA_BYTES, MAX_NESTING, MAX_QUERY_CHARS, MAX_TEXT_BYTES,  # noqa: F401
+                             MAX_TRIALS_ROWS, METADATA_LIMITS, METADATA_MEMORY_LIMIT, QUERY_GRAMMAR, QUERY_LIMITS)
 
-# The analysts' queries rwn_sql.query / rwn-sql query / rwn_query answer (rwn_sql.rp.analyst)
-QUERY_GRAMMAR = ("supported: SELECT [g1, g2, ...,] A FROM <release table> [WHERE <predicate>] [GROUP BY g1, g2, ...] "
-                 "[HAVING A > n ...] [ORDER BY g | A [DESC], ...] [LIMIT n], where the aggregate A is COUNT(*), "
-                 "SUM(x) or AVG(x) of a public numeric column x (over the records where x is not NULL), the g are "
-                 "public columns or the sensitive attribute <SA>, and <predicate> combines with AND / OR / NOT "
-                 "comparisons (=, <>, <, <=, >, >=), IN lists, BETWEEN, [NOT] LIKE / ILIKE 'pattern' and "
-                 "IS [NOT] NULL over public columns and literals, plus at most one top-level AND condition "
-                 "<SA> = 'value' or <SA> IN ('v1', 'v2', ...)")
-# Bounds on an analyst's query, checked before its parse cost can grow with them (issue 22, F5):
-# the length first, then IN lists and nesting on sqlglot's tokens. 64 KiB holds any hand-written
-# or generated query (a 5,000-value IN list of 10-character codes fits); sqlglot's parser takes
-# about 0.6 s on 64 KiB. The parser recurses about 22 Python frames per parenthesis, so deeper
-# than about 40 levels it fails on Python's recursion limit anyway.
-MAX_QUERY_CHARS = 65_536
-MAX_IN_LIST = 5_000
-MAX_NESTING = 32
-QUERY_LIMITS = (f"limits: at most {MAX_QUERY_CHARS:,} characters, {MAX_IN_LIST:,} values per IN list and "
-                f"{MAX_NESTING} levels of nesting (parentheses and NOT)")
 METADATA_TABLE = "rwn_release_metadata"
 TRIALS_TABLE = "rwn_release_trials"       # enforced releases: blocks per personal-group size (public)
 # The randomized microdata's own schema: BI tools list `main` (the estimate views) first, and
@@ -231,17 +215,6 @@ INTEGER_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALL
 MAX_METADATA_ROWS = 100           # a release has one row per released table (one, as written)
 MAX_DOMAIN_VALUES = 100_000       # published domain values read from a release
 MAX_PUBLIC_COLUMNS = 1_000
-# Bytes, not only counts: DuckDB compresses repeated text, so a 1 MB file can hold a domain of
-# 300 values of 1 MB each. The sizes are computed by SQL (metadata_size_sql) before any value
-# is fetched; a release file is first read on a connection limited to METADATA_MEMORY_LIMIT,
-# so SQL that must hold a whole crafted list fails there, not in the reader's memory.
-MAX_TEXT_BYTES = 4_096            # each name, type and domain value
-MAX_METADATA_BYTES = 2 << 20      # all text of the metadata rows together (100,000 values of 20 bytes)
-MAX_TRIALS_ROWS = 1_000_000       # one row per personal-group size
-METADATA_MEMORY_LIMIT = "64MiB"
-METADATA_LIMITS = (f"at most {MAX_TEXT_BYTES:,} bytes per name or domain value, {MAX_METADATA_BYTES >> 20} MiB of "
-                   f"metadata text and {MAX_TRIALS_ROWS:,} trials rows, read under a {METADATA_MEMORY_LIMIT} "
-                   f"memory limit")
 FOREIGN_OBJECTS = (               # (what, catalog SQL listing its names in database ?)
     ("macro", "SELECT function_name FROM duckdb_functions() WHERE database_name = ? AND NOT internal"),
     ("sequence", "SELECT sequence_name FROM duckdb_sequences() WHERE database_name = ?"),
