@@ -353,6 +353,10 @@ def _run(wl: Workload, eps: float, args) -> dict:
         out["ratio"] = t_package / out["reference"]
         print(f"reference {out['reference']:8.2f} s   numpy + scipy cKDTree   (peak RSS {out['rss_reference']:,.0f} MB)")
         print(f"ratio     {out['ratio']:8.2f}     package / reference")
+    if args.candidates:       # untimed, and independent of the checks below (--skip-check keeps it)
+        out["probes"], out["candidates"] = candidates_per_record(con, wl, eps, args)
+        print(f"per record: {out['probes']:,.1f} probe rows (neighbour cells tried), "
+              f"{out['candidates']:,.1f} candidate pairs (all levels)")
 
     # --- sanity checks (untimed) ---------------------------------------------------------
     if not wl.reference and not args.check_w5:
@@ -377,10 +381,6 @@ def _run(wl: Workload, eps: float, args) -> dict:
     print(f"check     |S_i| differ for {out['differ']:,} of {n:,} records; max |radius difference| "
           f"{np.abs(radius - np.sqrt(ref_radius2)).max():.3g}; mean |S_i| {out['hood']:,.1f}; "
           f"{bad:,} of {checked:,} sampled released cells not from a reference neighbour")
-    if args.candidates:
-        out["probes"], out["candidates"] = candidates_per_record(con, wl, eps, args)
-        print(f"per record: {out['probes']:,.1f} probe rows (neighbour cells tried), "
-              f"{out['candidates']:,.1f} candidate pairs (all levels)")
     con.close()
     return out
 
