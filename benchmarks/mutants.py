@@ -354,7 +354,7 @@ MUTANTS = [
       'wanted = [(db.lower(), parts[0]), (parts[0], "main")]', "wanted = [(db.lower(), parts[0])]",
       ("tests/test_untrusted_inputs.py", "-k", "any_spelling and nometa and estimates"),
       "estimates over db.view of an attached file with no metadata run the file's view"),
-    M("metadata-value-cap-1000x", "rwn_sql/rp/release_db.py",
+    M("metadata-value-cap-1000x", "rwn_sql/rp/release_limits.py",
       "MAX_TEXT_BYTES = 4_096 ", "MAX_TEXT_BYTES = 4_096_000 ",
       ("tests/test_untrusted_release.py", "-k", "metadata_bomb_is_refused_by_every_reader and query_file"),
       "a release whose metadata holds megabyte domain values is read (a memory bomb)"),
