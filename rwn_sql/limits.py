@@ -6,7 +6,7 @@ result means.
 One frozen value, `Limits`, read at call time through `current()` (never at import or in a
 default argument), so that a block can run under other limits:
 
-    with limits.use(LEVEL_SHARE=1.0, HASHED_BYTES_PER_POINT=0):
+    with limits.use(LEVEL_SHARE=0.5, HASHED_BYTES_PER_POINT=0):
         ...
 
 Tests reach a code path that way, benchmarks compare two. The value lives in a context
@@ -42,9 +42,11 @@ class Limits:
     # not spill (rwn.run.SEARCHING_BYTES_PER_RECORD) and hashes the grid points it may pair them
     # with (about 110 bytes each). Where a level would need more than LEVEL_SHARE of the memory
     # limit, it runs in chunks of searching records along the first grid coordinate, each hashing
-    # only the points near it (rwn.run.level_chunks).
+    # only the points near it (rwn.run.level_chunks). The whole limit as the budget: fewer chunks,
+    # each of which hashes the points again, at the same peak memory (W5 and tests/test_spill.py,
+    # docs/design/neighbourhoods.md).
     HASHED_BYTES_PER_POINT: int = 110         # a hashed grid point's bytes, in a level's memory estimate
-    LEVEL_SHARE: float = 0.25                 # the memory limit's share a level may need before it runs in chunks
+    LEVEL_SHARE: float = 1.0                  # the memory limit's share a level may need before it runs in chunks
     # Principal axes replace the columns as grid coordinates when their leading G capture at least
     # this much more of the scaled variance than the G columns of largest variance (correlated data,
     # whose blocks are otherwise elongated along the data); isotropic data keeps the columns.

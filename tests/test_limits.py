@@ -13,14 +13,14 @@ from test_layout import modules
 def test_use_changes_a_copy_for_the_block_only():
     default = limits.current()
     assert default == limits.Limits()
-    with limits.use(LEVEL_SHARE=1.0) as inner:
-        assert inner is limits.current() and inner.LEVEL_SHARE == 1.0
+    with limits.use(LEVEL_SHARE=0.5) as inner:
+        assert inner is limits.current() and inner.LEVEL_SHARE == 0.5
         with limits.use(BALL_MIN_PAIRS=10):
-            assert (limits.current().LEVEL_SHARE, limits.current().BALL_MIN_PAIRS) == (1.0, 10)
+            assert (limits.current().LEVEL_SHARE, limits.current().BALL_MIN_PAIRS) == (0.5, 10)
         assert limits.current().BALL_MIN_PAIRS == default.BALL_MIN_PAIRS
     assert limits.current() is default
     with pytest.raises(dataclasses.FrozenInstanceError):
-        default.LEVEL_SHARE = 1.0
+        default.LEVEL_SHARE = 0.5
     with pytest.raises(TypeError, match="NO_SUCH_LIMIT"):
         with limits.use(NO_SUCH_LIMIT=1):
             pass
