@@ -24,7 +24,7 @@ KEY = "ball path key, long enough"
 def levels(monkeypatch, request):
     """Force the ball path with `request.param` halving levels (None: the path's own choice)."""
     if request.param is not None:
-        monkeypatch.setattr(rwn, "ball_path", lambda be, src, spec: request.param if spec.eps > 0 else None)
+        monkeypatch.setattr(rwn, "ball_path", lambda be, src, spec, estimate=None: request.param if spec.eps > 0 else None)
     return request.param
 
 

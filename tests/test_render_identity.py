@@ -118,7 +118,7 @@ def rwn_paths(con, tmp):
     """The ball path and the search in steps (level by level, and chunked), forced."""
     cols = ["Age", "Weight", "Height"]
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(rwn, "ball_path", lambda be, src, spec: 2 if spec.eps > 0 else None)
+        mp.setattr(rwn, "ball_path", lambda be, src, spec, estimate=None: 2 if spec.eps > 0 else None)
         rwn_sql.perturb(con, "bodyfat", cols, eps=0.3, key=KEY).fetchall()
     with limits.use(RECURSIVE_BYTES_PER_RECORD=10 ** 15, LEVEL_SHARE=1.0):
         rwn_sql.perturb(con, "bodyfat", cols, key=KEY).fetchall()

@@ -6,6 +6,8 @@ import pytest
 import rwn_sql
 from rwn_sql.rwn import run as rwn
 
+from conftest import load_numpy
+
 ROWS = 200_000
 # The limit, measured on DuckDB 2.0.1 with 2 threads on these 200k uniform rows x 3 columns,
 # k = 5 (benchmarks/bench_guards.py holds the 2M-row version, 500 MB): the neighbourhood search
@@ -52,3 +54,30 @@ def test_two_million_rows_at_500_mb(tmp_path):
     con.execute("SET memory_limit = '500MB'").fetchall()
     rwn_sql.perturb(con, "big", ["a", "b", "c"], k=5, seed=1, into="released")
     assert con.execute("SELECT count(*) FROM released").fetchall()[0][0] == 2_000_000
+
+
+@pytest.mark.skipif(tuple(int(x) for x in duckdb.__version__.split(".")[:2]) < (2, 0),
+                    reason="the floor is measured on DuckDB 2.0; DuckDB 1.4 needs more (README: memory limit)")
+def test_listed_eps_balls_beyond_the_limit_run_in_steps(tmp_path, set_limits):
+    """eps-balls the search lists count against the memory limit (rwn.listed_pairs): 30k Gaussian
+    records x 5 with about 86 members each (minmax scale), listed (the ball path kept off), hold
+    about 2.6M pairs, over 300 MB at Limits.BYTES_PER_PAIR, while 30k records x 1 KB fit in 30 MB.
+    Measured on DuckDB 2.0.1 with 2 threads: the one recursive statement that the record count
+    alone chose runs out of memory at 256 MB (and fits at 320 MB), the search in steps completes
+    at 80 MB; 144 MB sits about 1.8x from either. The steps release exactly what an unlimited run
+    releases."""
+    import numpy as np
+    set_limits(BALL_MIN_MEMBERS=float("inf"))
+    con = duckdb.connect(config={"temp_directory": str(tmp_path / "spill"), "threads": 2})
+    x = np.random.default_rng(1).standard_normal((30_000, 5))
+    columns, params = ["x0", "x1", "x2", "x3", "x4"], dict(k=5, eps=0.1, seed=1)
+    load_numpy(con, "t", {c: x[:, i] for i, c in enumerate(columns)})
+    rwn_sql.perturb(con, "t", columns, into="unlimited", **params)
+    con.execute("SET memory_limit = '144MB'").fetchall()
+    be = rwn.backend_for(con)
+    spec = rwn.spec(columns, k=5, eps=0.1)
+    pre = rwn.pre_passes(be, rwn.check_source(be, "t", spec), spec, "perturb")
+    assert pre.ball is None and pre.in_steps
+    rwn_sql.perturb(con, "t", columns, into="limited", **params)
+    digest = "SELECT count(*), bit_xor(hash(rowid, x0, x1, x2, x3, x4)) FROM {}"
+    assert con.execute(digest.format("limited")).fetchall() == con.execute(digest.format("unlimited")).fetchall()

@@ -48,22 +48,29 @@ def ball_estimate_sql(source: str, spec: RWNSpec, dialect: Dialect = DUCKDB) -> 
             f"SELECT sum(c), sum(c * (c - 1)) FROM cells")
 
 
+def estimated_members(records: int | None, pairs: int | None, spec: RWNSpec) -> float | None:
+    """The mean |S_i| that ball_estimate_sql's figures suggest for eps > 0 (None for eps = 0 or no
+    numeric column): the pairs per record in cells of side eps / sqrt(D), scaled by the ball's
+    volume over the cell's."""
+    D = len(spec.numeric)
+    if spec.eps <= 0 or D == 0 or not records or pairs is None:
+        return None
+    # capped at the other records: on clumped data in many dimensions the volume ratio (about
+    # 1e6 for D = 11) would otherwise send small inputs down the ball path
+    return min(float(pairs) / float(records) * unit_ball_volume(D) * D ** (D / 2), float(records) - 1.0)
+
+
 def ball_levels(records: int | None, pairs: int | None, spec: RWNSpec) -> int | None:
     """The ball path's number of halving levels from ball_estimate_sql's figures, or None when the
     estimated mean |S_i| is below Limits.BALL_MIN_MEMBERS or the estimated pairs below Limits.BALL_MIN_PAIRS
     (the listed neighbourhoods are then small).
     The estimate scales the pairs per record in cells of side eps / sqrt(D) by the ball's volume
     over the cell's; it chooses only the path and the speed, never the exactness."""
-    D = len(spec.numeric)
-    if spec.eps <= 0 or D == 0 or not records or pairs is None:
-        return None
-    # capped at the other records: on clumped data in many dimensions the volume ratio (about
-    # 1e6 for D = 11) would otherwise send small inputs down the ball path
-    mean = min(float(pairs) / float(records) * unit_ball_volume(D) * D ** (D / 2), float(records) - 1.0)
+    mean = estimated_members(records, pairs, spec)
     tuned = limits.current()
-    if mean < tuned.BALL_MIN_MEMBERS or mean * records < tuned.BALL_MIN_PAIRS:
+    if mean is None or mean < tuned.BALL_MIN_MEMBERS or mean * records < tuned.BALL_MIN_PAIRS:
         return None
-    G = min(D, BASE_GRID_DIMS)
+    G = min(len(spec.numeric), BASE_GRID_DIMS)
     per_cell = mean / UNIT_BALL[G]            # members in one cell of side eps
     return max(0, min(BALL_MAX_LEVELS, math.ceil(math.log2(max(per_cell / BALL_BOX, 1.0)) / G)))
 

@@ -32,6 +32,8 @@ from .steps import BALL_STEPS, RWNPlan, bind
 WHATS = ("perturb", "donors", "neighborhoods")
 MAX_LEVELS = 400        # the search ends by level log2(2 diameter / s0) + a few; this only guards a bug
 
+FROM_DATA = "from data"      # an argument the function reads from the data (axes=, estimate=)
+
 # The memory figures that choose the plan (bytes per pair, per record of the recursive
 # statement, per hashed point; a level's share) are fields of rwn_sql.limits.Limits.
 
@@ -312,8 +314,9 @@ class PrePasses:
 def pre_passes(be, src: sources.Source, spec: RWNSpec, what: str, pairs: bool = False) -> PrePasses:
     # an unseen source (a TEMP one of the SQL macros' caller) cannot be read for the decision:
     # it keeps the listed path (docs/reference/sql.md)
-    ball = None if (what == "neighborhoods" and pairs) or not src.schema else ball_path(be, src, spec)
-    in_steps = search_in_steps(be, src)
+    estimate = ball_estimate(be, src, spec)
+    ball = None if (what == "neighborhoods" and pairs) else ball_path(be, src, spec, estimate)
+    in_steps = search_in_steps(be, src, 0.0 if ball is not None else listed_pairs(estimate, spec))
     return PrePasses(in_steps, ball, grid_axes(be, src, spec) if src.schema else None)
 
 
@@ -338,12 +341,14 @@ def _prepare(be, src, spec, what, key_sql, order, pairs, reps, trace, pre: PrePa
         raise
 
 
-def search_in_steps(be, src: sources.Source) -> bool:
+def search_in_steps(be, src: sources.Source, listed: float = 0.0) -> bool:
     """Whether the neighbourhood search runs one statement per level, each staged by the
     backend, rather than inside one recursive statement: always on an engine without recursive
-    CTEs (Spark); on DuckDB when the records times Limits.RECURSIVE_BYTES_PER_RECORD exceed the memory
-    limit. An unseen source (the SQL macros over a TEMP table) stays one statement: a table
-    macro cannot stage, and the planner cannot count its records."""
+    CTEs (Spark); on DuckDB when the records times Limits.RECURSIVE_BYTES_PER_RECORD, plus the
+    `listed` neighbour pairs (listed_pairs: eps-balls the search lists) times Limits.BYTES_PER_PAIR,
+    exceed the memory limit. The choice changes the memory and the speed, never the result. An
+    unseen source (the SQL macros over a TEMP table) stays one statement: a table macro cannot
+    stage, and the planner cannot count its records."""
     if not be.dialect.recursive_cte:
         return True
     if not src.schema:
@@ -352,23 +357,37 @@ def search_in_steps(be, src: sources.Source) -> bool:
     if limit is None:
         return False
     records = be.try_rows(f"SELECT count(*) FROM {src.sql}")
-    return bool(records) and records[0][0] * limits.current().RECURSIVE_BYTES_PER_RECORD > limit
+    tuned = limits.current()
+    return bool(records) and (records[0][0] * tuned.RECURSIVE_BYTES_PER_RECORD
+                              + listed * tuned.BYTES_PER_PAIR > limit)
 
 
-def ball_path(be, src: sources.Source, spec: RWNSpec) -> int | None:
-    """Whether the ball path draws the donors (ball_sql.BallPieces): None (every neighbourhood is
-    listed), or its number of halving levels. It is taken for eps > 0 when a cheap pre-pass
-    (ball_sql.ball_estimate_sql) estimates the mean |S_i| at Limits.BALL_MIN_MEMBERS or more and
-    the listed pairs at Limits.BALL_MIN_PAIRS or more. The
-    choice is a function of the data and the parameters only, so a key still gives one release;
-    the neighbourhoods are exact either way."""
-    if spec.eps <= 0 or not spec.numeric:
+def ball_estimate(be, src: sources.Source, spec: RWNSpec) -> tuple | None:
+    """ball_sql.ball_estimate_sql's (records, pairs in shared cells) for eps > 0 on a source the
+    planner can read, else None (also for data the statement itself will refuse)."""
+    if spec.eps <= 0 or not spec.numeric or not src.schema:
         return None
     row = be.try_rows(ball_sql.ball_estimate_sql(src.sql, spec, be.dialect))
-    if not row:
-        return None
-    records, pairs = row[0]
-    return ball_sql.ball_levels(records, pairs, spec)
+    return tuple(row[0]) if row else None
+
+
+def listed_pairs(estimate: tuple | None, spec: RWNSpec) -> float:
+    """The neighbour pairs a search that lists every eps-ball holds, from ball_estimate's figures
+    (0 for eps = 0, whose k nearest per record RECURSIVE_BYTES_PER_RECORD covers)."""
+    mean = None if estimate is None else ball_sql.estimated_members(*estimate, spec)
+    return 0.0 if mean is None else mean * estimate[0]
+
+
+def ball_path(be, src: sources.Source, spec: RWNSpec, estimate=FROM_DATA) -> int | None:
+    """Whether the ball path draws the donors (ball_sql.BallPieces): None (every neighbourhood is
+    listed), or its number of halving levels. It is taken for eps > 0 when a cheap pre-pass
+    (ball_estimate, unless given) estimates the mean |S_i| at Limits.BALL_MIN_MEMBERS or more and
+    the listed pairs at Limits.BALL_MIN_PAIRS or more. The choice is a function of the data and
+    the parameters only (not of the memory limit), so a key gives one release on every machine
+    and engine; the neighbourhoods are exact either way."""
+    if estimate is FROM_DATA:
+        estimate = ball_estimate(be, src, spec)
+    return None if estimate is None else ball_sql.ball_levels(*estimate, spec)
 
 
 @dataclass
@@ -424,9 +443,6 @@ def values_in_steps(be) -> bool:
     return be.memory_limit() is not None
 
 
-FROM_DATA = "from data"      # stage_neighborhoods(axes=...): compute them with grid_axes
-
-
 def stage_neighborhoods(be, src: sources.Source, spec: RWNSpec, trace=None, axes=FROM_DATA,
                         ball=None, in_steps: bool | None = None) -> Neighborhoods:
     """Compute the neighbourhoods once into relations of the backend: with recursive CTEs in
@@ -440,7 +456,8 @@ def stage_neighborhoods(be, src: sources.Source, spec: RWNSpec, trace=None, axes
     if axes is FROM_DATA:
         axes = grid_axes(be, src, spec)
     if in_steps is None:
-        in_steps = search_in_steps(be, src)
+        # one statement lists every neighbourhood (below), so the listed pairs count either way
+        in_steps = search_in_steps(be, src, listed_pairs(ball_estimate(be, src, spec), spec))
     if not in_steps:
         ball = None
     plan, staged = RWNPlan(src.sql, spec, be.dialect, axes, ball), []

@@ -30,6 +30,11 @@ SELECT id FROM temp.main.__rwn_keys WHERE lasting AND k = ?
 -- ----------------------------------------------------------------- statement
 INSERT INTO temp.main.__rwn_keys VALUES (?, ?, ?)
 -- ----------------------------------------------------------------- statement
+WITH src AS (SELECT * FROM "memory"."main"."bodyfat" WHERE isfinite(CAST("Age" AS DOUBLE)) AND isfinite(CAST("Weight" AS DOUBLE)) AND isfinite(CAST("Height" AS DOUBLE))),
+stats AS (SELECT min(CAST("Age" AS DOUBLE)) AS off_1, max(CAST("Age" AS DOUBLE)) - min(CAST("Age" AS DOUBLE)) AS sc_1, min(CAST("Weight" AS DOUBLE)) AS off_2, max(CAST("Weight" AS DOUBLE)) - min(CAST("Weight" AS DOUBLE)) AS sc_2, min(CAST("Height" AS DOUBLE)) AS off_3, max(CAST("Height" AS DOUBLE)) - min(CAST("Height" AS DOUBLE)) AS sc_3 FROM src),
+cells AS (SELECT count(*) AS c FROM src s, stats t GROUP BY floor((CAST(s."Age" AS DOUBLE) - t.off_1) / t.sc_1 / 0.17320508075688773::DOUBLE), floor((CAST(s."Weight" AS DOUBLE) - t.off_2) / t.sc_2 / 0.17320508075688773::DOUBLE), floor((CAST(s."Height" AS DOUBLE) - t.off_3) / t.sc_3 / 0.17320508075688773::DOUBLE))
+SELECT sum(c), sum(c * (c - 1)) FROM cells
+-- ----------------------------------------------------------------- statement
 SELECT current_setting('memory_limit')
 -- ----------------------------------------------------------------- statement
 SELECT count(*) FROM "memory"."main"."bodyfat"
