@@ -277,8 +277,9 @@ def choose_eps(wl: Workload, weight: float, k: int) -> float:
 def run(wl: Workload, eps: float, args) -> dict:
     """One workload timed (and checked), its search forced by --search (one statement, steps)."""
     from rwn_sql import limits
-    forced = {} if args.search == "auto" else \
-        {"RECURSIVE_BYTES_PER_RECORD": 0 if args.search == "one" else float("inf")}
+    # one statement: neither the records nor the listed pairs (rwn.search_in_steps) count
+    forced = {"auto": {}, "one": {"RECURSIVE_BYTES_PER_RECORD": 0, "BYTES_PER_PAIR": 0},
+              "steps": {"RECURSIVE_BYTES_PER_RECORD": float("inf")}}[args.search]
     with limits.use(**forced):
         return _run(wl, eps, args)
 
