@@ -31,7 +31,7 @@ class Limits:
     # Peak memory per neighbour pair while the neighbourhoods are built: the candidate pair rows,
     # the grouped lists and their sorted and filtered copies. Measured about 120 bytes
     # (benchmarks/bench_guards.py: tied data, 50k to 200k rows); 128 keeps a margin.
-    BYTES_PER_PAIR: int = 128                 # a listed pair's bytes: the memory guards refuse beyond the limit
+    BYTES_PER_PAIR: int = 128                 # a listed pair's bytes: guards refuse (or search in steps) beyond the limit
     # Peak memory per record of the one recursive statement on DuckDB: its working rows and the
     # grouped member lists of a level are held in memory that does not spill (10M x 5 Gaussian
     # records ran out of memory under 2 GB and under 4 GB; 200k x 3 uniform records need 100-120 MB,
