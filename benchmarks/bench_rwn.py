@@ -304,7 +304,9 @@ def _run(wl: Workload, eps: float, args) -> dict:
           + f"; k = {args.k}, eps = {eps:.6g}, q = {args.q}"
           + (f"; memory_limit {wl.memory_limit}" if wl.memory_limit else ""))
     be = backend_for(con)
-    in_steps = rwn.search_in_steps(be, be.source("data"))
+    spec = rwn.spec(wl.columns, k=args.k, eps=eps, categorical=list(wl.categorical), strata=list(wl.strata),
+                    weight=args.weight)
+    in_steps = rwn.pre_passes(be, rwn.check_source(be, "data", spec), spec, "perturb").in_steps
     print(f"search    {'level by level (staged tables)' if in_steps else 'one recursive statement'}")
     _reset_peak()
     rss0 = peak_rss_mb()

@@ -316,7 +316,7 @@ def pre_passes(be, src: sources.Source, spec: RWNSpec, what: str, pairs: bool = 
     # it keeps the listed path (docs/reference/sql.md)
     estimate = ball_estimate(be, src, spec)
     ball = None if (what == "neighborhoods" and pairs) else ball_path(be, src, spec, estimate)
-    in_steps = search_in_steps(be, src, 0.0 if ball is not None else listed_pairs(estimate, spec))
+    in_steps = search_in_steps(be, src, spec, None if ball is not None else estimate)
     return PrePasses(in_steps, ball, grid_axes(be, src, spec) if src.schema else None)
 
 
@@ -341,18 +341,22 @@ def _prepare(be, src, spec, what, key_sql, order, pairs, reps, trace, pre: PrePa
         raise
 
 
-def search_in_steps(be, src: sources.Source, listed: float = 0.0) -> bool:
+def search_in_steps(be, src: sources.Source, spec: RWNSpec | None = None, estimate=FROM_DATA) -> bool:
     """Whether the neighbourhood search runs one statement per level, each staged by the
     backend, rather than inside one recursive statement: always on an engine without recursive
     CTEs (Spark); on DuckDB when the records times Limits.RECURSIVE_BYTES_PER_RECORD, plus the
-    `listed` neighbour pairs (listed_pairs: eps-balls the search lists) times Limits.BYTES_PER_PAIR,
-    exceed the memory limit. The choice changes the memory and the speed, never the result. An
-    unseen source (the SQL macros over a TEMP table) stays one statement: a table macro cannot
-    stage, and the planner cannot count its records."""
+    eps-ball pairs a listed search holds (listed_pairs of `spec` from ball_estimate's figures,
+    read from the data unless given; None: nothing listed) times Limits.BYTES_PER_PAIR, exceed
+    the memory limit. The choice changes the memory and the speed, never the result. An unseen
+    source (the SQL macros over a TEMP table) stays one statement: a table macro cannot stage,
+    and the planner cannot count its records."""
     if not be.dialect.recursive_cte:
         return True
     if not src.schema:
         return False
+    if estimate is FROM_DATA:
+        estimate = None if spec is None else ball_estimate(be, src, spec)
+    listed = 0.0 if spec is None else listed_pairs(estimate, spec)
     limit = be.memory_limit()
     if limit is None:
         return False
@@ -457,7 +461,7 @@ def stage_neighborhoods(be, src: sources.Source, spec: RWNSpec, trace=None, axes
         axes = grid_axes(be, src, spec)
     if in_steps is None:
         # one statement lists every neighbourhood (below), so the listed pairs count either way
-        in_steps = search_in_steps(be, src, listed_pairs(ball_estimate(be, src, spec), spec))
+        in_steps = search_in_steps(be, src, spec)
     if not in_steps:
         ball = None
     plan, staged = RWNPlan(src.sql, spec, be.dialect, axes, ball), []
