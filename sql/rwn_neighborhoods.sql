@@ -57,7 +57,8 @@ points AS $materialized(
     -- start_lvl: the same estimate once more, from the count in the record's cell at first_lvl:
     -- a cell of side s0 averages the density over a region much larger than the k nearest
     -- (clumps of near-duplicates, heavy tails), which put records on too coarse a grid.
-    -- Only finer: the start level affects the speed, never the neighbourhoods. On a column grid
+    -- Only finer (with eps > 0, not below the level whose cells hold eps): the start level
+    -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT $point_names,
         $start_level AS start_lvl

@@ -122,6 +122,33 @@ def test_many_dimensions_and_clusters(con):
         assert sql_sets(con, "clusters", cols, k=k, eps=eps) == nonempty(ref)
 
 
+def clumps(n: int, d: int, seed: int) -> dict:
+    """A Gaussian background with dense clumps on a 1e-3 lattice (exact copies, ties at the
+    radius) and a stratum: with eps > 0 the records of a clump start at the level that holds
+    eps, far coarser than their density alone would start them (search_sql.EPS_FLOOR_MARGIN)."""
+    rng = np.random.default_rng(seed)
+    background = rng.standard_normal((n, d))
+    centres = background[rng.choice(n, 4, replace=False)]
+    clump = centres[rng.integers(0, 4, n // 2)] + 0.01 * rng.integers(-2, 3, (n // 2, d))
+    pts = np.round(np.vstack([background, clump]), 3)
+    data = {f"x{i}": pts[:, i] for i in range(d)}
+    data["site"] = rng.choice(["north", "south"], len(pts))
+    return data
+
+
+@pytest.mark.parametrize("d", [3, 5])
+def test_dense_clumps_with_eps_equal_brute_force(con, d):
+    data = clumps(500, d, seed=20 + d)
+    load_numpy(con, "clumps", data)
+    cols = [c for c in data if c != "site"]
+    d2 = bf.squared_distances([bf.scaled(data[c], "minmax") for c in cols], [])
+    for k, eps, strata in [(5, 0.02, None), (3, 0.08, "site"), (5, 0.3, "site")]:
+        labels = None if strata is None else np.asarray(data[strata])
+        ref, _, _ = bf.neighborhoods(d2, k, eps, strata=labels)
+        got = sql_sets(con, "clumps", cols, k=k, eps=eps, strata=[strata] if strata else [])
+        assert got == nonempty(ref), (k, eps, strata)
+
+
 def test_k0_gives_empty_neighbourhoods_for_isolated_records(con):
     load_numpy(con, "line", {"x": np.array([0.0, 0.01, 0.02, 0.5, 1.0])})
     rows = rwn_sql.neighborhoods(con, "line", ["x"], k=0, eps=0.05).fetchall()

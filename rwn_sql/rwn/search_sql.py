@@ -25,6 +25,13 @@ PAIR_FIELDS = [("d2", "d2"), ("j", "j")]      # a neighbour in a list: sorted by
 # 7/8 of a level (rounds log-levels - 0.375): plain rounding made W2 (bench_rwn.py) compare
 # slightly more candidates, records starting too fine and paying for one more level.
 SECOND_ROUND_BIAS = 0.375
+# With eps > 0 a record starts no finer than the level whose side s holds eps within 1.2 s: its
+# margin (s plus its distance to its cell's nearest face, at most 1.5 s) reaches eps there once it
+# lies 0.2 s inside every face. One level finer, few records finish (on 5 grid coordinates about
+# 1 in 250 at the level's average side) and all pay for its join; the margin-1.5 floor with the
+# first density round exempt (records of dense cells started below it) made W1g with eps 15-17 %
+# and W1c 14 % slower at 200k rows, identical releases (docs/design/neighbourhoods.md).
+EPS_FLOOR_MARGIN = "1.2"
 # False: no margin filter after the cell join (the aggregates' FILTERs alone), for comparisons
 MARGIN_FILTER = True
 
@@ -132,7 +139,8 @@ def start_levels(grid: Grid) -> tuple[str, str]:
     """(first_level, start_level): the level a record starts the search at. The expected count
     per cell of side s for evenly spread data is 2 (k + 1) / V_G (see grid_sql.starting_side); a
     record whose cell holds c records starts log2(c V_G / (2 (k + 1))) / G doublings finer.
-    Twice: from its cell at side s0, then from its cell at that level."""
+    Twice: from its cell at side s0, then from its cell at that level; with eps > 0, not finer
+    than the level whose cells hold eps within EPS_FLOOR_MARGIN of a side."""
     spec, G, dialect = grid.spec, grid.G, grid.dialect
     if not G:
         return "0", "0"
@@ -151,10 +159,11 @@ def start_levels(grid: Grid) -> tuple[str, str]:
                 f"{unit_ball} / {2 * (k_search + 1)}, 1)) * {steps}{bias}) AS INTEGER)")
     start_level = f"first_lvl - {finer(f'st.s0 * pow({growth}, first_lvl)', 'first_lvl')}"
     if spec.eps > 0:
-        # not below the level whose side s can hold eps in a margin (at most 1.5 s)
+        # not below the level whose side s holds eps within EPS_FLOOR_MARGIN s (both rounds)
         per_doubling = grid.by_dims(lambda g: f"{LEVEL_STEPS[g]}.0")
-        lowest = f"CAST(ceil({per_doubling} * log2({float_literal(spec.eps)} / (1.5 * st.s0))) AS INTEGER)"
-        start_level = f"greatest({start_level}, least(first_lvl, {lowest}))"
+        lowest = (f"CAST(ceil({per_doubling} * log2({float_literal(spec.eps)} / "
+                  f"({EPS_FLOOR_MARGIN} * st.s0))) AS INTEGER)")
+        start_level = f"greatest({start_level}, {lowest})"
     return f"-{finer('st.s0')}", start_level
 
 

@@ -131,7 +131,8 @@ points AS MATERIALIZED (
     -- start_lvl: the same estimate once more, from the count in the record's cell at first_lvl:
     -- a cell of side s0 averages the density over a region much larger than the k nearest
     -- (clumps of near-duplicates, heavy tails), which put records on too coarse a grid.
-    -- Only finer: the start level affects the speed, never the neighbourhoods. On a column grid
+    -- Only finer (with eps > 0, not below the level whose cells hold eps): the start level
+    -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT rid, v_1, v_2, v_3,
         first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER) AS start_lvl
@@ -394,10 +395,11 @@ points AS MATERIALIZED (
     -- start_lvl: the same estimate once more, from the count in the record's cell at first_lvl:
     -- a cell of side s0 averages the density over a region much larger than the k nearest
     -- (clumps of near-duplicates, heavy tails), which put records on too coarse a grid.
-    -- Only finer: the start level affects the speed, never the neighbourhoods. On a column grid
+    -- Only finer (with eps > 0, not below the level whose cells hold eps): the start level
+    -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT rid, v_1, v_2, v_3,
-        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 8, 1)) * 1.0 / 3 - 0.375) AS INTEGER), least(first_lvl, CAST(ceil(1.0 * log2(0.3::DOUBLE / (1.5 * st.s0))) AS INTEGER))) AS start_lvl
+        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 8, 1)) * 1.0 / 3 - 0.375) AS INTEGER), CAST(ceil(1.0 * log2(0.3::DOUBLE / (1.2 * st.s0))) AS INTEGER)) AS start_lvl
     FROM first_level f, settings st
 ),
 offsets AS (
@@ -682,10 +684,11 @@ points AS MATERIALIZED (
     -- start_lvl: the same estimate once more, from the count in the record's cell at first_lvl:
     -- a cell of side s0 averages the density over a region much larger than the k nearest
     -- (clumps of near-duplicates, heavy tails), which put records on too coarse a grid.
-    -- Only finer: the start level affects the speed, never the neighbourhoods. On a column grid
+    -- Only finer (with eps > 0, not below the level whose cells hold eps): the start level
+    -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT rid, v_1, v_2, v_3, v_4, v_5, g_mag, g_1, g_2, g_3,
-        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER), least(first_lvl, CAST(ceil(1.0 * log2(0.2::DOUBLE / (1.5 * st.s0))) AS INTEGER))) AS start_lvl
+        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER), CAST(ceil(1.0 * log2(0.2::DOUBLE / (1.2 * st.s0))) AS INTEGER)) AS start_lvl
     FROM first_level f, settings st
 ),
 offsets AS (
@@ -949,10 +952,11 @@ points AS MATERIALIZED (
     -- start_lvl: the same estimate once more, from the count in the record's cell at first_lvl:
     -- a cell of side s0 averages the density over a region much larger than the k nearest
     -- (clumps of near-duplicates, heavy tails), which put records on too coarse a grid.
-    -- Only finer: the start level affects the speed, never the neighbourhoods. On a column grid
+    -- Only finer (with eps > 0, not below the level whose cells hold eps): the start level
+    -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT rid, v_1, v_2, v_3,
-        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER), least(first_lvl, CAST(ceil(1.0 * log2(0.25::DOUBLE / (1.5 * st.s0))) AS INTEGER))) AS start_lvl
+        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER), CAST(ceil(1.0 * log2(0.25::DOUBLE / (1.2 * st.s0))) AS INTEGER)) AS start_lvl
     FROM first_level f, settings st
 ),
 offsets AS (
@@ -1186,7 +1190,8 @@ points AS MATERIALIZED (
     -- start_lvl: the same estimate once more, from the count in the record's cell at first_lvl:
     -- a cell of side s0 averages the density over a region much larger than the k nearest
     -- (clumps of near-duplicates, heavy tails), which put records on too coarse a grid.
-    -- Only finer: the start level affects the speed, never the neighbourhoods. On a column grid
+    -- Only finer (with eps > 0, not below the level whose cells hold eps): the start level
+    -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT rid, v_1, v_2, v_3,
         first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 10, 1)) * 1.0 / 3 - 0.375) AS INTEGER) AS start_lvl
@@ -1419,10 +1424,11 @@ points AS MATERIALIZED (
     -- start_lvl: the same estimate once more, from the count in the record's cell at first_lvl:
     -- a cell of side s0 averages the density over a region much larger than the k nearest
     -- (clumps of near-duplicates, heavy tails), which put records on too coarse a grid.
-    -- Only finer: the start level affects the speed, never the neighbourhoods. On a column grid
+    -- Only finer (with eps > 0, not below the level whose cells hold eps): the start level
+    -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT rid, v_1, v_2, v_3,
-        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER), least(first_lvl, CAST(ceil(1.0 * log2(0.1::DOUBLE / (1.5 * st.s0))) AS INTEGER))) AS start_lvl
+        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER), CAST(ceil(1.0 * log2(0.1::DOUBLE / (1.2 * st.s0))) AS INTEGER)) AS start_lvl
     FROM first_level f, settings st
 ),
 offsets AS (
@@ -1684,10 +1690,11 @@ points AS MATERIALIZED (
     -- start_lvl: the same estimate once more, from the count in the record's cell at first_lvl:
     -- a cell of side s0 averages the density over a region much larger than the k nearest
     -- (clumps of near-duplicates, heavy tails), which put records on too coarse a grid.
-    -- Only finer: the start level affects the speed, never the neighbourhoods. On a column grid
+    -- Only finer (with eps > 0, not below the level whose cells hold eps): the start level
+    -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT rid, v_1, v_2, v_3,
-        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER), least(first_lvl, CAST(ceil(1.0 * log2(0.1::DOUBLE / (1.5 * st.s0))) AS INTEGER))) AS start_lvl
+        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER), CAST(ceil(1.0 * log2(0.1::DOUBLE / (1.2 * st.s0))) AS INTEGER)) AS start_lvl
     FROM first_level f, settings st
 ),
 offsets AS (
@@ -1975,10 +1982,11 @@ points AS MATERIALIZED (
     -- start_lvl: the same estimate once more, from the count in the record's cell at first_lvl:
     -- a cell of side s0 averages the density over a region much larger than the k nearest
     -- (clumps of near-duplicates, heavy tails), which put records on too coarse a grid.
-    -- Only finer: the start level affects the speed, never the neighbourhoods. On a column grid
+    -- Only finer (with eps > 0, not below the level whose cells hold eps): the start level
+    -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT rid, k_1, v_1, v_2, c_1,
-        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY k_1, first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 3.141592653589793 / 12, 1)) * 1.0 / 2 - 0.375) AS INTEGER), least(first_lvl, CAST(ceil(1.0 * log2(0.1::DOUBLE / (1.5 * st.s0))) AS INTEGER))) AS start_lvl
+        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY k_1, first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 3.141592653589793 / 12, 1)) * 1.0 / 2 - 0.375) AS INTEGER), CAST(ceil(1.0 * log2(0.1::DOUBLE / (1.2 * st.s0))) AS INTEGER)) AS start_lvl
     FROM first_level f, settings st
 ),
 offsets AS (
@@ -2223,7 +2231,8 @@ points AS MATERIALIZED (
     -- start_lvl: the same estimate once more, from the count in the record's cell at first_lvl:
     -- a cell of side s0 averages the density over a region much larger than the k nearest
     -- (clumps of near-duplicates, heavy tails), which put records on too coarse a grid.
-    -- Only finer: the start level affects the speed, never the neighbourhoods. On a column grid
+    -- Only finer (with eps > 0, not below the level whose cells hold eps): the start level
+    -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT rid, v_1, v_2, c_1,
         first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 3.141592653589793 / 12, 1)) * 1.0 / 2 - 0.375) AS INTEGER) AS start_lvl
@@ -2468,7 +2477,8 @@ points AS MATERIALIZED (
     -- start_lvl: the same estimate once more, from the count in the record's cell at first_lvl:
     -- a cell of side s0 averages the density over a region much larger than the k nearest
     -- (clumps of near-duplicates, heavy tails), which put records on too coarse a grid.
-    -- Only finer: the start level affects the speed, never the neighbourhoods. On a column grid
+    -- Only finer (with eps > 0, not below the level whose cells hold eps): the start level
+    -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT rid, v_1, v_2,
         first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 3.141592653589793 / 12, 1)) * 1.0 / 2 - 0.375) AS INTEGER) AS start_lvl
@@ -2762,10 +2772,11 @@ points AS MATERIALIZED (
     -- start_lvl: the same estimate once more, from the count in the record's cell at first_lvl:
     -- a cell of side s0 averages the density over a region much larger than the k nearest
     -- (clumps of near-duplicates, heavy tails), which put records on too coarse a grid.
-    -- Only finer: the start level affects the speed, never the neighbourhoods. On a column grid
+    -- Only finer (with eps > 0, not below the level whose cells hold eps): the start level
+    -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT rid, v_1, v_2, v_3, v_4, v_5,
-        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(CASE st.grid_dims WHEN 3 THEN 2.0::DOUBLE WHEN 4 THEN 1.4142135623730951::DOUBLE WHEN 5 THEN 1.2599210498948732::DOUBLE END, first_lvl))), floor(g_2 / (st.s0 * pow(CASE st.grid_dims WHEN 3 THEN 2.0::DOUBLE WHEN 4 THEN 1.4142135623730951::DOUBLE WHEN 5 THEN 1.2599210498948732::DOUBLE END, first_lvl))), floor(g_3 / (st.s0 * pow(CASE st.grid_dims WHEN 3 THEN 2.0::DOUBLE WHEN 4 THEN 1.4142135623730951::DOUBLE WHEN 5 THEN 1.2599210498948732::DOUBLE END, first_lvl))), floor(g_4 / (st.s0 * pow(CASE st.grid_dims WHEN 3 THEN 2.0::DOUBLE WHEN 4 THEN 1.4142135623730951::DOUBLE WHEN 5 THEN 1.2599210498948732::DOUBLE END, first_lvl))), floor(g_5 / (st.s0 * pow(CASE st.grid_dims WHEN 3 THEN 2.0::DOUBLE WHEN 4 THEN 1.4142135623730951::DOUBLE WHEN 5 THEN 1.2599210498948732::DOUBLE END, first_lvl)))) * CASE st.grid_dims WHEN 3 THEN 4.1887902047863905 WHEN 4 THEN 4.934802200544679 WHEN 5 THEN 5.263789013914325 END / 12, 1)) * CASE st.grid_dims WHEN 3 THEN 1.0 / 3 WHEN 4 THEN 2.0 / 4 WHEN 5 THEN 3.0 / 5 END - 0.375) AS INTEGER), least(first_lvl, CAST(ceil(CASE st.grid_dims WHEN 3 THEN 1.0 WHEN 4 THEN 2.0 WHEN 5 THEN 3.0 END * log2(0.15::DOUBLE / (1.5 * st.s0))) AS INTEGER))) AS start_lvl
+        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(CASE st.grid_dims WHEN 3 THEN 2.0::DOUBLE WHEN 4 THEN 1.4142135623730951::DOUBLE WHEN 5 THEN 1.2599210498948732::DOUBLE END, first_lvl))), floor(g_2 / (st.s0 * pow(CASE st.grid_dims WHEN 3 THEN 2.0::DOUBLE WHEN 4 THEN 1.4142135623730951::DOUBLE WHEN 5 THEN 1.2599210498948732::DOUBLE END, first_lvl))), floor(g_3 / (st.s0 * pow(CASE st.grid_dims WHEN 3 THEN 2.0::DOUBLE WHEN 4 THEN 1.4142135623730951::DOUBLE WHEN 5 THEN 1.2599210498948732::DOUBLE END, first_lvl))), floor(g_4 / (st.s0 * pow(CASE st.grid_dims WHEN 3 THEN 2.0::DOUBLE WHEN 4 THEN 1.4142135623730951::DOUBLE WHEN 5 THEN 1.2599210498948732::DOUBLE END, first_lvl))), floor(g_5 / (st.s0 * pow(CASE st.grid_dims WHEN 3 THEN 2.0::DOUBLE WHEN 4 THEN 1.4142135623730951::DOUBLE WHEN 5 THEN 1.2599210498948732::DOUBLE END, first_lvl)))) * CASE st.grid_dims WHEN 3 THEN 4.1887902047863905 WHEN 4 THEN 4.934802200544679 WHEN 5 THEN 5.263789013914325 END / 12, 1)) * CASE st.grid_dims WHEN 3 THEN 1.0 / 3 WHEN 4 THEN 2.0 / 4 WHEN 5 THEN 3.0 / 5 END - 0.375) AS INTEGER), CAST(ceil(CASE st.grid_dims WHEN 3 THEN 1.0 WHEN 4 THEN 2.0 WHEN 5 THEN 3.0 END * log2(0.15::DOUBLE / (1.2 * st.s0))) AS INTEGER)) AS start_lvl
     FROM first_level f, settings st
 ),
 offsets AS (

@@ -136,10 +136,11 @@ points AS MATERIALIZED (
     -- start_lvl: the same estimate once more, from the count in the record's cell at first_lvl:
     -- a cell of side s0 averages the density over a region much larger than the k nearest
     -- (clumps of near-duplicates, heavy tails), which put records on too coarse a grid.
-    -- Only finer: the start level affects the speed, never the neighbourhoods. On a column grid
+    -- Only finer (with eps > 0, not below the level whose cells hold eps): the start level
+    -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT rid, v_1, v_2, v_3,
-        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER), least(first_lvl, CAST(ceil(1.0 * log2(0.3::DOUBLE / (1.5 * st.s0))) AS INTEGER))) AS start_lvl
+        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER), CAST(ceil(1.0 * log2(0.3::DOUBLE / (1.2 * st.s0))) AS INTEGER)) AS start_lvl
     FROM first_level f, settings st
 ),
 offsets AS (
@@ -521,7 +522,8 @@ points AS MATERIALIZED (
     -- start_lvl: the same estimate once more, from the count in the record's cell at first_lvl:
     -- a cell of side s0 averages the density over a region much larger than the k nearest
     -- (clumps of near-duplicates, heavy tails), which put records on too coarse a grid.
-    -- Only finer: the start level affects the speed, never the neighbourhoods. On a column grid
+    -- Only finer (with eps > 0, not below the level whose cells hold eps): the start level
+    -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT rid, v_1, v_2, v_3,
         first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER) AS start_lvl
@@ -1140,10 +1142,11 @@ points AS MATERIALIZED (
     -- start_lvl: the same estimate once more, from the count in the record's cell at first_lvl:
     -- a cell of side s0 averages the density over a region much larger than the k nearest
     -- (clumps of near-duplicates, heavy tails), which put records on too coarse a grid.
-    -- Only finer: the start level affects the speed, never the neighbourhoods. On a column grid
+    -- Only finer (with eps > 0, not below the level whose cells hold eps): the start level
+    -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT rid, v_1, v_2, v_3,
-        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER), least(first_lvl, CAST(ceil(1.0 * log2(0.05::DOUBLE / (1.5 * st.s0))) AS INTEGER))) AS start_lvl
+        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER), CAST(ceil(1.0 * log2(0.05::DOUBLE / (1.2 * st.s0))) AS INTEGER)) AS start_lvl
     FROM first_level f, settings st
 )
 SELECT * FROM points

@@ -131,8 +131,9 @@ points AS (
     
     
     
+    
     SELECT rid, v_1, v_2, v_3, v_4, g_mag, g_1, g_2, g_3,
-        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, (CASE WHEN (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END), (CASE WHEN (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END), (CASE WHEN (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END)) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER), least(first_lvl, CAST(ceil(1.0 * log2(0.05::DOUBLE / (1.5 * st.s0))) AS INTEGER))) AS start_lvl
+        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, (CASE WHEN (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END), (CASE WHEN (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END), (CASE WHEN (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END)) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER), CAST(ceil(1.0 * log2(0.05::DOUBLE / (1.2 * st.s0))) AS INTEGER)) AS start_lvl
     FROM first_level f, settings st
 )
 SELECT * FROM points
@@ -608,6 +609,7 @@ points AS (
     
     
     
+    
     SELECT rid, v_1, v_2, v_3,
         first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, (CASE WHEN (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END), (CASE WHEN (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END), (CASE WHEN (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END)) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER) AS start_lvl
     FROM first_level f, settings st
@@ -1050,8 +1052,9 @@ points AS (
     
     
     
+    
     SELECT rid, v_1, v_2, v_3,
-        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, (CASE WHEN (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END), (CASE WHEN (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END), (CASE WHEN (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END)) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER), least(first_lvl, CAST(ceil(1.0 * log2(0.1::DOUBLE / (1.5 * st.s0))) AS INTEGER))) AS start_lvl
+        greatest(first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, (CASE WHEN (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END), (CASE WHEN (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END), (CASE WHEN (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END)) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER), CAST(ceil(1.0 * log2(0.1::DOUBLE / (1.2 * st.s0))) AS INTEGER)) AS start_lvl
     FROM first_level f, settings st
 )
 SELECT * FROM points
