@@ -32,6 +32,17 @@ SECOND_ROUND_BIAS = 0.375
 # first density round exempt (records of dense cells started below it) made W1g with eps 15-17 %
 # and W1c 14 % slower at 200k rows, identical releases (docs/design/neighbourhoods.md).
 EPS_FLOOR_MARGIN = "1.2"
+# A record starts at the level where its cell is expected to hold CELL_COUNT (k + 1) / V_G
+# records, so that the ball of radius s, within its margin, holds about CELL_COUNT (k + 1): 1
+# for the k nearest on a grid over every numeric column, where fewer candidates for the records
+# that finish there more than pay for those that try one more level (200k rows at eps = 0,
+# alternating: W1g 5.3-5.5 against 5.9-6.0 s, W1c 1.8-1.9 against 2.2-2.3 s, W1 unchanged).
+# Else 2: with categorical columns or on principal axes a cell's count includes records far
+# apart in what the grid does not cover (at 1: W4 12-16 % slower, W2 at 1M 27.3-27.7 against
+# 24.7-26.4 s), and with eps > 0 the eps floor sets most start levels (W6 and W2 with eps 8 and
+# 4 % slower at 1 in one run each; docs/design/neighbourhoods.md).
+CELL_COUNT = 1.0
+CELL_COUNT_CAUTIOUS = 2.0
 # False: no margin filter after the cell join (the aggregates' FILTERs alone), for comparisons
 MARGIN_FILTER = True
 
@@ -135,10 +146,17 @@ def distance2(grid: Grid) -> str:
     return "\n                + ".join(terms)
 
 
+def _count_is_density(grid: Grid, g: int) -> bool:
+    """Whether a cell's count on a g-dimensional grid measures the density the k nearest are
+    found in (CELL_COUNT): eps = 0, no categorical column, every numeric column a grid
+    coordinate. Else records in one cell may lie far apart in what the grid does not cover."""
+    return grid.spec.eps == 0 and not grid.C and grid.axes is None and g == grid.D
+
+
 def start_levels(grid: Grid) -> tuple[str, str]:
-    """(first_level, start_level): the level a record starts the search at. The expected count
-    per cell of side s for evenly spread data is 2 (k + 1) / V_G (see grid_sql.starting_side); a
-    record whose cell holds c records starts log2(c V_G / (2 (k + 1))) / G doublings finer.
+    """(first_level, start_level): the level a record starts the search at. A cell of side s is
+    to hold e = CELL_COUNT (k + 1) / V_G records (CELL_COUNT_CAUTIOUS unless _count_is_density);
+    a record whose cell at side s0 holds c starts log2(c / e) / G doublings finer.
     Twice: from its cell at side s0, then from its cell at that level; with eps > 0, not finer
     than the level whose cells hold eps within EPS_FLOOR_MARGIN of a side."""
     spec, G, dialect = grid.spec, grid.G, grid.dialect
@@ -149,6 +167,10 @@ def start_levels(grid: Grid) -> tuple[str, str]:
     unit_ball = grid.by_dims(lambda g: repr(UNIT_BALL[g]))
     growth = grid.by_dims(lambda g: float_literal(2.0 ** (1.0 / LEVEL_STEPS[g])))
     strata_cells = [f"k_{i}" for i in range(1, len(spec.strata) + 1)]
+    per_cell = {g: (CELL_COUNT if _count_is_density(grid, g) else CELL_COUNT_CAUTIOUS) * (k_search + 1)
+                for g in grid.dims}
+    expected = (f"{per_cell[grid.dims[0]]:g}" if len(set(per_cell.values())) == 1
+                else grid.by_dims(lambda g: f"{per_cell[g]:g}"))
 
     def finer(side, level=None):
         """Levels finer than `side` for the record's cell count at that side."""
@@ -156,7 +178,7 @@ def start_levels(grid: Grid) -> tuple[str, str]:
                           + [dialect.floor(f"g_{d} / ({side})") for d in range(1, G + 1)])
         bias = f" - {SECOND_ROUND_BIAS}" if level else ""
         return (f"CAST(round(log2(greatest(count(*) OVER (PARTITION BY {cells}) * "
-                f"{unit_ball} / {2 * (k_search + 1)}, 1)) * {steps}{bias}) AS INTEGER)")
+                f"{unit_ball} / {expected}, 1)) * {steps}{bias}) AS INTEGER)")
     start_level = f"first_lvl - {finer(f'st.s0 * pow({growth}, first_lvl)', 'first_lvl')}"
     if spec.eps > 0:
         # not below the level whose side s holds eps within EPS_FLOOR_MARGIN s (both rounds)

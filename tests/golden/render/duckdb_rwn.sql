@@ -124,7 +124,7 @@ first_level AS (
     -- over the count expected if the data were spread evenly, gives the local density;
     -- each level halves the side, dividing the count by 2^G.
     SELECT scaled.*,
-        -CAST(round(log2(greatest(count(*) OVER (PARTITION BY floor(g_1 / (st.s0)), floor(g_2 / (st.s0)), floor(g_3 / (st.s0))) * 4.1887902047863905 / 12, 1)) * 1.0 / 3) AS INTEGER) AS first_lvl
+        -CAST(round(log2(greatest(count(*) OVER (PARTITION BY floor(g_1 / (st.s0)), floor(g_2 / (st.s0)), floor(g_3 / (st.s0))) * 4.1887902047863905 / 6, 1)) * 1.0 / 3) AS INTEGER) AS first_lvl
     FROM scaled, settings st
 ),
 points AS MATERIALIZED (
@@ -135,7 +135,7 @@ points AS MATERIALIZED (
     -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT rid, v_1, v_2, v_3,
-        first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER) AS start_lvl
+        first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 6, 1)) * 1.0 / 3 - 0.375) AS INTEGER) AS start_lvl
     FROM first_level f, settings st
 ),
 offsets AS (
@@ -1183,7 +1183,7 @@ first_level AS (
     -- over the count expected if the data were spread evenly, gives the local density;
     -- each level halves the side, dividing the count by 2^G.
     SELECT scaled.*,
-        -CAST(round(log2(greatest(count(*) OVER (PARTITION BY floor(g_1 / (st.s0)), floor(g_2 / (st.s0)), floor(g_3 / (st.s0))) * 4.1887902047863905 / 10, 1)) * 1.0 / 3) AS INTEGER) AS first_lvl
+        -CAST(round(log2(greatest(count(*) OVER (PARTITION BY floor(g_1 / (st.s0)), floor(g_2 / (st.s0)), floor(g_3 / (st.s0))) * 4.1887902047863905 / 5, 1)) * 1.0 / 3) AS INTEGER) AS first_lvl
     FROM scaled, settings st
 ),
 points AS MATERIALIZED (
@@ -1194,7 +1194,7 @@ points AS MATERIALIZED (
     -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT rid, v_1, v_2, v_3,
-        first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 10, 1)) * 1.0 / 3 - 0.375) AS INTEGER) AS start_lvl
+        first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 4.1887902047863905 / 5, 1)) * 1.0 / 3 - 0.375) AS INTEGER) AS start_lvl
     FROM first_level f, settings st
 ),
 offsets AS (
@@ -2470,7 +2470,7 @@ first_level AS (
     -- over the count expected if the data were spread evenly, gives the local density;
     -- each level halves the side, dividing the count by 2^G.
     SELECT scaled.*,
-        -CAST(round(log2(greatest(count(*) OVER (PARTITION BY floor(g_1 / (st.s0)), floor(g_2 / (st.s0))) * 3.141592653589793 / 12, 1)) * 1.0 / 2) AS INTEGER) AS first_lvl
+        -CAST(round(log2(greatest(count(*) OVER (PARTITION BY floor(g_1 / (st.s0)), floor(g_2 / (st.s0))) * 3.141592653589793 / 6, 1)) * 1.0 / 2) AS INTEGER) AS first_lvl
     FROM scaled, settings st
 ),
 points AS MATERIALIZED (
@@ -2481,7 +2481,7 @@ points AS MATERIALIZED (
     -- affects the speed, never the neighbourhoods. On a column grid
     -- the g_* are not kept: the steps that read them recompute them from v_* (sqlgen's grid_columns).
     SELECT rid, v_1, v_2,
-        first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 3.141592653589793 / 12, 1)) * 1.0 / 2 - 0.375) AS INTEGER) AS start_lvl
+        first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, floor(g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))), floor(g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl)))) * 3.141592653589793 / 6, 1)) * 1.0 / 2 - 0.375) AS INTEGER) AS start_lvl
     FROM first_level f, settings st
 ),
 offsets AS (

@@ -600,7 +600,7 @@ first_level AS (
     
     
     SELECT scaled.*,
-        -CAST(round(log2(greatest(count(*) OVER (PARTITION BY (CASE WHEN (g_1 / (st.s0)) % 1.0D < 0 THEN (g_1 / (st.s0)) - (g_1 / (st.s0)) % 1.0D - 1.0D ELSE (g_1 / (st.s0)) - (g_1 / (st.s0)) % 1.0D END), (CASE WHEN (g_2 / (st.s0)) % 1.0D < 0 THEN (g_2 / (st.s0)) - (g_2 / (st.s0)) % 1.0D - 1.0D ELSE (g_2 / (st.s0)) - (g_2 / (st.s0)) % 1.0D END), (CASE WHEN (g_3 / (st.s0)) % 1.0D < 0 THEN (g_3 / (st.s0)) - (g_3 / (st.s0)) % 1.0D - 1.0D ELSE (g_3 / (st.s0)) - (g_3 / (st.s0)) % 1.0D END)) * 4.1887902047863905 / 12, 1)) * 1.0 / 3) AS INTEGER) AS first_lvl
+        -CAST(round(log2(greatest(count(*) OVER (PARTITION BY (CASE WHEN (g_1 / (st.s0)) % 1.0D < 0 THEN (g_1 / (st.s0)) - (g_1 / (st.s0)) % 1.0D - 1.0D ELSE (g_1 / (st.s0)) - (g_1 / (st.s0)) % 1.0D END), (CASE WHEN (g_2 / (st.s0)) % 1.0D < 0 THEN (g_2 / (st.s0)) - (g_2 / (st.s0)) % 1.0D - 1.0D ELSE (g_2 / (st.s0)) - (g_2 / (st.s0)) % 1.0D END), (CASE WHEN (g_3 / (st.s0)) % 1.0D < 0 THEN (g_3 / (st.s0)) - (g_3 / (st.s0)) % 1.0D - 1.0D ELSE (g_3 / (st.s0)) - (g_3 / (st.s0)) % 1.0D END)) * 4.1887902047863905 / 6, 1)) * 1.0 / 3) AS INTEGER) AS first_lvl
     FROM scaled, settings st
 ),
 points AS (
@@ -611,7 +611,7 @@ points AS (
     
     
     SELECT rid, v_1, v_2, v_3,
-        first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, (CASE WHEN (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END), (CASE WHEN (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END), (CASE WHEN (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END)) * 4.1887902047863905 / 12, 1)) * 1.0 / 3 - 0.375) AS INTEGER) AS start_lvl
+        first_lvl - CAST(round(log2(greatest(count(*) OVER (PARTITION BY first_lvl, (CASE WHEN (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_1 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END), (CASE WHEN (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_2 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END), (CASE WHEN (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D < 0 THEN (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D - 1.0D ELSE (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) - (g_3 / (st.s0 * pow(2.0::DOUBLE, first_lvl))) % 1.0D END)) * 4.1887902047863905 / 6, 1)) * 1.0 / 3 - 0.375) AS INTEGER) AS start_lvl
     FROM first_level f, settings st
 )
 SELECT * FROM points
@@ -917,8 +917,81 @@ WHERE NOT w.done AND w.start_lvl > w.lvl + 1
 SELECT max(lvl), count(*) FILTER (WHERE done), count(*) FILTER (WHERE NOT done), count(*) FILTER (WHERE NOT done AND start_lvl <= lvl + 1) FROM __rwn_stage_<hex>
 -- ----------------------------------------------------------------- statement
 WITH
+points AS (SELECT * FROM __rwn_stage_<hex>),
 settings AS (SELECT * FROM __rwn_stage_<hex>),
-search AS (SELECT * FROM (SELECT * FROM __rwn_stage_<hex> WHERE done UNION ALL SELECT * FROM __rwn_stage_<hex> WHERE done UNION ALL SELECT * FROM __rwn_stage_<hex> WHERE done UNION ALL SELECT * FROM __rwn_stage_<hex> WHERE done) AS done_rows),
+search AS (SELECT * FROM __rwn_stage_<hex>),
+offsets AS (
+    SELECT t1.o AS o_1, t2.o AS o_2, t3.o AS o_3
+    FROM range(-1, 2) t1(o), range(-1, 2) t2(o), range(-1, 2) t3(o)
+),
+
+
+
+active AS (
+    
+    SELECT w.lvl + 1 AS lvl, st.s0 * pow(2.0::DOUBLE, w.lvl + 1) AS s, st.diameter, sc_1, sc_2, sc_3, grid_dims, p.*, (p.v_1 - st.off_1) / st.sc_1 AS g_1, (p.v_2 - st.off_2) / st.sc_2 AS g_2, (p.v_3 - st.off_3) / st.sc_3 AS g_3
+    FROM search w JOIN points p ON p.rid = w.rid, settings st
+    WHERE NOT w.done AND w.start_lvl <= w.lvl + 1
+),
+level AS (SELECT DISTINCT s FROM active),
+probe AS (
+    
+    SELECT a.*,
+            CAST((CASE WHEN (least(greatest(g_1 / s, -1e12), 1e12)) % 1.0D < 0 THEN (least(greatest(g_1 / s, -1e12), 1e12)) - (least(greatest(g_1 / s, -1e12), 1e12)) % 1.0D - 1.0D ELSE (least(greatest(g_1 / s, -1e12), 1e12)) - (least(greatest(g_1 / s, -1e12), 1e12)) % 1.0D END) AS BIGINT) AS cell_1,
+            CAST((CASE WHEN (least(greatest(g_2 / s, -1e12), 1e12)) % 1.0D < 0 THEN (least(greatest(g_2 / s, -1e12), 1e12)) - (least(greatest(g_2 / s, -1e12), 1e12)) % 1.0D - 1.0D ELSE (least(greatest(g_2 / s, -1e12), 1e12)) - (least(greatest(g_2 / s, -1e12), 1e12)) % 1.0D END) AS BIGINT) AS cell_2,
+            CAST((CASE WHEN (least(greatest(g_3 / s, -1e12), 1e12)) % 1.0D < 0 THEN (least(greatest(g_3 / s, -1e12), 1e12)) - (least(greatest(g_3 / s, -1e12), 1e12)) % 1.0D - 1.0D ELSE (least(greatest(g_3 / s, -1e12), 1e12)) - (least(greatest(g_3 / s, -1e12), 1e12)) % 1.0D END) AS BIGINT) AS cell_3,
+        CASE WHEN s >= 2 * diameter THEN 'Infinity'::DOUBLE
+             ELSE pow(greatest(s * (1 + least(g_1 / s - (CASE WHEN (g_1 / s) % 1.0D < 0 THEN (g_1 / s) - (g_1 / s) % 1.0D - 1.0D ELSE (g_1 / s) - (g_1 / s) % 1.0D END), 1 - (g_1 / s - (CASE WHEN (g_1 / s) % 1.0D < 0 THEN (g_1 / s) - (g_1 / s) % 1.0D - 1.0D ELSE (g_1 / s) - (g_1 / s) % 1.0D END)), g_2 / s - (CASE WHEN (g_2 / s) % 1.0D < 0 THEN (g_2 / s) - (g_2 / s) % 1.0D - 1.0D ELSE (g_2 / s) - (g_2 / s) % 1.0D END), 1 - (g_2 / s - (CASE WHEN (g_2 / s) % 1.0D < 0 THEN (g_2 / s) - (g_2 / s) % 1.0D - 1.0D ELSE (g_2 / s) - (g_2 / s) % 1.0D END)), g_3 / s - (CASE WHEN (g_3 / s) % 1.0D < 0 THEN (g_3 / s) - (g_3 / s) % 1.0D - 1.0D ELSE (g_3 / s) - (g_3 / s) % 1.0D END), 1 - (g_3 / s - (CASE WHEN (g_3 / s) % 1.0D < 0 THEN (g_3 / s) - (g_3 / s) % 1.0D - 1.0D ELSE (g_3 / s) - (g_3 / s) % 1.0D END))) - 1e-9 * (1 + greatest(abs(g_1 / s), abs(g_2 / s), abs(g_3 / s)))), 0.0), 2)
+        END AS margin2
+    FROM active a
+),
+build AS (
+    SELECT p.*,
+            ((CAST((CASE WHEN (least(greatest(g_1 / l.s, -1e12), 1e12)) % 1.0D < 0 THEN (least(greatest(g_1 / l.s, -1e12), 1e12)) - (least(greatest(g_1 / l.s, -1e12), 1e12)) % 1.0D - 1.0D ELSE (least(greatest(g_1 / l.s, -1e12), 1e12)) - (least(greatest(g_1 / l.s, -1e12), 1e12)) % 1.0D END) AS BIGINT)) % 1048576 + 1048576) % 1048576 + ((CAST((CASE WHEN (least(greatest(g_2 / l.s, -1e12), 1e12)) % 1.0D < 0 THEN (least(greatest(g_2 / l.s, -1e12), 1e12)) - (least(greatest(g_2 / l.s, -1e12), 1e12)) % 1.0D - 1.0D ELSE (least(greatest(g_2 / l.s, -1e12), 1e12)) - (least(greatest(g_2 / l.s, -1e12), 1e12)) % 1.0D END) AS BIGINT)) % 1048576 + 1048576) % 1048576 * 1048576 + ((CAST((CASE WHEN (least(greatest(g_3 / l.s, -1e12), 1e12)) % 1.0D < 0 THEN (least(greatest(g_3 / l.s, -1e12), 1e12)) - (least(greatest(g_3 / l.s, -1e12), 1e12)) % 1.0D - 1.0D ELSE (least(greatest(g_3 / l.s, -1e12), 1e12)) - (least(greatest(g_3 / l.s, -1e12), 1e12)) % 1.0D END) AS BIGINT)) % 1048576 + 1048576) % 1048576 * 1099511627776 AS cell_key
+    FROM (SELECT p.*, (p.v_1 - st.off_1) / st.sc_1 AS g_1, (p.v_2 - st.off_2) / st.sc_2 AS g_2, (p.v_3 - st.off_3) / st.sc_3 AS g_3 FROM points p, settings st) p, level l
+),
+pairs AS (
+    
+    
+    
+    SELECT a.lvl, a.rid AS i, a.start_lvl, b.rid AS j, a.margin2,
+        ((a.v_1 - b.v_1) / a.sc_1) * ((a.v_1 - b.v_1) / a.sc_1)
+                + ((a.v_2 - b.v_2) / a.sc_2) * ((a.v_2 - b.v_2) / a.sc_2)
+                + ((a.v_3 - b.v_3) / a.sc_3) * ((a.v_3 - b.v_3) / a.sc_3) AS d2
+    FROM (SELECT p.*, ((p.cell_1 + o.o_1) % 1048576 + 1048576) % 1048576 + ((p.cell_2 + o.o_2) % 1048576 + 1048576) % 1048576 * 1048576 + ((p.cell_3 + o.o_3) % 1048576 + 1048576) % 1048576 * 1099511627776 AS nb_key FROM probe p CROSS JOIN offsets o) a
+    JOIN build b ON b.cell_key = a.nb_key
+),
+found AS (
+    
+    
+    
+    
+    SELECT lvl, i, any_value(start_lvl) AS start_lvl,
+        
+        count(*) FILTER (WHERE d2 * 1.000000000000003::DOUBLE <= margin2) - 1 >= 5
+            AND 0.0::DOUBLE * 1.000000000000003::DOUBLE <= min(margin2)
+            OR min(margin2) = 'Infinity'::DOUBLE AS done,
+        array_sort(collect_list(named_struct('d2', d2, 'j', j)) FILTER (WHERE j <> i AND d2 <= margin2)) AS found
+    FROM pairs
+    GROUP BY lvl, i
+)
+SELECT lvl, i AS rid, start_lvl, done,
+    CASE WHEN done THEN filter(found, e -> e.d2 <= (greatest(0.0::DOUBLE, element_at(found, CAST(5 AS INT)).d2)) * 1.000000000000003::DOUBLE) END AS members,
+    CASE WHEN done THEN greatest(0.0::DOUBLE, element_at(found, CAST(5 AS INT)).d2) END AS radius2,
+    CASE WHEN done THEN element_at(found, CAST(1 AS INT)).d2 END AS dcr2
+FROM found
+UNION ALL
+SELECT w.lvl + 1, w.rid, w.start_lvl, false, NULL, NULL, NULL   
+FROM search w
+WHERE NOT w.done AND w.start_lvl > w.lvl + 1
+
+
+-- ----------------------------------------------------------------- statement
+SELECT max(lvl), count(*) FILTER (WHERE done), count(*) FILTER (WHERE NOT done), count(*) FILTER (WHERE NOT done AND start_lvl <= lvl + 1) FROM __rwn_stage_<hex>
+-- ----------------------------------------------------------------- statement
+WITH
+settings AS (SELECT * FROM __rwn_stage_<hex>),
+search AS (SELECT * FROM (SELECT * FROM __rwn_stage_<hex> WHERE done UNION ALL SELECT * FROM __rwn_stage_<hex> WHERE done UNION ALL SELECT * FROM __rwn_stage_<hex> WHERE done UNION ALL SELECT * FROM __rwn_stage_<hex> WHERE done UNION ALL SELECT * FROM __rwn_stage_<hex> WHERE done) AS done_rows),
 hood AS (
     
     SELECT rid, members, radius2, dcr2, size(members) AS size
