@@ -121,9 +121,10 @@ class Grid:
                 for i, c in enumerate(self.spec.numeric, 1)}
 
     def by_dims(self, values, grid_dims: str = "st.grid_dims") -> str:
-        """A value that depends on the grid dimension chosen at run time."""
+        """A value that depends on the grid dimension chosen at run time (one value if the
+        same for every dimension the SQL may choose)."""
         values = {g: values(g) for g in self.dims}
-        if len(values) == 1:
+        if len(set(values.values())) == 1:
             return str(next(iter(values.values())))
         return f"CASE {grid_dims} " + " ".join(f"WHEN {g} THEN {v}" for g, v in values.items()) + " END"
 

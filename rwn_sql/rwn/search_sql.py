@@ -167,10 +167,8 @@ def start_levels(grid: Grid) -> tuple[str, str]:
     unit_ball = grid.by_dims(lambda g: repr(UNIT_BALL[g]))
     growth = grid.by_dims(lambda g: float_literal(2.0 ** (1.0 / LEVEL_STEPS[g])))
     strata_cells = [f"k_{i}" for i in range(1, len(spec.strata) + 1)]
-    per_cell = {g: (CELL_COUNT if _count_is_density(grid, g) else CELL_COUNT_CAUTIOUS) * (k_search + 1)
-                for g in grid.dims}
-    expected = (f"{per_cell[grid.dims[0]]:g}" if len(set(per_cell.values())) == 1
-                else grid.by_dims(lambda g: f"{per_cell[g]:g}"))
+    expected = grid.by_dims(
+        lambda g: f"{(CELL_COUNT if _count_is_density(grid, g) else CELL_COUNT_CAUTIOUS) * (k_search + 1):g}")
 
     def finer(side, level=None):
         """Levels finer than `side` for the record's cell count at that side."""
