@@ -28,19 +28,16 @@ SECOND_ROUND_BIAS = 0.375
 # With eps > 0 a record starts no finer than the level whose side s holds eps within 1.2 s: its
 # margin (s plus its distance to its cell's nearest face, at most 1.5 s) reaches eps there once it
 # lies 0.2 s inside every face. One level finer, few records finish (on 5 grid coordinates about
-# 1 in 250 at the level's average side) and all pay for its join; the margin-1.5 floor with the
-# first density round exempt (records of dense cells started below it) made W1g with eps 15-17 %
-# and W1c 14 % slower at 200k rows, identical releases (docs/design/neighbourhoods.md).
+# 1 in 250 at the level's average side) and all pay for its join (measured against 1.0-1.5 in
+# docs/design/neighbourhoods.md, "What did pay").
 EPS_FLOOR_MARGIN = "1.2"
 # A record starts at the level where its cell is expected to hold CELL_COUNT (k + 1) / V_G
 # records, so that the ball of radius s, within its margin, holds about CELL_COUNT (k + 1): 1
 # for the k nearest on a grid over every numeric column, where fewer candidates for the records
-# that finish there more than pay for those that try one more level (200k rows at eps = 0,
-# alternating: W1g 5.3-5.5 against 5.9-6.0 s, W1c 1.8-1.9 against 2.2-2.3 s, W1 unchanged).
-# Else 2: with categorical columns or on principal axes a cell's count includes records far
-# apart in what the grid does not cover (at 1: W4 12-16 % slower, W2 at 1M 27.3-27.7 against
-# 24.7-26.4 s), and with eps > 0 the eps floor sets most start levels (W6 and W2 with eps 8 and
-# 4 % slower at 1 in one run each; docs/design/neighbourhoods.md).
+# that finish there more than pay for those that try one more level. Else 2: with categorical
+# columns or on principal axes a cell's count includes records far apart in what the grid does
+# not cover, and with eps > 0 the eps floor sets most start levels; 1 measured slower in both
+# cases (docs/design/neighbourhoods.md, "What did pay").
 CELL_COUNT = 1.0
 CELL_COUNT_CAUTIOUS = 2.0
 # False: no margin filter after the cell join (the aggregates' FILTERs alone), for comparisons
