@@ -6,7 +6,7 @@ import secrets
 import duckdb
 
 from .engines import duckdb_backend, outputs
-from .rp import api as rp, deferred, plan as rp_plan
+from .rp import api as rp, plan as rp_plan, temp_source
 from .rp.privacy import RPParams, Threshold
 from .rp.release_source import RECORDED
 from .rwn import run as rwn
@@ -128,9 +128,9 @@ def _rp_functions(con, key_ref) -> dict:
                                                max_top_share=max_top_share)
         except NoSuchSource:
             pass        # a TEMP table or view of the caller: planned from the parameters
-        return deferred.randomize(source, sensitive, params, public=public, domain=domain,
-                                  key_sql=key_ref(con, resolve_key(key, seed)), nulls=nulls,
-                                  id_column=id_column, l_diversity=l_diversity, max_top_share=max_top_share)
+        return temp_source.randomize(source, sensitive, params, public=public, domain=domain,
+                                     key_sql=key_ref(con, resolve_key(key, seed)), nulls=nulls,
+                                     id_column=id_column, l_diversity=l_diversity, max_top_share=max_top_share)
 
     def randomize_into(target, database, schema, source, sensitive, p, public, domain, key, seed, epsilon, delta,
                        test, nulls, id_column, l_diversity, max_top_share, replace):
@@ -144,8 +144,8 @@ def _rp_functions(con, key_ref) -> dict:
                             test=test, enforce=bool(enforce), nulls=nulls, sql=True)
         except NoSuchSource:
             pass        # a TEMP table or view of the caller: planned from the parameters
-        return deferred.audit(source, sensitive, p, epsilon, delta, public=public, domain=domain, test=test,
-                              enforce=bool(enforce), nulls=nulls)
+        return temp_source.audit(source, sensitive, p, epsilon, delta, public=public, domain=domain, test=test,
+                                 enforce=bool(enforce), nulls=nulls)
 
     def estimates_sql(release, sensitive, p, domain, group_by, where, values, public, epsilon, delta, test,
                       enforced):
@@ -155,8 +155,8 @@ def _rp_functions(con, key_ref) -> dict:
                                 where=where, values=values, public=public, enforce=enforce, test=test, sql=True)
         except NoSuchSource:
             pass        # a TEMP table or view of the caller: planned from the parameters
-        return deferred.estimates(release, sensitive, p, domain, group_by=group_by or (), where=where,
-                                  values=values, public=public, enforce=enforce, test=test)
+        return temp_source.estimates(release, sensitive, p, domain, group_by=group_by or (), where=where,
+                                     values=values, public=public, enforce=enforce, test=test)
 
     return {
         "rwn_randomize_sql": (randomize_sql, [VARCHAR, VARCHAR, DOUBLE, VARCHAR_LIST, VARCHAR_LIST, VARCHAR,
@@ -194,6 +194,26 @@ def _rwn_functions(con, key_ref) -> dict:
     }
 
 
+def _plan_in_statement(requests, schemas, rows):
+    """rwn_plan (Arrow): per row, the planner's answers for a TEMP source that a statement hands
+    it (rp.temp_source): the source rebuilt from its schema and shipped rows in a private
+    database, the rules run over it; a refusal fails the statement with the planner's message."""
+    import json
+
+    import pyarrow as pa
+    out = []
+    for i in range(len(requests)):
+        request, schema = json.loads(requests[i].as_py()), [tuple(c) for c in schemas[i].as_py()]
+        shipped = request["shipped"] or [name for name, _ in schema]
+        be, src = duckdb_backend.scratch_backend(schema, shipped, rows.slice(i, 1), f"table {request['name']!r}")
+        try:
+            out.append(temp_source.answer(be, src, request))
+        finally:
+            be.con.close()
+    return pa.array(out, type=pa.struct([("m", pa.int64()), *((f, pa.list_(pa.int64()))
+                                                                for f in temp_source.ANSWER_LISTS)]))
+
+
 def _create_macros(con) -> None:
     """The table macros of sql/macros.sql, one statement at a time (comment-only chunks skipped)."""
     for statement in templates.sql_text("macros.sql").split(";\n"):
@@ -217,6 +237,10 @@ def install(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         # rwn_randomize_into_run writes a table: run where the statement runs, never folded at planning
         register_function(con, name, fn, params, VARCHAR, side_effects=name == "rwn_randomize_into_run")
     register_function(con, "rwn_key_of", lambda token: keys.get(token), [VARCHAR], VARCHAR)
+    text_rows = duckdb.list_type(VARCHAR_LIST)
+    register_function(con, temp_source.PLANNER, _plan_in_statement, [VARCHAR, text_rows, text_rows],
+                      duckdb.struct_type({"m": BIGINT, **{f: duckdb.list_type(BIGINT) for f in temp_source.ANSWER_LISTS}}),
+                      "arrow")
     register_tails(con)
     _create_macros(con)
     return con

@@ -1,6 +1,7 @@
-"""The SQL macros over TEMP tables and TEMP views (issue 12). The macros plan on a cursor, which
-does not see the caller's TEMP objects; the statement query() runs is bound where the caller is,
-so a TEMP source is planned without reading it and checked by the statement. The same data as a
+"""The SQL macros over TEMP tables and TEMP views (issues 12 and 54). The macros plan on a cursor,
+which does not see the caller's TEMP objects; the statement query() runs is bound where the caller
+is, so it hands the TEMP source to the planner as it runs (reconstruction privacy: rp.temp_source)
+or checks it itself (RWN: rwn.run.unseen_source). The same data as a
 persistent table, a TEMP table and a TEMP view give the same rows for a fixed key, and bad input
 over a TEMP source still gets an error naming the column."""
 import duckdb
@@ -331,8 +332,8 @@ def disclosure_tables(con):
     ("wide", "rwn_audit('{src}', 'code', 0.6, 0.5, 0.05)", "'code' holds 600 distinct values, more than 256"),
 ])
 def test_attribute_disclosure_rules_over_temp(mcon, table, call, message):
-    """The rules of randomize (rp.plan.plan_randomize) hold in the macros over a table and, computed by the
-    statement (rp.deferred.randomize / audit), over a TEMP table and view: groups violating
+    """The rules of randomize (rp.plan.resolve_randomize) hold in the macros over a table and, run by the
+    statement (rp.temp_source.randomize / audit), over a TEMP table and view: groups violating
     l and single-column proxies refused (with epsilon/delta by default), l above the domain's
     size, a floating-point or 600-value sensitive column refused; same message text."""
     disclosure_tables(mcon)
@@ -356,3 +357,71 @@ def test_l_diversity_one_or_passing_data_same_rows_over_temp(mcon, table, call):
     assert len(expected) == 800
     for name in temps:
         assert rows(mcon, call, name) == expected, name
+
+
+PLANNED = [  # (planning function, its arguments with {src}) over `survey`, as the macros call them
+    ("rwn_randomize_sql", "'{src}', 'job', 0.6, NULL, NULL, 'k-0123456789abcdef', NULL, NULL, NULL, 'exact', 'error', "
+                          "NULL, NULL, NULL"),
+    ("rwn_randomize_sql", "'{src}', 'job', 0.6, ['sex', 'region'], ['a', 'b', 'c', 'd', 'e'], 'k-0123456789abcdef', "
+                          "NULL, 0.4, 0.05, 'exact', 'error', 'rid', 1, NULL"),
+    ("rwn_audit_sql", "'{src}', 'job', 0.6, 0.5, 0.05, NULL, NULL, 'exact', false, 'error'"),
+    ("rwn_audit_sql", "'{src}', 'job', 0.6, 0.4, 0.05, ['sex'], NULL, 'exact', true, 'drop'"),
+    ("rwn_estimates_sql", "'{src}', 'job', 0.6, ['a', 'b', 'c', 'd'], ['sex'], 'region IN (1, 2)', NULL, NULL, "
+                          "0.4, 0.05, 'exact', NULL"),
+]
+
+
+@pytest.mark.parametrize("function, arguments", PLANNED)
+def test_temp_statement_is_the_table_statement_with_the_planner_in_front(mcon, function, arguments):
+    """Over a TEMP source the statement hands the source to the one planner (rp.temp_source) and
+    reads its answers from one CTE: at most twice the size of the statement over the table (the
+    checks written into the statement made it 50 to 100 times larger), no check pasted as text
+    (no error() of its own beyond the table statement's), the same rows. Fails with the
+    planner written into the statement as text (rp.deferred)."""
+    survey(mcon)
+    persistent, table, view = with_temp_copies(mcon, "survey")
+    seen = mcon.execute(f"SELECT {function}({arguments.format(src=persistent)})").fetchone()[0]
+    for name in (table, view):
+        unseen = mcon.execute(f"SELECT {function}({arguments.format(src=name)})").fetchone()[0]
+        assert len(unseen) <= 2 * len(seen), (name, len(unseen), len(seen))
+        assert unseen.count("error(") <= seen.count("error("), name
+        assert "rwn_plan(" in unseen and "rwn_plan(" not in seen
+        assert mcon.execute(unseen).fetchall() == mcon.execute(seen).fetchall(), name
+
+
+def test_temp_source_refusals_are_the_planners_word_for_word(mcon):
+    """A refusal over a TEMP table is the planner's own message, with what only a planner computes
+    (the way forward of an impossible design: the nearest p, delta and eps that work, the public
+    column whose removal helps most; proxy pairs), the same text as over the table. Fails with
+    the checks written into the statement, whose messages stop at the size that fails."""
+    survey(mcon)
+    persistent, *temps = with_temp_copies(mcon, "survey")
+    call = "rwn_randomize('{src}', 'job', 0.6, public := ['sex', 'region'], epsilon := 0.5, delta := 0.4, seed := 1)"
+    with pytest.raises(duckdb.Error) as seen:
+        rows(mcon, call, persistent)
+    message = str(seen.value).split("RWNError: ", 1)[1].splitlines()[0]
+    assert "What would work: p = " in message and "coarsening: dropping public column" in message
+    for name in temps:
+        with pytest.raises(duckdb.Error) as unseen:
+            rows(mcon, call, name)
+        assert str(unseen.value).split("RWNError: ", 1)[1].splitlines()[0] == message, name
+
+
+def test_temp_source_planner_reads_no_file_and_refuses_forged_types(mcon):
+    """rwn_plan can be called with any arguments by whoever holds the connection: its private
+    database reads no file (even where the caller's may), and a type that is not one is refused
+    before it reaches SQL. Fails with a scratch database of default settings, or types pasted
+    as given."""
+    rows_arg = "[['1', '1']]"
+    forged = ("{\"kind\": \"audit\", \"name\": \"x\", \"shipped\": [\"a\"]}", "[['a', 'INTEGER); COPY (SELECT 1) "
+              "TO ''/tmp/rwn_forged.csv''; --']]")
+    with pytest.raises(duckdb.Error, match="is not a column type"):
+        mcon.execute(f"SELECT rwn_plan(?, {forged[1]}, {rows_arg})", [forged[0]]).fetchall()
+    from rwn_sql.engines import duckdb_backend
+    import pyarrow as pa
+    be, _ = duckdb_backend.scratch_backend([("a", "INTEGER")], ["a"], pa.array([[["1", "1"]]]), "table 'x'")
+    try:
+        with pytest.raises(duckdb.Error, match="(?i)permission|external access|disabled"):
+            be.con.execute("SELECT * FROM read_csv('/etc/hostname')").fetchall()
+    finally:
+        be.con.close()

@@ -139,6 +139,15 @@ class Dialect:
         """In a SELECT list: the columns named in `names` (plain strings), in their own order."""
         return self._lacks("column selection by name lists")
 
+    def schema_list(self, relation: str) -> str:
+        """A scalar subquery: the relation's columns as a list of [name, type] pairs, in order."""
+        return self._lacks("schemas read in SQL")
+
+    def rows_as_text(self, relation: str, columns) -> str:
+        """A scalar subquery: the relation's distinct rows of the `columns` (quoted names; None:
+        every column, in order) as one list of lists of text, each followed by its count."""
+        return self._lacks("rows gathered as lists")
+
     def sorted_list_agg(self, value_sql: str, order_sql: str) -> str:
         """Aggregate: the values as a list sorted by `order_sql` (NULL over no rows)."""
         return self._lacks("sorted list aggregates")
@@ -310,6 +319,14 @@ class DuckDBDialect(Dialect):
     def columns_among(self, names) -> str:
         listed = ", ".join(_string_literal(n) for n in names)
         return f"COLUMNS({self.lambda_('c', f'list_contains([{listed}], c)')})"
+
+    def schema_list(self, relation: str) -> str:
+        return f"(SELECT list([column_name, column_type]) FROM (DESCRIBE SELECT * FROM {relation}))"
+
+    def rows_as_text(self, relation: str, columns) -> str:
+        counted = f"SELECT {'*' if columns is None else ', '.join(columns)}, count(*) FROM {relation} GROUP BY ALL"
+        return (f"(SELECT list([*COLUMNS(*)]) FROM (SELECT COLUMNS(*)::VARCHAR FROM ({counted}) AS __rwn_counted) "
+                f"AS __rwn_text)")
 
     def sorted_list_agg(self, value_sql: str, order_sql: str) -> str:
         return f"list({value_sql} ORDER BY {order_sql})"

@@ -1,6 +1,7 @@
 """rwn_sql.engines.backend.Backend over a DuckDB connection."""
 from __future__ import annotations
 
+import functools
 import os
 import re
 import secrets
@@ -9,8 +10,9 @@ import duckdb
 
 from . import outputs, sources
 from .dialects import DUCKDB
-from .duckdb import MEMORY_UNITS, run, translate
-from ..identifiers import quote_literal
+from .duckdb import MEMORY_UNITS, describe_error, run, translate
+from ..errors import RWNError
+from ..identifiers import quote_ident, quote_literal
 
 
 class DuckDBBackend:
@@ -148,3 +150,64 @@ class DuckDBBackend:
 
     def drop(self, name: str) -> None:
         self.con.execute(f"DROP TABLE IF EXISTS {name}").fetchall()
+
+
+SHIPPED_TABLE = "__rwn_shipped"
+_scratch: list = []          # one private in-memory database per process, opened when first needed
+
+
+def _scratch_cursor() -> duckdb.DuckDBPyConnection:
+    """A connection of its own (its TEMP tables go with it) to the private in-memory database,
+    which reads no file and whose settings cannot be changed: what a statement hands it is the
+    caller's SQL, which may run where external access is off."""
+    if not _scratch:
+        _scratch.append(duckdb.connect(config={"enable_external_access": False, "lock_configuration": True}))
+    return _scratch[0].cursor()
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_type(type_sql: str) -> str | None:
+    try:
+        return str(duckdb.sqltype(type_sql))
+    except (duckdb.Error, TypeError, ValueError):
+        return None
+
+
+def _type_text(type_sql: str, label: str) -> str:
+    """A column type as DuckDB writes it, refused unless it parses as one type."""
+    parsed = _parsed_type(type_sql)
+    if parsed is None:
+        raise RWNError(f"cannot read {label} for planning: {type_sql!r} is not a column type")
+    return parsed
+
+
+def scratch_backend(schema, shipped, rows, label: str) -> tuple[DuckDBBackend, sources.Source]:
+    """A backend over a connection of its own to a private in-memory database (close it when
+    done: its TEMP tables go with it) holding a source that a statement handed to its planner
+    as it ran (rwn_sql.rp.temp_source): `schema` the source's (name, type) pairs, `rows` an Arrow
+    list array of one element, the distinct records as lists of text, holding the columns
+    `shipped` (names, in that order) and then the record's count (dialect.rows_as_text); the
+    other columns are NULL. Each value is cast back to its column's type and each record
+    repeated its count, so the planner reads the source's records as it would read the table
+    itself (in another order)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    schema = [(name, _type_text(type_sql, label)) for name, type_sql in schema]
+    records = pc.list_flatten(rows)               # one list of text per distinct record
+    fields = [pc.list_element(records, i) if len(records) else pa.array([], pa.string())
+              for i in range(len(shipped) + 1)]
+    names = [f"c{i}" for i in range(len(shipped))] + ["n"]
+    con = _scratch_cursor()
+    con.register(SHIPPED_TABLE, pa.Table.from_arrays(fields[:-1] + [pc.cast(fields[-1], pa.int64())], names=names))
+    position = {name: i for i, name in enumerate(shipped)}
+    columns = ", ".join(f"CAST({f'c{position[name]}' if name in position else 'NULL'} AS {type_sql}) AS "
+                        f"{quote_ident(name)}" for name, type_sql in schema)
+    try:
+        con.execute(f"CREATE TEMP TABLE __rwn_source AS SELECT {columns} FROM {SHIPPED_TABLE}, "
+                    f"range({SHIPPED_TABLE}.n)").fetchall()
+    except duckdb.Error as exc:
+        con.close()
+        raise RWNError(f"cannot read {label} for planning: {describe_error(exc)}; copy it into a table "
+                       f"(CREATE TABLE ... AS SELECT * FROM it)") from None
+    con.unregister(SHIPPED_TABLE)
+    return DuckDBBackend(con), sources.Source('"temp"."main"."__rwn_source"', tuple(schema), label)

@@ -30,6 +30,7 @@ class Source:
     label: str                       # how messages name it
     csv: str | None = None           # the CSV/TSV file it reads, for explaining a numeric column read as text
     csv_nulls: tuple[str, ...] = ()  # the cells that file's reading takes as NULL besides empty ones
+    visible: bool = True             # False: the planner cannot read it (unseen_source; no schema known)
 
     @property
     def names(self) -> list[str]:
@@ -464,7 +465,7 @@ def unseen_source(name: str, dialect=DUCKDB, typed=(), conditions=(), named=(), 
         sql = (f"(SELECT {dialect.columns_among(keep)} FROM {sql} AS __rwn_checked\n"
                f"    WHERE {' AND '.join(f'({quote_ident(c)} IS NULL OR true)' for c in keep)})")
     sql += " AS __rwn_source"
-    return Source(sql=sql, schema=(), label=f"table {name!r}")
+    return Source(sql=sql, schema=(), label=f"table {name!r}", visible=False)
 
 
 # Record ids whose text form (hashed by every draw) is the same on every engine (type names

@@ -14,12 +14,11 @@ from ..identifiers import float_literal, quote_ident, quote_literal
 from ..randomness import key_scope, resolve_key
 from .duckdb_udfs import ensure_functions
 from .calibration import Calibration
-from .checks import (check_audit_public, check_estimate_columns, check_l_diversity, check_max_top_share,
-                     check_names, estimated_values, prepare, public_columns, published_domain,
+from .checks import (check_estimate_columns, check_names, estimated_values, public_columns, published_domain,
                      refuse_released_outside, typed_domain)
 from .disclosure import attribute_disclosure, AttributeDisclosure, top_share_limit
 from .key_risk import group_sizes_risk_sql, key_risk_of, KeyRisk
-from .plan import audit_statement, blocks_for, judged_groups, plan_design, plan_randomize
+from .plan import audit_statement, blocks_for, judged_groups, plan_design, plan_randomize, resolve_audit
 from .release_source import check_recorded_columns, reconcile, RECORDED, recorded_design
 
 __all__ = ["randomize", "audit", "estimates", "release", "query", "AuditResult"]
@@ -299,18 +298,12 @@ def audit(con: Session, source, sensitive: str, p: float | Calibration, epsilon:
     """
     be = backend_for(con)
     params = privacy.RPParams(p, (epsilon, delta), test)
-    src, spec, values = prepare(be, source, sensitive, params.p, public, domain, nulls)
-    params.check_domain(len(values))
-    l_diversity = check_l_diversity(rp_sql.DEFAULT_L_DIVERSITY if l_diversity is None else l_diversity, len(values))
-    check_max_top_share(max_top_share)
-    check_audit_public(spec.public)
-    pp = params.privacy(len(values))
-    blocks = blocks_for(be, src, spec, pp) if enforce else None
+    a = resolve_audit(be, source, sensitive, params, public=public, domain=domain, nulls=nulls, enforce=enforce,
+                      l_diversity=l_diversity, max_top_share=max_top_share)
+    src, spec, values, pp, blocks, worst, failing = a.src, a.spec, a.values, a.pp, a.blocks, a.worst, a.failing
+    l_diversity = a.l_diversity
     if be.has_python_udfs:
         ensure_functions(be.con)
-    # after enforcement, every design's worst tail over every count 1..n (see judged_groups)
-    worst = {(n, t): privacy.design_worst_tail(n, t, pp) for n, t in (blocks or {}).items() if t > 0}
-    failing = sorted(n for (n, _), w in worst.items() if test == "exact" and w < pp.delta)
     if sql:
         return be.engine_sql(audit_statement(be, src, spec, len(values), pp, blocks, failing_designs=failing))
     # Computed once into two temporary relations: the rows per (group, value), unsorted, and
@@ -400,6 +393,39 @@ def estimates(con: Session, release, sensitive: str, p: float | None = None, dom
     label = release if isinstance(release, str) else "the release"
     release, recorded, trials_sql = recorded_design(be, release)
     src = be.source(release)
+    e = resolve_estimates(be, src, recorded, trials_sql, label, sensitive, p, domain, group_by, where, values,
+                          public, enforce, test)
+    design = None
+    if trials_sql is not None:
+        design = (trials_sql, e.public)
+    elif e.blocks is not None:
+        design = (rp_sql.trials_values(e.blocks), e.public)
+    text = rp_sql.estimates_sql(src.sql, sensitive, float_literal(e.p), e.literal, e.group_by, e.where_sql, e.values,
+                                design, dialect=be.dialect)
+    return be.engine_sql(text) if sql else be.relation(text)
+
+
+@dataclass(frozen=True)
+class EstimatesDesign:
+    """What the rules of estimates decided over a release: p, the typed domain literal, the
+    groups, the checked predicate, the estimated values (SQL literals of the sensitive type),
+    the public columns and the blocks per group size of an enforced release (None: not
+    enforced, or recorded as a relation)."""
+    p: float
+    domain: list[str]
+    literal: str
+    group_by: tuple[str, ...]
+    where_sql: str | None
+    values: list[str] | None
+    public: tuple[str, ...]
+    blocks: dict[int, int] | None
+
+
+def resolve_estimates(be, src, recorded, trials_sql, label: str, sensitive: str, p, domain, group_by, where,
+                      values, public, enforce, test) -> EstimatesDesign:
+    """Every rule of estimates over the release `src` (a visible one; a TEMP release of the SQL
+    macros is handed here by its statement, rp.temp_source), with its recorded design
+    (`recorded`, and `trials_sql`, the blocks recorded as a relation). Refusals raise RWNError."""
     p, domain, public, enforce, test = reconcile(recorded, label, sensitive, p, domain, public, enforce, test)
     group_by = (group_by,) if isinstance(group_by, str) else tuple(group_by)
     check_names(src, sensitive, group_by)
@@ -418,20 +444,16 @@ def estimates(con: Session, release, sensitive: str, p: float | None = None, dom
     values = estimated_values(values, domain)
     vals = None if values is None else [f"CAST({quote_literal(v)} AS {type_sql})" for v in values]
     refuse_released_outside(be, src, sensitive, literal)
-    design = None
-    if trials_sql is not None:
-        design = (trials_sql, pub)
-    elif enforce is not None:
-        design = (_release_blocks(be, src, sensitive, pub, p, len(domain), enforce, test, recorded, label), pub)
-    text = rp_sql.estimates_sql(src.sql, sensitive, float_literal(p), literal, group_by, where_sql, vals, design,
-                                dialect=be.dialect)
-    return be.engine_sql(text) if sql else be.relation(text)
+    blocks = None
+    if trials_sql is None and enforce is not None:
+        blocks = _release_blocks(be, src, sensitive, pub, p, len(domain), enforce, test, recorded, label)
+    return EstimatesDesign(p, domain, literal, group_by, where_sql, vals, pub, blocks)
 
 
-def _release_blocks(be, src, sensitive: str, pub, p, m: int, enforce, test, recorded, label: str) -> str:
-    """The blocks per personal-group size (a VALUES relation) of a release enforced with `enforce`
-    (a Threshold or the recorded pair), as its design gives them for the group sizes present;
-    when its record lists blocks too, they must agree (else the table or the record was altered)."""
+def _release_blocks(be, src, sensitive: str, pub, p, m: int, enforce, test, recorded, label: str) -> dict[int, int]:
+    """The blocks per personal-group size of a release enforced with `enforce` (a Threshold or
+    the recorded pair), as its design gives them for the group sizes present; when its record
+    lists blocks too, they must agree (else the table or the record was altered)."""
     spec = rp_sql.RandomizeSpec(sensitive=sensitive, p=float(p), public=pub)
     trials = blocks_for(be, src, spec, privacy.RPParams(p, enforce, test).privacy(m))
     if recorded is not None and recorded.blocks is not None:
@@ -441,7 +463,7 @@ def _release_blocks(be, src, sensitive: str, pub, p, m: int, enforce, test, reco
             raise RWNError(f"{label} records {kept.get(wrong[0])} blocks for its personal groups of "
                            f"{wrong[0]} records, where its design gives {trials[wrong[0]]}: the table or its "
                            f"record was altered (refused)")
-    return rp_sql.trials_values(trials)
+    return trials
 
 
 def query(con: Session, sql: str, release: str | None = None):

@@ -86,8 +86,7 @@ def listed_once(domain) -> list[str]:
     return values
 
 
-# The refusals a check makes now (text) or the statement makes over a source the planner cannot
-# see (sql: rp.deferred); the parts in braces are what the data decides.
+# The refusals a check makes; the parts in braces are what the data decides.
 NULL_SENSITIVE = Message("the sensitive column {sensitive!r} has {nulls}; clean them or use nulls='drop' (--nulls "
                          "drop; those records are then left out of the release)")
 SMALL_DOMAIN = Message("the domain of {sensitive!r} has {m} value(s); uniform perturbation needs at least 2")

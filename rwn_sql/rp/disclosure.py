@@ -109,7 +109,7 @@ def attribute_disclosure(be, counts: str, public, l_diversity: int, leave_out=()
                                len(checked), len(pairs), **checks)
 
 
-# What a refusal says of groups that violate l or the top-share limit (here, and in rp.deferred)
+# What a refusal says of groups that violate l or the top-share limit
 L_DIVERSITY_PROBLEM = Message("{records} records sit in {groups} personal groups of at least 2 records holding fewer "
                               "than {l} distinct values of {sensitive!r} (distinct l-diversity): a majority vote of "
                               "the released values within such a group recovers the value")

@@ -84,42 +84,6 @@ def _audit_tails_udf(enforced, n, k, p, m, eps):
     return pa.ListArray.from_arrays(pa.array(offsets), values, mask=mask)
 
 
-def _block_trials(sizes, p, m, eps, delta, test):
-    """rwn_block_trials: t(n) for each personal-group size n (privacy.trials_for_sizes); 0 where
-    no design passes. Computed at execution, for a planner that cannot read the sizes."""
-    if None in (sizes, p, m, eps, delta, test):
-        return None
-    try:
-        pp = privacy.PrivacyParams(p=p, m=int(m), eps=eps, delta=delta, test=test)
-    except ValueError as exc:       # eps beyond its bound for the domain's size, known only now
-        from ..errors import RWNError
-        raise RWNError(str(exc)) from None
-    trials = privacy.trials_for_sizes(sizes, pp)
-    return [trials[int(n)] for n in sizes]
-
-
-def _privacy_m(p, m, eps, delta, test):
-    """rwn_privacy_m: the domain size m, once (p, m, eps, delta, test) are valid parameters
-    (privacy.PrivacyParams), for a planner that cannot count the domain."""
-    if None in (p, m, eps, delta, test):
-        return None
-    try:
-        privacy.PrivacyParams(p=p, m=int(m), eps=eps, delta=delta, test=test)
-    except ValueError as exc:
-        from ..errors import RWNError
-        raise RWNError(str(exc)) from None
-    return m
-
-
-def _design_worst_tail(n, t, p, m, eps, delta, test):
-    """rwn_design_worst_tail: privacy.design_worst_tail of the design (n, t), the smallest exact
-    tail over every count 1..n, as rp.audit judges an enforced release."""
-    if None in (n, t, p, m, eps, delta, test):
-        return None
-    return privacy.design_worst_tail(int(n), int(t), privacy.PrivacyParams(p=p, m=int(m), eps=eps, delta=delta,
-                                                                           test=test))
-
-
 def register_function(con, name, fn, params, returns, kind: str = "native", side_effects: bool = False) -> None:
     try:
         con.remove_function(name)
@@ -143,11 +107,6 @@ def register_tails(con) -> None:
     params = [BIGINT, BIGINT, DOUBLE, BIGINT, DOUBLE]
     register_function(con, "rwn_exact_tails", _exact_tails_udf, params, TAILS, "arrow")
     register_function(con, "rwn_block_tails", _vectorised(privacy.block_tails), params, TAILS, "arrow")
-    register_function(con, "rwn_design_worst_tail", _design_worst_tail,
-                      [BIGINT, BIGINT, DOUBLE, BIGINT, DOUBLE, DOUBLE, VARCHAR], DOUBLE)
-    register_function(con, "rwn_privacy_m", _privacy_m, [DOUBLE, BIGINT, DOUBLE, DOUBLE, VARCHAR], BIGINT)
-    register_function(con, "rwn_block_trials", _block_trials,
-                      [duckdb.list_type(BIGINT), DOUBLE, BIGINT, DOUBLE, DOUBLE, VARCHAR], duckdb.list_type(BIGINT))
     register_function(con, "rwn_audit_tails", _audit_tails_udf,
               [duckdb.list_type(BOOLEAN), duckdb.list_type(BIGINT), duckdb.list_type(BIGINT), DOUBLE, BIGINT,
                DOUBLE], duckdb.list_type(TAILS), "arrow")

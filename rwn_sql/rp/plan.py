@@ -12,7 +12,8 @@ from ..engines.backend import backend_for
 from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident
 from ..randomness import KEY_PLACEHOLDER, resolve_key
-from .checks import check_l_diversity, disclosure_rule, prepare, refused
+from .checks import (check_audit_public, check_l_diversity, check_max_top_share, disclosure_rule, prepare,
+                     refused)
 from .disclosure import refuse_attribute_disclosure
 
 
@@ -145,14 +146,32 @@ class Plan:
         return self.render_shown()
 
 
-def plan_randomize(con, source, sensitive, params: privacy.RPParams, *, public, domain, key, seed, nulls,
-                   key_ref=None, suppress_small=False, id_column=None, l_diversity=None,
-                   always_check=False, max_top_share=None) -> Plan:
-    """The one orchestration of a randomization, for every engine, the Python API, the CLI and
-    the SQL macros: checks, domain, design (enforcement), the attribute-disclosure rule (with
-    enforcement or always_check, default L = 2; or whenever l_diversity is given) and the SQL
-    in the engine's dialect. key_ref(con, key): SQL reading the key (default: the backend's)."""
-    be = backend_for(con)
+@dataclass(frozen=True)
+class Resolved:
+    """What the rules of a randomization decided over its source: the checked source and spec,
+    the domain, the blocks per group size (enforcement), the records left out (suppress_small)
+    and the attribute-disclosure rule applied."""
+    src: sources.Source
+    spec: rp_sql.RandomizeSpec
+    values: list[str]
+    blocks: dict[int, int] | None
+    suppressed_groups: int
+    suppressed_records: int
+    l_diversity: int | None
+    max_top_share: float | None
+
+    @property
+    def leave_out(self) -> list[int]:
+        return sorted(n for n, t in (self.blocks or {}).items() if t == 0)
+
+
+def resolve_randomize(be, source, sensitive, params: privacy.RPParams, *, public, domain, nulls,
+                      suppress_small=False, id_column=None, l_diversity=None, always_check=False,
+                      max_top_share=None) -> Resolved:
+    """Every rule of a randomization over `source` (a visible one; a TEMP source of the SQL
+    macros is handed here by its statement, rp.temp_source): checks, domain, design
+    (enforcement) and the attribute-disclosure rule (with enforcement or always_check, default
+    L = 2; or whenever l_diversity is given). Refusals raise RWNError."""
     if id_column is None and not be.has_input_order:
         raise RWNError(f"on {be.name}, id= (--id) is required: the engine has no input order to number records "
                        f"by, so the draws need a unique id column")
@@ -168,15 +187,29 @@ def plan_randomize(con, source, sensitive, params: privacy.RPParams, *, public, 
         limit = refuse_attribute_disclosure(be, src, spec, l_diversity,
                                             leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0),
                                             m=len(values), max_top_share=max_top_share)
+    return Resolved(src, spec, values, blocks, *left_out, l_diversity=l_diversity, max_top_share=limit)
+
+
+def plan_randomize(con, source, sensitive, params: privacy.RPParams, *, public, domain, key, seed, nulls,
+                   key_ref=None, suppress_small=False, id_column=None, l_diversity=None,
+                   always_check=False, max_top_share=None) -> Plan:
+    """The one orchestration of a randomization, for every engine, the Python API, the CLI and
+    the SQL macros: the rules (resolve_randomize) and the SQL in the engine's dialect.
+    key_ref(con, key): SQL reading the key (default: the backend's)."""
+    be = backend_for(con)
+    r = resolve_randomize(be, source, sensitive, params, public=public, domain=domain, nulls=nulls,
+                          suppress_small=suppress_small, id_column=id_column, l_diversity=l_diversity,
+                          always_check=always_check, max_top_share=max_top_share)
+    src, spec = r.src, r.spec
     the_key = resolve_key(key, seed)
     output = [c for c in src.names if c in spec.public or c == sensitive]
 
     def statement(key_sql: str) -> str:
-        return rp_sql.randomize_sql(src.sql, spec, output, values, src.type_of(sensitive), key_sql, blocks,
-                                    check_domain=domain is not None, dialect=be.dialect,
-                                    leave_out=sorted(n for n, t in (blocks or {}).items() if t == 0))
+        return rp_sql.randomize_sql(src.sql, spec, output, r.values, src.type_of(sensitive), key_sql, r.blocks,
+                                    check_domain=domain is not None, dialect=be.dialect, leave_out=r.leave_out)
     text = statement(key_ref(be.con, the_key) if key_ref else be.key_sql(the_key))
-    return Plan(src, spec, values, blocks, params, text, *left_out, l_diversity=l_diversity, max_top_share=limit,
+    return Plan(src, spec, r.values, r.blocks, params, text, r.suppressed_groups, r.suppressed_records,
+                l_diversity=r.l_diversity, max_top_share=r.max_top_share,
                 render_shown=lambda: statement(KEY_PLACEHOLDER))
 
 
@@ -189,6 +222,38 @@ def randomize_statement(con, source, sensitive, params: privacy.RPParams, *, pub
     return plan_randomize(con, source, sensitive, params, public=public, domain=domain, key=key, seed=seed,
                           nulls=nulls, key_ref=key_ref, suppress_small=suppress_small,
                           id_column=id_column, l_diversity=l_diversity, max_top_share=max_top_share).sql
+
+
+@dataclass(frozen=True)
+class AuditDesign:
+    """What the rules of an audit decided over its source: the checked source and spec, the
+    domain, the privacy parameters, the blocks per group size (enforce), each design's worst
+    tail over every count and the sizes whose design fails (exact test), and L."""
+    src: sources.Source
+    spec: rp_sql.RandomizeSpec
+    values: list[str]
+    pp: privacy.PrivacyParams
+    blocks: dict[int, int] | None
+    worst: dict
+    failing: list[int]
+    l_diversity: int
+
+
+def resolve_audit(be, source, sensitive, params: privacy.RPParams, *, public, domain, nulls, enforce,
+                  l_diversity=None, max_top_share=None) -> AuditDesign:
+    """Every rule of an audit over `source` (a visible one; a TEMP source of the SQL macros is
+    handed here by its statement, rp.temp_source). Refusals raise RWNError."""
+    src, spec, values = prepare(be, source, sensitive, params.p, public, domain, nulls)
+    params.check_domain(len(values))
+    l_diversity = check_l_diversity(rp_sql.DEFAULT_L_DIVERSITY if l_diversity is None else l_diversity, len(values))
+    check_max_top_share(max_top_share)
+    check_audit_public(spec.public)
+    pp = params.privacy(len(values))
+    blocks = blocks_for(be, src, spec, pp) if enforce else None
+    # after enforcement, every design's worst tail over every count 1..n (see judged_groups)
+    worst = {(n, t): privacy.design_worst_tail(n, t, pp) for n, t in (blocks or {}).items() if t > 0}
+    failing = sorted(n for (n, _), w in worst.items() if pp.test == "exact" and w < pp.delta)
+    return AuditDesign(src, spec, values, pp, blocks, worst, failing, l_diversity)
 
 
 def audit_statement(be, src, spec, m: int, pp: privacy.PrivacyParams, blocks, **options) -> str:

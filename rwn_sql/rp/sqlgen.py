@@ -138,26 +138,6 @@ def trials_values(trials: dict[int, int]) -> str:
     return "(VALUES " + ", ".join(f"({int(n)}, {int(t)})" for n, t in sorted(trials.items())) + ") AS __rwn_tr(size, t)"
 
 
-def designed_trials(groups_sql: str, p: float, m, eps: float, delta: float, test: str,
-                    dialect: DuckDBDialect = DUCKDB) -> str:
-    """The relation __rwn_tr(size, t) of trials_values computed where the statement runs, for
-    a planner that cannot read the data: the distinct sizes `n` of the personal groups
-    `groups_sql` (a SELECT), their t from privacy.trials_for_sizes through the rwn_block_trials
-    function (rwn_sql.install); a size without a design (t = 0) fails the statement. `m`: the
-    domain size, or SQL computing it."""
-    m = str(int(m)) if isinstance(m, int) else m
-    impossible = (quote_literal("rwn_sql: a personal group of ") + " || size || "
-                  + quote_literal(f" records cannot pass the {test} test with any number of blocks (p = {p}, m = ")
-                  + f" || {m} || " + quote_literal(f", eps = {eps}, delta = {delta}); rwn_sql.randomize names what "
-                                                   f"would work"))
-    trials = (f"rwn_block_trials(__rwn_sizes, {float_literal(p)}, {m}, {float_literal(eps)}, "
-              f"{float_literal(delta)}, {quote_literal(test)})")
-    return (f"(SELECT size, CASE WHEN t > 0 THEN t ELSE {dialect.raise_error(impossible)} END AS t\n"
-            f"    FROM (SELECT {dialect.unnest('__rwn_sizes')} AS size, {dialect.unnest(trials)} AS t\n"
-            f"          FROM (SELECT {dialect.distinct_list('n')} AS __rwn_sizes FROM ({groups_sql}) AS __rwn_g)"
-            f" AS __rwn_s) AS __rwn_t) AS __rwn_tr(size, t)")
-
-
 def _trials_check(dialect: DuckDBDialect) -> str:
     """t for a group size, refusing sizes without a design (t = 0) or missing from the table."""
     missing = quote_literal("rwn_sql: a personal group size is missing from the trials table; "
@@ -181,7 +161,7 @@ def randomize_sql(source: str, spec: RandomizeSpec, output_columns, domain_value
     outside the domain raise an error. Every internal name starts with '__rwn_', which input
     columns may not (sources.refuse_reserved).
     leave_out: personal-group sizes (with blocks) whose records are suppressed.
-    For a planner that cannot read the source (rp.deferred.randomize): output_columns None: every
+    For a source the planner cannot see (rp.temp_source.randomize): output_columns None: every
     column of `source` but the id (in their order); domain_sql: the domain as a SQL list
     (instead of domain_values and type_sql); trials_relation: the relation __rwn_tr(size, t)
     (instead of blocks); group_key: one column of `source` naming each record's personal group
@@ -268,7 +248,7 @@ def audit_sql(source: str, spec: RandomizeSpec, m: int, eps: float, delta: float
     the join that computes it), for callers that aggregate the verdicts themselves.
     failing_designs: group sizes whose design fails at some count (rp.audit evaluates every
     count); their groups fail whatever the counts present (or a SELECT of those sizes).
-    trials_relation: the relation __rwn_tr(size, t) in place of blocks (designed_trials).
+    trials_relation: the relation __rwn_tr(size, t) in place of blocks (rp.temp_source).
     tails_relation: a relation of the exact tails (enforced, group_size, tails_key, exact)
     computed beforehand, for engines without the UDF; cases_only: the SQL listing the distinct
     cases (enforced, group_size, tails_key) whose tails the audit needs.
@@ -417,56 +397,6 @@ def proxy_sql(counts: str, column_sets) -> str:
             f"      FROM (SELECT {keys}, value, CAST(sum(value_count) AS DOUBLE) AS c FROM {counts}\n"
             f"            GROUP BY {keys}, value) AS __rwn_cv GROUP BY {keys}) AS __rwn_cls")
     return "\nUNION ALL\n".join(parts)
-
-
-def unseen_disclosure_sql(source: str, sensitive: str, public, exclude, l_diversity: int, nulls: str,
-                          p: float = 1.0, m_sql: str = "2", max_top_share: float | None = 1.0) -> dict:
-    """The attribute-disclosure checks of a source the planner cannot see (the SQL macros over a
-    TEMP table or view), as scalar SQL the statement computes (DuckDB): `l_groups`, `l_records`,
-    `share_groups`, `share_records` (as l_summary_sql, above the limit `max_share`: max_top_share,
-    or None: top_share_limit_sql for p and the domain's `m_sql` values; `public` None: every
-    column but `exclude` (quoted) forms the group) and
-    `proxies`, the public columns that determine the sensitive attribute (as proxy_sql per
-    single column, with attribute_disclosure's concentration rule), quoted and comma-joined,
-    NULL when none. Pairs of columns are not checked here (the planner alone picks them)."""
-    s = quote_ident(sensitive)
-    present = f"SELECT * FROM {source}" + (f" WHERE {s} IS NOT NULL" if nulls == "drop" else "")
-    if public is None:
-        group = DUCKDB.row_of_all_but(exclude)
-        text = f"COLUMNS({DUCKDB.star('', exclude)})::VARCHAR"
-    else:
-        keys = [quote_ident(c) for c in public]
-        group = f"struct_pack({', '.join(keys)})" if keys else "true"
-        text = ", ".join(f"CAST({k} AS VARCHAR) AS {k}" for k in keys)
-    share, whole = PROXY_SHARE
-    mode = (f"(SELECT max(c) / sum(c) FROM (SELECT CAST(count(*) AS DOUBLE) AS c FROM ({present}) AS __rwn_p "
-            f"GROUP BY {s}) AS __rwn_mode)")
-    max_share_sql = (top_share_limit_sql(p, m_sql, mode) if max_top_share is None
-                     else float_literal(max_top_share))
-    lv, sv = l_violation(l_diversity), share_violation(max_share_sql)
-    l_rows = (f"(SELECT count(*) FILTER (WHERE {lv}) AS l_groups, coalesce(sum(group_size) FILTER (WHERE {lv}), 0) "
-              f"AS l_records, count(*) FILTER (WHERE {sv}) AS share_groups, coalesce(sum(group_size) FILTER (WHERE "
-              f"{sv}), 0) AS share_records FROM (SELECT sum(c) AS group_size, count(*) AS l_distinct, CAST(max(c) AS "
-              f"DOUBLE) / sum(c) AS top_share FROM (SELECT __rwn_g, __rwn_sa, count(*) AS c FROM (SELECT {group} AS "
-              f"__rwn_g, {s} AS __rwn_sa FROM ({present}) AS __rwn_p) AS __rwn_k GROUP BY __rwn_g, __rwn_sa) AS __rwn_gv "
-              f"GROUP BY __rwn_g) AS __rwn_div)")
-    out = {name: f"(SELECT {name} FROM {l_rows} AS __rwn_l)"
-           for name in ("l_groups", "l_records", "share_groups", "share_records")}
-    out["proxies"], out["max_share"] = "NULL", max_share_sql
-    if public is None or public:
-        long = (f"(SELECT * FROM (SELECT {text}, {s} AS __rwn_sa FROM ({present}) AS __rwn_p) UNPIVOT INCLUDE NULLS "
-                f"(__rwn_v FOR __rwn_col IN (COLUMNS({DUCKDB.star('', ['__rwn_sa'])})))) AS __rwn_long")
-        classes = (f"SELECT __rwn_col, sum(c) AS n, max(c) AS top FROM (SELECT __rwn_col, __rwn_v, __rwn_sa, "
-                   f"CAST(count(*) AS DOUBLE) AS c FROM {long} GROUP BY __rwn_col, __rwn_v, __rwn_sa) AS __rwn_cv "
-                   f"GROUP BY __rwn_col, __rwn_v")
-        per = (f"SELECT __rwn_col, coalesce(sum(n) FILTER (WHERE n >= 2), 0) AS records, coalesce(sum(top) FILTER "
-               f"(WHERE n >= 2 AND {whole} * top >= {share} * n), 0) AS exposed FROM ({classes}) AS __rwn_cls "
-               f"GROUP BY __rwn_col")
-        spread = (f"(SELECT {whole} * max(c) < {share} * sum(c) FROM (SELECT count(*) AS c FROM ({present}) AS __rwn_p "
-                  f"GROUP BY {s}) AS __rwn_v)")
-        out["proxies"] = (f"(SELECT string_agg(chr(39) || __rwn_col || chr(39), ', ' ORDER BY __rwn_col) FROM ({per}) AS "
-                          f"__rwn_per WHERE records > 0 AND 2 * exposed >= records AND {spread})")
-    return out
 
 
 def verdict_sql(delta: float) -> dict[str, str]:

@@ -102,7 +102,8 @@ def unseen_source(be, name: str, spec: RWNSpec, guard: bool = True) -> sources.S
     if budget is None:
         return src
     # a filter true on every row (or failing first): the rows keep their order
-    return sources.Source(f"(SELECT * FROM {src.sql} WHERE {budget}) AS __rwn_budgeted", (), src.label)
+    return sources.Source(f"(SELECT * FROM {src.sql} WHERE {budget}) AS __rwn_budgeted", (), src.label,
+                          visible=False)
 
 
 def _check_spans(be, src, spec) -> None:
@@ -317,7 +318,7 @@ def pre_passes(be, src: sources.Source, spec: RWNSpec, what: str, pairs: bool = 
     estimate = ball_estimate(be, src, spec)
     ball = None if (what == "neighborhoods" and pairs) else ball_path(be, src, spec, estimate)
     in_steps = search_in_steps(be, src, spec, None if ball is not None else estimate)
-    return PrePasses(in_steps, ball, grid_axes(be, src, spec) if src.schema else None)
+    return PrePasses(in_steps, ball, grid_axes(be, src, spec) if src.visible else None)
 
 
 def _prepare(be, src, spec, what, key_sql, order, pairs, reps, trace, pre: PrePasses) -> Prepared:
@@ -352,7 +353,7 @@ def search_in_steps(be, src: sources.Source, spec: RWNSpec | None = None, estima
     and the planner cannot count its records."""
     if not be.dialect.recursive_cte:
         return True
-    if not src.schema:
+    if not src.visible:
         return False
     if estimate is FROM_DATA:
         estimate = None if spec is None else ball_estimate(be, src, spec)
@@ -369,7 +370,7 @@ def search_in_steps(be, src: sources.Source, spec: RWNSpec | None = None, estima
 def ball_estimate(be, src: sources.Source, spec: RWNSpec) -> tuple | None:
     """ball_sql.ball_estimate_sql's (records, pairs in shared cells) for eps > 0 on a source the
     planner can read, else None (also for data the statement itself will refuse)."""
-    if spec.eps <= 0 or not spec.numeric or not src.schema:
+    if spec.eps <= 0 or not spec.numeric or not src.visible:
         return None
     row = be.try_rows(ball_sql.ball_estimate_sql(src.sql, spec, be.dialect))
     return tuple(row[0]) if row else None
