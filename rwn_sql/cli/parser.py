@@ -125,7 +125,7 @@ def _add_perturb(sub) -> argparse.ArgumentParser:
     _add_engine_options(sp, "needs --id; OUTPUT a .parquet directory; no --scale zscore yet; the same release for "
                             "the same data, parameters, id and key")
     sp.add_argument("--show-sql", action="store_true",
-                    help="print the SQL the run executes (the key shown as getvariable('rwn_key'))")
+                    help="print the SQL the run executes (the key shown as the session variable rwn_key)")
     return sp
 
 
@@ -159,7 +159,7 @@ def _add_randomize(sub) -> argparse.ArgumentParser:
     _add_engine_options(sp, "needs --id; OUTPUT a .parquet directory; the same release for the same data, "
                             "parameters, id and key")
     sp.add_argument("--show-sql", action="store_true",
-                    help="print the SQL the run executes (the key shown as getvariable('rwn_key'))")
+                    help="print the SQL the run executes (the key shown as the session variable rwn_key)")
     return sp
 
 

@@ -187,6 +187,14 @@ class Dialect:
         """TRUE for a finite DOUBLE, FALSE for NaN or +-inf, NULL for NULL."""
         return self._lacks("finiteness tests")
 
+    def wide_integer(self, value_sql: str) -> str:
+        """An integer expression widened to (at least) 128 bits, so that sums of products do not overflow."""
+        return self._lacks("128-bit integers")
+
+    def arg_max(self, value_sql: str, by_sql: str) -> str:
+        """Aggregate: `value_sql` of the row with the largest `by_sql`."""
+        return self._lacks("arg_max aggregates")
+
     def floor(self, value_sql: str) -> str:
         """floor() of a DOUBLE as a DOUBLE (for every finite value, however large)."""
         return self._lacks("floor() of doubles")
@@ -350,6 +358,12 @@ class DuckDBDialect(Dialect):
     def is_finite(self, value_sql: str) -> str:
         return f"isfinite({value_sql})"
 
+    def wide_integer(self, value_sql: str) -> str:
+        return f"{value_sql}::HUGEINT"
+
+    def arg_max(self, value_sql: str, by_sql: str) -> str:
+        return f"arg_max({value_sql}, {by_sql})"
+
     def floor(self, value_sql: str) -> str:
         return f"floor({value_sql})"
 
@@ -470,6 +484,12 @@ class SparkDialect(Dialect):
 
     def is_finite(self, value_sql: str) -> str:
         return f"(NOT isnan({value_sql}) AND abs({value_sql}) < 'Infinity'::DOUBLE)"
+
+    def wide_integer(self, value_sql: str) -> str:
+        return f"CAST({value_sql} AS DECIMAL(38, 0))"
+
+    def arg_max(self, value_sql: str, by_sql: str) -> str:
+        return f"max_by({value_sql}, {by_sql})"
 
     def floor(self, value_sql: str) -> str:
         # Spark's floor() returns a BIGINT, which overflows beyond 2^63: x - x % 1 is the exact

@@ -606,6 +606,7 @@ def _prepare_control(plan: _Plan) -> dict:
     HELD_TABLE (the round(holdout * n) records first in the keyed order of (key,
     HOLDOUT_PURPOSE, 1-based input position), in input order). Returns the control's facts."""
     from ..engines import duckdb as engine, duckdb_backend, sources
+    from ..engines.dialects import DUCKDB
     from ..randomness import key_scope, order_key_sql
     if plan.holdout is None:
         src = sources.resolve_source(plan.con, plan.control)
@@ -628,9 +629,10 @@ def _prepare_control(plan: _Plan) -> dict:
                              f"SELECT row_number() OVER () AS __rwn_position, * FROM {src.sql}) "
                              f"ORDER BY {order}, __rwn_position LIMIT {held}")
     numbered = f"(SELECT row_number() OVER () AS __rwn_position, * FROM {src.sql})"
-    engine.run(plan.con, f"CREATE OR REPLACE TEMP TABLE {kept} AS SELECT * EXCLUDE (__rwn_position) FROM {numbered} "
+    rest = DUCKDB.star("", ["__rwn_position"])
+    engine.run(plan.con, f"CREATE OR REPLACE TEMP TABLE {kept} AS SELECT {rest} FROM {numbered} "
                          f"WHERE __rwn_position NOT IN (SELECT __rwn_position FROM {out}) ORDER BY __rwn_position")
-    engine.run(plan.con, f"CREATE OR REPLACE TEMP TABLE {out} AS SELECT * EXCLUDE (__rwn_position) FROM {out} "
+    engine.run(plan.con, f"CREATE OR REPLACE TEMP TABLE {out} AS SELECT {rest} FROM {out} "
                          f"ORDER BY __rwn_position")
     plan.attack_original, plan.attack_control = KEPT_TABLE, HELD_TABLE
     return {"source": None, "holdout": plan.holdout, "rows": held, "released_rows": n - held}

@@ -139,7 +139,7 @@ def check_pair_budget(be, src, spec: RWNSpec) -> None:
         # eps-balls are counted, not listed: what is still listed beyond k per record is the
         # records of equal values (the ball path's last cell cannot split them)
         probe = replace(spec, eps=0.0, k=max(spec.k, 1))
-    estimate = be.try_rows(sqlgen.pair_estimate_sql(src.sql, probe))
+    estimate = be.try_rows(sqlgen.pair_estimate_sql(src.sql, probe, be.dialect))
     if estimate is None:
         return      # bad data: the neighbourhood statement itself reports it, with its message
     pairs, records, largest, label = estimate[0]
@@ -202,7 +202,7 @@ def pair_budget_condition(be, relation: str, spec: RWNSpec) -> str | None:
     if limit is None:
         return None
     per_pair = limits.current().BYTES_PER_PAIR
-    estimate = f"(SELECT * FROM ({sqlgen.pair_estimate_sql(relation, spec)}) AS __rwn_e(pairs, records, largest, label))"
+    estimate = f"(SELECT * FROM ({sqlgen.pair_estimate_sql(relation, spec, backend_for(be).dialect)}) AS __rwn_e(pairs, records, largest, label))"
     beyond = f"(pairs - records * {int(spec.k)}) * {per_pair}"
     records = (quote_literal(" records (stratum ") + " || label || " + quote_literal(") ") if spec.strata
                else quote_literal(" records "))

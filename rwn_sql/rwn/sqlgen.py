@@ -84,7 +84,7 @@ def _neighborhood_values(source: str, spec: RWNSpec, dialect: Dialect, axes=None
                 source=source, materialized=dialect.materialized(), search_seed=search_seed)
 
 
-def pair_estimate_sql(source: str, spec: RWNSpec) -> str:
+def pair_estimate_sql(source: str, spec: RWNSpec, dialect: Dialect = DUCKDB) -> str:
     """A cheap pre-pass: (lower bound on sum |S_i|, records, largest group, its stratum label).
 
     Records sharing a cell of side eps / sqrt(D) (scaled units; the exact values when eps = 0)
@@ -110,15 +110,15 @@ def pair_estimate_sql(source: str, spec: RWNSpec) -> str:
         stats += [f"{off} AS off_{i}", f"{sc} AS sc_{i}"]
         side = float_literal(spec.eps / math.sqrt(len(num)) * (1 - 1e-9))
         cell = f"floor(({v} - off_{i}) / sc_{i} / {side})"
-        keys.append(f"CASE WHEN isfinite({cell}) THEN {cell} ELSE {v} END")   # bad scale: exact values
-    label = ("CAST(struct_pack(" + ", ".join(f"{col[s]} := any_value({col[s]})" for s in spec.strata)
-             + ") AS VARCHAR)" if spec.strata else "'all records'")
+        keys.append(f"CASE WHEN {dialect.is_finite(cell)} THEN {cell} ELSE {v} END")   # bad scale: exact values
+    label = (dialect.as_text(dialect.struct_pack([(col[s], f"any_value({col[s]})") for s in spec.strata]))
+             if spec.strata else "'all records'")
     stats_cte = f",\nstats AS (SELECT {', '.join(stats)} FROM src)" if stats else ""
     return (f"WITH src AS (\n    SELECT * FROM {source}{where}\n){stats_cte},\n"
             f"cells AS (\n    SELECT count(*) AS c, {label} AS label\n    FROM src{', stats' if stats else ''}\n"
             f"    GROUP BY {', '.join(keys)}\n)\n"
-            f"SELECT coalesce(sum(c * greatest(c - 1, {spec.k})), 0)::HUGEINT, coalesce(sum(c), 0),\n"
-            f"    coalesce(max(c), 0), arg_max(label, c)\nFROM cells")
+            f"SELECT {dialect.wide_integer(f'coalesce(sum(c * greatest(c - 1, {spec.k})), 0)')}, coalesce(sum(c), 0),\n"
+            f"    coalesce(max(c), 0), {dialect.arg_max('label', 'c')}\nFROM cells")
 
 
 def listed_pairs_sample_sql(source: str, spec: RWNSpec, sample: int) -> str:
