@@ -83,6 +83,7 @@ from ..errors import RWNError
 from ..identifiers import quote_ident
 from ..randomness import keyed_hash, resolve_key
 from . import singling_out as so
+from .report_values import plain
 
 __all__ = ["AttackResult", "AttackRisk", "attack_risk", "wilson", "residual_risk"]
 
@@ -130,21 +131,7 @@ class AttackRisk:
 
     def to_dict(self) -> dict:
         """Plain dicts, lists, str, int, float and None (NaN and infinities become None)."""
-        return _plain(dataclasses.asdict(self))
-
-
-def _plain(value):
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    return value
+        return plain(dataclasses.asdict(self))
 
 
 # ----------------------------------------------------------------------------- statistics

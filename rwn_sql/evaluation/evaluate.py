@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 from dataclasses import dataclass
 
@@ -47,6 +46,7 @@ from ..rwn.spec import finite_number
 from . import risk, utility
 from .attacks import AttackRisk, attack_risk
 from .key_risk import KeyRisk, key_variable_risk
+from .report_values import plain
 from .risk import Risk
 from .utility import Pair, Utility
 
@@ -76,7 +76,7 @@ class Evaluation:
 
     def to_dict(self) -> dict:
         """Plain dicts, lists, str, int, float and None; NaN and infinities become None."""
-        return _plain(dataclasses.asdict(self))
+        return plain(dataclasses.asdict(self))
 
     def to_json(self, path=None, indent: int | None = 2) -> str:
         """The JSON text of to_dict(); also written to `path` (UTF-8) when given."""
@@ -92,21 +92,6 @@ class Evaluation:
                 if os.path.exists(tmp):
                     os.remove(tmp)
         return text
-
-
-def _plain(value):
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    return value
 
 
 # ----------------------------------------------------------------------------- entry point
