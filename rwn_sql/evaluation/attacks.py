@@ -80,7 +80,7 @@ from ..engines.dialects import require_duckdb
 from ..engines.duckdb import NUMERIC_TYPES
 from ..engines.sources import resolve_source
 from ..errors import RWNError
-from ..identifiers import quote_ident
+from ..identifiers import column_names, quote_ident
 from ..randomness import keyed_hash, resolve_key
 from . import singling_out as so
 from .report_values import plain
@@ -174,20 +174,7 @@ def _rng(key: str, name: str) -> np.random.Generator:
 # ----------------------------------------------------------------------------- input
 
 def _names(value, what):
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        value = [value]
-    try:
-        out = tuple(value)
-    except TypeError:
-        raise RWNError(f"{what} must be a list of column names, got {value!r}") from None
-    for c in out:
-        if not isinstance(c, str) or c == "":
-            raise RWNError(f"{what}: column names must be non-empty strings, got {c!r}")
-    if len(set(out)) != len(out):
-        raise RWNError(f"{what} names a column twice: {list(out)!r}")
-    return out
+    return () if value is None else column_names(value, what, show_list=True)
 
 
 def _count(value, what: str, low: int, high: int) -> int:

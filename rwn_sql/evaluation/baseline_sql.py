@@ -10,7 +10,7 @@ import numpy as np
 from ..engines import duckdb as engine, sources
 from ..engines.dialects import DUCKDB
 from ..errors import RWNError
-from ..identifiers import quote_ident, quote_literal
+from ..identifiers import column_names, quote_ident, quote_literal
 from ..rwn.spec import RESERVED_PREFIX
 
 RID = quote_ident("__rwn_rid")
@@ -21,23 +21,9 @@ FLOAT_TYPES = re.compile(r"^(FLOAT|DOUBLE|REAL)$", re.IGNORECASE)
 
 
 def _column_list(columns) -> list[str]:
-    if isinstance(columns, str):
-        columns = [columns]
-    try:
-        names = list(columns)
-    except TypeError:
-        raise RWNError(f"columns must be a list of column names, got {columns!r}") from None
+    names = list(column_names(columns, "columns", reserved=RESERVED_PREFIX))
     if not names:
         raise RWNError("columns: give at least one column")
-    seen = set()
-    for name in names:
-        if not isinstance(name, str) or name == "":
-            raise RWNError(f"columns: column names must be non-empty strings, got {name!r}")
-        if name in seen:
-            raise RWNError(f"columns: column {name!r} is listed twice")
-        if name.lower().startswith(RESERVED_PREFIX):
-            raise RWNError(f"column {name!r}: names starting with {RESERVED_PREFIX!r} are reserved")
-        seen.add(name)
     return names
 
 

@@ -40,7 +40,7 @@ from ..engines.dialects import require_duckdb
 from ..engines.duckdb import NUMERIC_TYPES
 from ..engines.sources import Source, resolve_source
 from ..errors import RWNError
-from ..identifiers import quote_ident
+from ..identifiers import column_names, quote_ident
 from ..randomness import key_scope, resolve_key
 from ..rwn.spec import finite_number
 from . import risk, utility
@@ -396,22 +396,7 @@ def _pair_by_id(con, src_o: Source, src_r: Source, id: str):
 
 def _check_parameters(columns, categorical, target):
     def names(value, what):
-        if value is None:
-            return ()
-        if isinstance(value, str):
-            value = [value]
-        try:
-            out = tuple(value)
-        except TypeError:
-            raise RWNError(f"{what} must be a list of column names, got {value!r}") from None
-        seen = set()
-        for c in out:
-            if not isinstance(c, str) or c == "":
-                raise RWNError(f"{what}: column names must be non-empty strings, got {c!r}")
-            if c in seen:
-                raise RWNError(f"{what}: column {c!r} is listed twice")
-            seen.add(c)
-        return out
+        return () if value is None else column_names(value, what)
 
     columns = names(columns, "columns")
     categorical = names(categorical, "categorical")
