@@ -481,19 +481,11 @@ def rank_swap_statements(con: engine.Connection, source, columns, p_values,
 
 
 def _rank_swap_release(src, columns, n: int, fp: int, donors: dict, reps: int | None) -> str:
-    guard_cte, guard_ok = guard(src, columns, n, fp)
-    # row `pos` of the release is record pos % n + 1 of replicate pos // n
     width = len(f"{n:x}")
-    perm = ", ".join(f"{hex_element(hex_digits(donors[c].reshape(-1), width), 'pos', width)} AS donor_{i}"
-                     for i, c in enumerate(columns))
+    perm = [f"{hex_element(hex_digits(donors[c].reshape(-1), width), 'pos', width)} AS donor_{i}"
+            for i, c in enumerate(columns)]
     replaced = [(f"d_{i}.{quote_ident(c)}", quote_ident(c)) for i, c in enumerate(columns)]
-    joins = "\n".join(f"JOIN staged d_{i} ON d_{i}.{RID} = p.donor_{i}" for i in range(len(columns)))
-    lead = f"p.pos // {n} AS replicate, " if reps is not None else ""
-    return (f"WITH {staged(src)},\n"
-            f"perm AS (\n    SELECT pos, {perm}\n    FROM range({(reps or 1) * n}) AS __rwn_perm(pos)\n),\n{guard_cte}\n"
-            f"SELECT {lead}{DUCKDB.star('s', (RID,), replaced)}\n"
-            f"FROM staged s\nJOIN perm p ON p.pos % {n} + 1 = s.{RID}\n{joins}\nCROSS JOIN guard\n"
-            f"WHERE {guard_ok}\nORDER BY p.pos")
+    return _swapped_rows(src, columns, n, fp, reps, perm, replaced, "JOIN")
 
 
 def _double(value: float) -> str:
@@ -504,8 +496,7 @@ def _double(value: float) -> str:
 def _sdcmicro_release(plans: _Plans, donors: dict) -> str:
     """As _rank_swap_release, with the donors coded n + 1 (top group: its mean) and n + 2 (bottom
     group), which join no record; every chosen column DOUBLE."""
-    n, columns, reps = plans.n, plans.columns, plans.reps
-    guard_cte, guard_ok = guard(plans.src, columns, n, plans.fp)
+    n, columns = plans.n, plans.columns
     width = len(f"{n + 2:x}")
     perm, replaced = [], []
     for i, c in enumerate(columns):
@@ -516,9 +507,17 @@ def _sdcmicro_release(plans: _Plans, donors: dict) -> str:
                         for code, mean in zip((n + 1, n + 2), plans.means[c]) if mean is not None)
         value = f"CAST(d_{i}.{quote_ident(c)} AS DOUBLE)"
         replaced.append((f"CASE p.donor_{i}{cases} ELSE {value} END" if cases else value, quote_ident(c)))
-    joins = "\n".join(f"LEFT JOIN staged d_{i} ON d_{i}.{RID} = p.donor_{i}" for i in range(len(columns)))
+    return _swapped_rows(plans.src, columns, n, plans.fp, plans.reps, perm, replaced, "LEFT JOIN")
+
+
+def _swapped_rows(src, columns, n: int, fp: int, reps: int | None, perm: list, replaced: list, join: str) -> str:
+    """The statement both variants share: row `pos` of the release is record pos % n + 1 of
+    replicate pos // n, its chosen columns `replaced` by the values of its donors (`perm`: the
+    SQL of donor_i per row, joined to the staged rows by `join`), behind the fingerprint guard."""
+    guard_cte, guard_ok = guard(src, columns, n, fp)
+    joins = "\n".join(f"{join} staged d_{i} ON d_{i}.{RID} = p.donor_{i}" for i in range(len(columns)))
     lead = f"p.pos // {n} AS replicate, " if reps is not None else ""
-    return (f"WITH {staged(plans.src)},\n"
+    return (f"WITH {staged(src)},\n"
             f"perm AS (\n    SELECT pos, {', '.join(perm)}\n    FROM range({(reps or 1) * n}) AS __rwn_perm(pos)\n),\n"
             f"{guard_cte}\n"
             f"SELECT {lead}{DUCKDB.star('s', (RID,), replaced)}\n"
