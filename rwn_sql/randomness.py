@@ -8,11 +8,11 @@ Every random choice rwn_sql makes is a keyed hash of (key, purpose, record, colu
     u_a = (h >> 76) / 2**52                  (bits 127..76: the top 52 bits)
     u_b = ((h >> 24) & (2**52 - 1)) / 2**52  (bits 75..24: the next 52 bits)
 
-The two steps keep the per-record message within one MD5 block (32 + a few digits), which
-halves the hashing cost against hashing the whole (key, purpose, record, column) text, and
-the integer form (DuckDB's md5_number) spares a 32-character string per record: about a
-third of the hashing time at 10M records. An engine without md5_number gets the same
-integer from the hex digest by reversing its byte order (see dialect.py).
+The two steps keep the per-record message within one MD5 block (32 + a few digits), where
+the whole (key, purpose, record, column) text would need more, and the integer form (DuckDB's
+md5_number) spares a 32-character string per record: both cut the hashing, most of a draw's
+cost. An engine without md5_number gets the same integer from the hex digest by reversing its
+byte order (see dialect.py).
 
 so a release is a pure function of the data, the parameters and the key: the same for
 1 thread or many, different for another key, and unpredictable without the key (MD5

@@ -94,8 +94,9 @@ def hex_digits(values: np.ndarray, width: int) -> str:
 
 
 def hex_element(digits: str, index_sql: str, width: int) -> str:
-    """SQL for element `index_sql` (0-based) of a hex_digits text: one substring per row decodes
-    about 8 times faster than unnesting string_split of a comma list (tens of thousands of values)."""
+    """SQL for element `index_sql` (0-based) of a hex_digits text: one fixed-width substring per
+    row, where unnesting string_split of a comma list (tens of thousands of values) builds and
+    casts the whole list."""
     return f"CAST('0x' || substr({quote_literal(digits)}, {width} * {index_sql} + 1, {width}) AS BIGINT)"
 
 

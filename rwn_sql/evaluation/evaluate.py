@@ -18,11 +18,8 @@ Cost: the two nearest-neighbour searches of the risk measures (rwn_sql.evaluatio
 evaluate_replicates evaluates the releases of a setting together (tune's sweeps): every measure
 in one numpy pass over all of them, their linkage searches in one search; per release the
 numbers are evaluate()'s (risk exactly, utility up to the last bit of numpy's reductions).
-Measured with benchmarks/bench_tune.py on 2 cores shared with a load average of 10 to 15,
-100,000 rows: 12 independent normal columns + 1 category 9 to 10.5 s wall, 4.1 s of CPU;
-adult-like, 6 numeric + 7 categorical columns (thousands of combinations), 6.2 to 8.6 s wall,
-3.0 to 4.0 s of CPU (the code before the grouped tree and the level search: 12 s of CPU).
-Everything else is O(n log n) or O(n p^2).
+Everything else is O(n log n) or O(n p^2). The timings (benchmarks/bench_tune.py, 100,000 rows
+of Gaussian and of adult-like columns): docs/benchmarks.md.
 """
 from __future__ import annotations
 
