@@ -297,7 +297,7 @@ MUTANTS = [
       "top * max(records, 1) > MEASURE_BOUND", 'top * max(records, 1) > float("inf")',
       ("tests/test_bounded_inputs.py", "-k", "non_finite_public_measures"),
       "a public measure whose sums overflow (1e308) is released and SUM/AVG estimates turn inf"),
-    M("key-file-any-kind", "rwn_sql/randomness.py",
+    M("key-file-any-kind", "rwn_sql/small_files.py",
       "        if not stat.S_ISREG(mode):", "        if False:",
       ("tests/test_bounded_inputs.py::test_key_file_must_be_a_small_regular_file",),
       "a key file may be /dev/zero or a FIFO: an endless read"),

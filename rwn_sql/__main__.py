@@ -1,7 +1,7 @@
 """The rwn-sql command (`rwn-sql ...` and `python -m rwn_sql ...`).
 
-Signal handlers come first, before the imports of DuckDB, numpy and sqlglot (about 0.3 s and
-more on a loaded machine), so that a SIGINT or SIGTERM at any moment of a run ends it with the
+Signal handlers come first, before the imports of DuckDB, numpy and sqlglot (a noticeable
+moment, longer on a loaded machine), so that a SIGINT or SIGTERM at any moment of a run ends it with the
 documented message and exit code 130 or 143. Only the interpreter's own start-up, before this
 module runs, is left to Python's defaults. While the command works, rwn_sql.cli.main's handlers
 take over (they stop publishing at once, then cancel DuckDB); they hand back to these when it

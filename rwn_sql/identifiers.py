@@ -53,3 +53,33 @@ def name_parts(name: str) -> list[str] | None:
         return parts or None
     except Exception:
         return None
+
+
+def column_names(value, what: str = "columns", *, hint: str = "", lists_only: bool = False,
+                 strings: bool = True, show_list: bool = False, reserved: str | None = None) -> tuple:
+    """A parameter naming columns (`what`: "columns", "keys", ...) as a tuple of names: a list
+    or any iterable of names, or one name as text (with `lists_only`, a list or tuple only). An
+    RWNError otherwise, naming `what` (`hint` follows "must be a list of column names"), when a
+    name is not a non-empty string (unless `strings` is False), when a column is named twice
+    (naming it, or with `show_list` showing the whole list once every name is checked), or when
+    it starts with the `reserved` prefix. An empty list passes: the callers word that refusal."""
+    if lists_only and (isinstance(value, str) or not isinstance(value, (list, tuple))):
+        raise RWNError(f"{what} must be a list of column names{hint}, got {value!r}")
+    if isinstance(value, str):
+        value = [value]
+    try:
+        names = tuple(value)
+    except TypeError:
+        raise RWNError(f"{what} must be a list of column names{hint}, got {value!r}") from None
+    seen = set()
+    for name in names:
+        if strings and (not isinstance(name, str) or name == ""):
+            raise RWNError(f"{what}: column names must be non-empty strings, got {name!r}")
+        if name in seen and not show_list:
+            raise RWNError(f"{what}: column {name!r} is listed twice")
+        if reserved is not None and name.lower().startswith(reserved):
+            raise RWNError(f"column {name!r}: names starting with {reserved!r} are reserved")
+        seen.add(name)
+    if len(seen) != len(names):
+        raise RWNError(f"{what} names a column twice: {list(names)!r}")
+    return names

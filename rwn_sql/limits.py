@@ -65,7 +65,7 @@ class Limits:
     SMALL_REFERENCE: int = 512                # nor against at most this many reference rows (tune's many queries)
     CACHED_ELEMENTS: int = 65_536             # the brute force's blocks on a small reference: they stay in cache
     FEW_GROUPS: int = 64                      # at most this many category combinations: one k-d tree each
-    GROUP_QUERY_COST: int = 1500              # a bounded k-d tree query (~1.5 us) in brute-force elements (~1 ns)
+    GROUP_QUERY_COST: int = 1500              # a bounded k-d tree query's cost in brute-force distance elements
     CHUNK_ELEMENTS: int = 4_000_000           # distances held at once by the blocked brute force
     ONEHOT_LEVELS: int = 64                   # in the brute force, columns with more levels are compared directly
 

@@ -8,11 +8,11 @@ Every random choice rwn_sql makes is a keyed hash of (key, purpose, record, colu
     u_a = (h >> 76) / 2**52                  (bits 127..76: the top 52 bits)
     u_b = ((h >> 24) & (2**52 - 1)) / 2**52  (bits 75..24: the next 52 bits)
 
-The two steps keep the per-record message within one MD5 block (32 + a few digits), which
-halves the hashing cost against hashing the whole (key, purpose, record, column) text, and
-the integer form (DuckDB's md5_number) spares a 32-character string per record: about a
-third of the hashing time at 10M records. An engine without md5_number gets the same
-integer from the hex digest by reversing its byte order (see dialect.py).
+The two steps keep the per-record message within one MD5 block (32 + a few digits), where
+the whole (key, purpose, record, column) text would need more, and the integer form (DuckDB's
+md5_number) spares a 32-character string per record: both cut the hashing, most of a draw's
+cost. An engine without md5_number gets the same integer from the hex digest by reversing its
+byte order (see dialect.py).
 
 so a release is a pure function of the data, the parameters and the key: the same for
 1 thread or many, different for another key, and unpredictable without the key (MD5
@@ -26,13 +26,13 @@ import hashlib
 import os
 import re
 import secrets
-import stat
 import unicodedata
 import weakref
 
 from .engines.dialects import DUCKDB, DuckDBDialect
 from .errors import RWNError
 from .identifiers import quote_literal
+from .small_files import read_small_file
 
 TWO_52 = 1 << 52
 KEY_PLACEHOLDER = DUCKDB.session_variable("'rwn_key'")      # shown where the key goes in printed SQL
@@ -160,32 +160,11 @@ def check_key(key, where: str = "key") -> str:
 
 def read_key_file(path: str | os.PathLike) -> str:
     """Read a key from a regular file of at most MAX_KEY_FILE_BYTES (surrounding whitespace
-    ignored), checked by check_key. Opened without blocking and checked on the open file, so a
-    FIFO, a device such as /dev/zero or a folder is refused before anything is read, and a
-    large file is refused after reading at most the limit."""
-    name = str(path)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise RWNError(f"cannot read key file {name!r}: {exc.strerror}") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise RWNError(f"key file {name!r} is a directory, not a file")
-        if not stat.S_ISREG(mode):
-            raise RWNError(f"key file {name!r} is not a regular file (a device, FIFO or socket); give a file")
-    except BaseException:
-        os.close(fd)
-        raise
-    with os.fdopen(fd, "rb") as fh:
-        data = fh.read(MAX_KEY_FILE_BYTES + 1)
-    if len(data) > MAX_KEY_FILE_BYTES:
-        raise RWNError(f"key file {name!r} is larger than {MAX_KEY_FILE_BYTES} bytes, the limit for a key file")
-    try:
-        text = data.decode("utf-8-sig")    # an editor's byte-order mark is not part of the key
-    except UnicodeDecodeError:
-        raise RWNError(f"key file {name!r} is not UTF-8 text (a binary file?)") from None
-    return check_key(text.strip(), f"key file {name!r}")
+    ignored), checked by check_key; read by small_files.read_small_file, so a FIFO, a device
+    such as /dev/zero or a folder is refused before anything is read, and a large file after
+    reading at most the limit."""
+    text = read_small_file(path, "key file", MAX_KEY_FILE_BYTES)
+    return check_key(text.strip(), f"key file {str(path)!r}")
 
 
 def resolve_key(key: str | None, seed: int | None) -> str:

@@ -111,7 +111,7 @@ def cmd_neighborhoods(args) -> int:
 
 
 def _rp_opts(args) -> dict:
-    # the domain file is read (bounded, checked) by rp_sql.read_domain_file
+    # the domain file is read (bounded, checked) by rp.checks.read_domain_file
     return dict(public=args.public, domain=args.domain_file, nulls=args.nulls,
                 l_diversity=args.l_diversity, max_top_share=args.max_top_share)
 

@@ -86,12 +86,13 @@ def _silence_stdout() -> None:
 
 
 def _abort(signum: int, finished: threading.Event, outcome: dict) -> None:
-    """Leave within ~1.5 s of a signal: cancel DuckDB, remove this run's temporary files and
-    exit; unless the work ends on its own within that wait, whose exit code then stands. A run
-    that has published its output is not cancelled: it gets WRAP_UP_WAIT to close up and keep
-    its exit code, so that its output is never left behind an exit of 130 or 143. os._exit does not wait for a DuckDB thread that ignores the cancel (it can hang in
-    a recursive CTE); the writes it was making were never committed or published. The wait is
-    on an event the worker sets, not Thread.join: a join that the signal interrupted marks the
+    """Leave soon after a signal (DuckDB gets ABORT_WAIT to return): cancel DuckDB, remove this
+    run's temporary files and exit; unless the work ends on its own within that wait, whose exit
+    code then stands. A run that has published its output is not cancelled: it gets WRAP_UP_WAIT
+    to close up and keep its exit code, so that its output is never left behind an exit of 130
+    or 143. os._exit does not wait for a DuckDB thread that ignores the cancel (it can hang in a
+    recursive CTE); the writes it was making were never committed or published. The wait is on
+    an event the worker sets, not Thread.join: a join that the signal interrupted marks the
     thread as stopped, and later joins return at once, before an output being published is
     recorded (the message would say nothing was written)."""
     for s in SIGNAL_MESSAGES:

@@ -137,7 +137,7 @@ class DuckDBBackend:
             return name
         # A level of the RWN search: DuckDB estimates its searching records far too low (a filter
         # on a staged boolean column), hashes the candidate side instead of the grid points and
-        # needs 2-3x the time and 20x the memory (200k x 3: 500 MB of hash table against 25 MB).
+        # needs more time and 20x the memory (200k x 3: 500 MB of hash table against 25 MB).
         # The build_side_probe_side optimizer is what flips the sides; the user's setting returns.
         before = run(self.con, "SELECT current_setting('disabled_optimizers')")[0][0]
         disabled = ",".join(o for o in [before, "build_side_probe_side"] if o)

@@ -360,7 +360,7 @@ def _direct_table_sql(con, name: str, columns: list) -> str:
     """The table or view `name` (its DESCRIBE rows: `columns`) as quoted identifiers, e.g.
     "memory"."main"."people", when that names the same relation; query_table('name') otherwise. Quoting is as
     injection-safe as query_table, and DuckDB scans a quoted table in parallel, which it does
-    not do through query_table (half the speed on 2 threads)."""
+    not do through query_table (one thread reads it)."""
     candidates = [quote_ident(name)]
     if "." not in name and '"' not in name:
         # Qualified in full, so that no name of the generated SQL's own steps (points, stats,

@@ -80,9 +80,10 @@ from ..engines.dialects import require_duckdb
 from ..engines.duckdb import NUMERIC_TYPES
 from ..engines.sources import resolve_source
 from ..errors import RWNError
-from ..identifiers import quote_ident
+from ..identifiers import column_names, quote_ident
 from ..randomness import keyed_hash, resolve_key
 from . import singling_out as so
+from .report_values import plain
 
 __all__ = ["AttackResult", "AttackRisk", "attack_risk", "wilson", "residual_risk"]
 
@@ -130,21 +131,7 @@ class AttackRisk:
 
     def to_dict(self) -> dict:
         """Plain dicts, lists, str, int, float and None (NaN and infinities become None)."""
-        return _plain(dataclasses.asdict(self))
-
-
-def _plain(value):
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    return value
+        return plain(dataclasses.asdict(self))
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -187,20 +174,7 @@ def _rng(key: str, name: str) -> np.random.Generator:
 # ----------------------------------------------------------------------------- input
 
 def _names(value, what):
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        value = [value]
-    try:
-        out = tuple(value)
-    except TypeError:
-        raise RWNError(f"{what} must be a list of column names, got {value!r}") from None
-    for c in out:
-        if not isinstance(c, str) or c == "":
-            raise RWNError(f"{what}: column names must be non-empty strings, got {c!r}")
-    if len(set(out)) != len(out):
-        raise RWNError(f"{what} names a column twice: {list(out)!r}")
-    return out
+    return () if value is None else column_names(value, what, show_list=True)
 
 
 def _count(value, what: str, low: int, high: int) -> int:

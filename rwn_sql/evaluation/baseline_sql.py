@@ -10,7 +10,7 @@ import numpy as np
 from ..engines import duckdb as engine, sources
 from ..engines.dialects import DUCKDB
 from ..errors import RWNError
-from ..identifiers import quote_ident, quote_literal
+from ..identifiers import column_names, quote_ident, quote_literal
 from ..rwn.spec import RESERVED_PREFIX
 
 RID = quote_ident("__rwn_rid")
@@ -20,28 +20,14 @@ TEMPORAL_OR_ENUM = re.compile(r"^(DATE|TIME|TIMESTAMP(_S|_MS|_NS)?|TIMESTAMP WIT
 FLOAT_TYPES = re.compile(r"^(FLOAT|DOUBLE|REAL)$", re.IGNORECASE)
 
 
-def _column_list(columns) -> list[str]:
-    if isinstance(columns, str):
-        columns = [columns]
-    try:
-        names = list(columns)
-    except TypeError:
-        raise RWNError(f"columns must be a list of column names, got {columns!r}") from None
+def column_list(columns) -> list[str]:
+    names = list(column_names(columns, "columns", reserved=RESERVED_PREFIX))
     if not names:
         raise RWNError("columns: give at least one column")
-    seen = set()
-    for name in names:
-        if not isinstance(name, str) or name == "":
-            raise RWNError(f"columns: column names must be non-empty strings, got {name!r}")
-        if name in seen:
-            raise RWNError(f"columns: column {name!r} is listed twice")
-        if name.lower().startswith(RESERVED_PREFIX):
-            raise RWNError(f"column {name!r}: names starting with {RESERVED_PREFIX!r} are reserved")
-        seen.add(name)
     return names
 
 
-def _resolve(con, source, columns, method: str, type_ok, type_hint: str) -> sources.Source:
+def resolve(con, source, columns, method: str, type_ok, type_hint: str) -> sources.Source:
     src = sources.resolve_source(con, source)
     sources.require_columns(src, columns)
     sources.refuse_reserved(src)
@@ -51,23 +37,23 @@ def _resolve(con, source, columns, method: str, type_ok, type_hint: str) -> sour
     return src
 
 
-def _staged(src: sources.Source) -> str:
+def staged(src: sources.Source) -> str:
     # record identity: 1-based input position, as in the RWN statements
     return f"staged AS MATERIALIZED (\n    SELECT row_number() OVER () AS {RID}, * FROM {src.sql}\n)"
 
 
-def _fingerprint(columns) -> str:
+def fingerprint(columns) -> str:
     return f"bit_xor(hash({RID}, {', '.join(quote_ident(c) for c in columns)}))"
 
 
-def _fetch(con, sql: str) -> dict:
+def fetch(con, sql: str) -> dict:
     try:
         return con.execute(sql).fetchnumpy()
     except engine.Error as exc:
         raise engine.translate(exc) from None
 
 
-def _check_values(con, src, columns, n_what: str, finite: bool) -> int:
+def check_values(con, src, columns, n_what: str, finite: bool) -> int:
     """Number of records; RWNError if there are none or a chosen column has NULL / NaN
     (and, with finite=True, infinite) values."""
     parts = ["count(*)"]
@@ -91,38 +77,39 @@ def _check_values(con, src, columns, n_what: str, finite: bool) -> int:
     return n
 
 
-def _int_list(values) -> str:
+def int_list(values) -> str:
     return quote_literal(",".join(str(int(v)) for v in values))
 
 
-def _float_list(values) -> str:
+def float_list(values) -> str:
     # repr is the shortest text that parses back to the same double
     return quote_literal(",".join(repr(float(v)) for v in values))
 
 
-def _hex_digits(values: np.ndarray, width: int) -> str:
+def hex_digits(values: np.ndarray, width: int) -> str:
     """Non-negative integers as one text of `width` hex digits each (no separators)."""
     shifts = 4 * np.arange(width - 1, -1, -1)
     nibbles = (np.asarray(values, dtype=np.int64)[:, None] >> shifts) & 15
     return np.frombuffer(b"0123456789abcdef", np.uint8)[nibbles].tobytes().decode("ascii")
 
 
-def _hex_element(digits: str, index_sql: str, width: int) -> str:
-    """SQL for element `index_sql` (0-based) of a _hex_digits text: one substring per row decodes
-    about 8 times faster than unnesting string_split of a comma list (tens of thousands of values)."""
+def hex_element(digits: str, index_sql: str, width: int) -> str:
+    """SQL for element `index_sql` (0-based) of a hex_digits text: one fixed-width substring per
+    row, where unnesting string_split of a comma list (tens of thousands of values) builds and
+    casts the whole list."""
     return f"CAST('0x' || substr({quote_literal(digits)}, {width} * {index_sql} + 1, {width}) AS BIGINT)"
 
 
-def _guard(src, columns, n: int, fp: int) -> tuple[str, str]:
+def guard(src, columns, n: int, fp: int) -> tuple[str, str]:
     """The `guard` CTE and the WHERE condition that fails unless the rows are those seen."""
     message = quote_literal(
         f"rwn_sql: the rows of {src.label} changed between reads, or their order is not "
         f"deterministic; create a table from it first and pass that table")
-    return (f"guard AS (\n    SELECT count(*) = {n} AND {_fingerprint(columns)} = {int(fp)}::UBIGINT AS ok "
+    return (f"guard AS (\n    SELECT count(*) = {n} AND {fingerprint(columns)} = {int(fp)}::UBIGINT AS ok "
             f"FROM staged\n)"), f"CASE WHEN guard.ok THEN true ELSE {DUCKDB.raise_error(message)} END"
 
 
-def _no_sql(sql: bool, name: str) -> None:
+def no_sql(sql: bool, name: str) -> None:
     if sql:
         raise RWNError(f"{name}: sql=True is not supported, since the release depends on values "
                        f"computed in Python (numpy); use into= or the returned relation")

@@ -33,8 +33,8 @@ from ..engines.dialects import DUCKDB, require_duckdb
 from ..errors import RWNError
 from ..identifiers import quote_ident
 from ..rwn.spec import MAX_COUNT, check_scale
-from .baseline_sql import (RID, _check_values, _column_list, _fetch, _fingerprint, _float_list, _guard, _int_list,
-                           _no_sql, _resolve, _staged)
+from .baseline_sql import (RID, check_values, column_list, fetch, fingerprint, float_list, guard, int_list,
+                           no_sql, resolve, staged)
 # rank swapping lives in rank_swapping; its names stay importable from here
 from .rank_swapping import (BATCHED_PAIRINGS, RANK_SWAP_PURPOSE, RANK_SWAP_VARIANTS, WINDOW_WALK_PER_BIT,  # noqa: F401
                             _pairs, _pairs_batched, _pairs_batched_window, check_rank_swap_inputs, rank_swap,
@@ -130,16 +130,16 @@ def check_mdav_inputs(con, source, columns, group_sizes, scale: str, name: str =
     without NULL, NaN or infinite values), `scale`, and every group size of `group_sizes` an
     integer from 2 to the number of records (`name`: how the messages call it). Returns
     (src, columns, n). mdav and tune.sweep (name "MDAV's k") check with it."""
-    columns = _column_list(columns)
+    columns = column_list(columns)
     check_scale(scale)
     for k in group_sizes:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
             raise RWNError(f"{name} must be an integer >= 2, got {k!r}")
         if not 2 <= k <= MAX_COUNT:
             raise RWNError(f"{name} must be >= 2 (groups of at least k records; at most {MAX_COUNT}), got {k}")
-    src = _resolve(con, source, columns, "MDAV", lambda t: bool(engine.NUMERIC_TYPES.match(t)),
+    src = resolve(con, source, columns, "MDAV", lambda t: bool(engine.NUMERIC_TYPES.match(t)),
                    "a numeric column")
-    n = _check_values(con, src, columns, "MDAV", finite=True)
+    n = check_values(con, src, columns, "MDAV", finite=True)
     for k in group_sizes:
         if k > n:
             raise RWNError(f"{name} = {k} is larger than the number of records ({n}) in {src.label}")
@@ -149,9 +149,9 @@ def check_mdav_inputs(con, source, columns, group_sizes, scale: str, name: str =
 def _mdav_plan(con, source, columns, k, scale):
     src, columns, n = check_mdav_inputs(con, source, columns, [k], scale)
     values = ", ".join(f"CAST({quote_ident(c)} AS DOUBLE) AS x_{i}" for i, c in enumerate(columns))
-    text = (f"WITH {_staged(src)}\nSELECT {RID} AS rid, {values}, {_fingerprint(columns)} OVER () AS fp\n"
+    text = (f"WITH {staged(src)}\nSELECT {RID} AS rid, {values}, {fingerprint(columns)} OVER () AS fp\n"
             f"FROM staged ORDER BY {RID}")
-    data = _fetch(con, text)
+    data = fetch(con, text)
     rid = np.asarray(data["rid"], dtype=np.int64)
     if len(rid) != n or not np.array_equal(rid, np.arange(1, n + 1)):
         raise RWNError(f"the rows of {src.label} changed between reads; create a table from it first")
@@ -202,7 +202,7 @@ def mdav(con: engine.Connection, source, columns, k: int, scale: str = "minmax",
     ... AS statement: an error leaves no table). sql=True is not supported.
     """
     require_duckdb(con, "mdav")
-    _no_sql(sql, "mdav")
+    no_sql(sql, "mdav")
     return outputs.deliver(con, mdav_statement(con, source, columns, k, scale=scale), into, replace, row_order="input")
 
 
@@ -212,13 +212,13 @@ def mdav_statement(con: engine.Connection, source, columns, k: int,
     `outputs.write_output`. It embeds the group of every record and the group means."""
     src, columns, n, fp, X, labels = _mdav_plan(con, source, columns, k, scale)
     means = _group_means(X, labels)
-    guard_cte, guard_ok = _guard(src, columns, n, fp)
-    agg = ", ".join(f"unnest(string_split({_float_list(means[:, i])}, ','))::DOUBLE AS m_{i}"
+    guard_cte, guard_ok = guard(src, columns, n, fp)
+    agg = ", ".join(f"unnest(string_split({float_list(means[:, i])}, ','))::DOUBLE AS m_{i}"
                     for i in range(len(columns)))
     replaced = [(f"a.m_{i}", quote_ident(c)) for i, c in enumerate(columns)]
-    return (f"WITH {_staged(src)},\n"
+    return (f"WITH {staged(src)},\n"
             f"grp AS (\n    SELECT unnest(range(1, {n + 1})) AS rid, "
-            f"unnest(string_split({_int_list(labels)}, ','))::BIGINT AS g\n),\n"
+            f"unnest(string_split({int_list(labels)}, ','))::BIGINT AS g\n),\n"
             f"agg AS (\n    SELECT unnest(range(0, {len(means)})) AS g, {agg}\n),\n{guard_cte}\n"
             f"SELECT {DUCKDB.star('s', (RID,), replaced)}\n"
             f"FROM staged s\nJOIN grp ON grp.rid = s.{RID}\nJOIN agg a ON a.g = grp.g\nCROSS JOIN guard\n"

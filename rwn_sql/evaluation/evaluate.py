@@ -18,17 +18,13 @@ Cost: the two nearest-neighbour searches of the risk measures (rwn_sql.evaluatio
 evaluate_replicates evaluates the releases of a setting together (tune's sweeps): every measure
 in one numpy pass over all of them, their linkage searches in one search; per release the
 numbers are evaluate()'s (risk exactly, utility up to the last bit of numpy's reductions).
-Measured with benchmarks/bench_tune.py on 2 cores shared with a load average of 10 to 15,
-100,000 rows: 12 independent normal columns + 1 category 9 to 10.5 s wall, 4.1 s of CPU;
-adult-like, 6 numeric + 7 categorical columns (thousands of combinations), 6.2 to 8.6 s wall,
-3.0 to 4.0 s of CPU (the code before the grouped tree and the level search: 12 s of CPU).
-Everything else is O(n log n) or O(n p^2).
+Everything else is O(n log n) or O(n p^2). The timings (benchmarks/bench_tune.py, 100,000 rows
+of Gaussian and of adult-like columns): docs/benchmarks.md.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 from dataclasses import dataclass
 
@@ -41,12 +37,13 @@ from ..engines.dialects import require_duckdb
 from ..engines.duckdb import NUMERIC_TYPES
 from ..engines.sources import Source, resolve_source
 from ..errors import RWNError
-from ..identifiers import quote_ident
+from ..identifiers import column_names, quote_ident
 from ..randomness import key_scope, resolve_key
 from ..rwn.spec import finite_number
 from . import risk, utility
 from .attacks import AttackRisk, attack_risk
 from .key_risk import KeyRisk, key_variable_risk
+from .report_values import plain
 from .risk import Risk
 from .utility import Pair, Utility
 
@@ -76,7 +73,7 @@ class Evaluation:
 
     def to_dict(self) -> dict:
         """Plain dicts, lists, str, int, float and None; NaN and infinities become None."""
-        return _plain(dataclasses.asdict(self))
+        return plain(dataclasses.asdict(self))
 
     def to_json(self, path=None, indent: int | None = 2) -> str:
         """The JSON text of to_dict(); also written to `path` (UTF-8) when given."""
@@ -92,21 +89,6 @@ class Evaluation:
                 if os.path.exists(tmp):
                     os.remove(tmp)
         return text
-
-
-def _plain(value):
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    return value
 
 
 # ----------------------------------------------------------------------------- entry point
@@ -411,22 +393,7 @@ def _pair_by_id(con, src_o: Source, src_r: Source, id: str):
 
 def _check_parameters(columns, categorical, target):
     def names(value, what):
-        if value is None:
-            return ()
-        if isinstance(value, str):
-            value = [value]
-        try:
-            out = tuple(value)
-        except TypeError:
-            raise RWNError(f"{what} must be a list of column names, got {value!r}") from None
-        seen = set()
-        for c in out:
-            if not isinstance(c, str) or c == "":
-                raise RWNError(f"{what}: column names must be non-empty strings, got {c!r}")
-            if c in seen:
-                raise RWNError(f"{what}: column {c!r} is listed twice")
-            seen.add(c)
-        return out
+        return () if value is None else column_names(value, what)
 
     columns = names(columns, "columns")
     categorical = names(categorical, "categorical")

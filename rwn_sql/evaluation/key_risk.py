@@ -60,19 +60,17 @@ from ..engines.dialects import require_duckdb
 from ..engines.duckdb import NUMERIC_TYPES
 from ..engines.sources import require_columns
 from ..errors import RWNError
+from ..identifiers import column_names
 from ..rp.key_risk import DEFAULT_KS, KeyRisk, KViolations, key_risk_of, key_risk_sql, weight_facts
 
 __all__ = ["KeyRisk", "KViolations", "key_risk_sql", "key_variable_risk"]
 
 
 def _check_arguments(keys, weight, ks):
-    if isinstance(keys, str) or not isinstance(keys, (list, tuple)):
-        raise RWNError(f"keys must be a list of column names (the key variables), e.g. ['sex', 'age'], got {keys!r}")
-    keys = tuple(keys)
+    keys = column_names(keys, "keys", hint=" (the key variables), e.g. ['sex', 'age']", lists_only=True,
+                        strings=False, show_list=True)
     if not keys:
         raise RWNError("keys is empty: name at least one key variable (quasi-identifier)")
-    if len(set(keys)) != len(keys):
-        raise RWNError(f"keys names a column twice: {list(keys)!r}")
     if weight is not None and (not isinstance(weight, str) or weight in keys):
         raise RWNError(f"weight must be the name of a column that is not a key variable, got {weight!r}")
     if isinstance(ks, int) or not isinstance(ks, (list, tuple)) or not ks:

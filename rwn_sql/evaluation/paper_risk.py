@@ -46,9 +46,9 @@ MLE times median(d^2) / chi2_p median, reweighted covariance the MLE of the kept
 no consistency factor): its covariance is a few per cent smaller than R's, which narrows every
 interval; hence this implementation, which needs no extra dependency.
 
-Cost: covmcd once per original (cached by its values): 0.1 to 0.3 s on bodyfat (241 x 14),
-about 1.5 s on 100,000 x 12 (measured on 2 shared cores); then per release one
-standardisation and one comparison, O(n p).
+Cost: covmcd once per original (cached by its values), most of it; then per release one
+standardisation and one comparison, O(n p). The paper reproduction's timings:
+docs/benchmarks.md.
 """
 from __future__ import annotations
 

@@ -24,8 +24,8 @@ from ..identifiers import quote_ident, quote_literal
 from ..randomness import bits_sql, hash_sql, key_scope, resolve_key
 from ..rwn import sqlgen
 from ..rwn.spec import MAX_COUNT, finite_number
-from .baseline_sql import (REP, RID, TEMPORAL_OR_ENUM, _check_values, _column_list, _fetch, _fingerprint, _guard,
-                           _hex_digits, _hex_element, _no_sql, _resolve, _staged)
+from .baseline_sql import (REP, RID, TEMPORAL_OR_ENUM, check_values, column_list, fetch, fingerprint, guard,
+                           hex_digits, hex_element, no_sql, resolve, staged)
 
 __all__ = ["RANK_SWAP_VARIANTS", "check_rank_swap_inputs", "rank_swap", "rank_swap_donors", "rank_swap_pairs",
            "rank_swap_statement", "rank_swap_statements"]
@@ -252,21 +252,21 @@ def check_rank_swap_inputs(con, source, columns, p_values, reps: int | None = No
     (0, 100], `reps` (None or 1.., no column named 'replicate' then) and at least one record.
     Returns (src, columns, n, reps). rank_swap and tune.sweep check with it."""
     variant = _check_variant(variant, top_percent, bottom_percent)[0]
-    columns = _column_list(columns)
+    columns = column_list(columns)
     for p in p_values:
         _swap_percent(p)
     reps = _check_reps(reps)
     if variant == "sdcmicro":
-        src = _resolve(con, source, columns, "rank swapping (variant 'sdcmicro', which averages the top and "
+        src = resolve(con, source, columns, "rank swapping (variant 'sdcmicro', which averages the top and "
                        "bottom values)", lambda t: bool(engine.NUMERIC_TYPES.match(t)), "a numeric column")
     else:
-        src = _resolve(con, source, columns, "rank swapping",
+        src = resolve(con, source, columns, "rank swapping",
                        lambda t: bool(engine.NUMERIC_TYPES.match(t) or TEMPORAL_OR_ENUM.match(t)),
                        "an ordered column (numeric, date/time or ENUM)")
     if reps is not None and any(name.lower() == "replicate" for name in src.names):
         raise RWNError(f"{src.label} has a column named 'replicate'; with reps= the release numbers its "
                        f"replicates in a column of that name: rename it")
-    n = _check_values(con, src, columns, "rank swapping", finite=variant == "sdcmicro")
+    n = check_values(con, src, columns, "rank swapping", finite=variant == "sdcmicro")
     return src, columns, n, reps
 
 
@@ -392,10 +392,10 @@ def _draws(con, src, columns, key: str, reps: int | None, with_values: bool) -> 
             h = hash_sql(key_sql, RANK_SWAP_PURPOSE, RID, c)
             draws.append(f"v_{i}, {bits_sql(h, 0)} AS tie_{i}, {bits_sql(h, 1)} AS pick_{i}"
                          + (f", x_{i}" if with_values else ""))
-        text = (f"WITH {_staged(src)},\nranked AS (\n    SELECT {RID}, {values} FROM staged\n)\n"
-                f"SELECT {RID} AS rid, {', '.join(draws)}, (SELECT {_fingerprint(columns)} FROM staged) AS fp\n"
+        text = (f"WITH {staged(src)},\nranked AS (\n    SELECT {RID}, {values} FROM staged\n)\n"
+                f"SELECT {RID} AS rid, {', '.join(draws)}, (SELECT {fingerprint(columns)} FROM staged) AS fp\n"
                 f"FROM ranked{replicates} ORDER BY {rep}{RID}")
-        return _fetch(con, text)
+        return fetch(con, text)
 
 
 def rank_swap(con: engine.Connection, source, columns, p_percent: float,
@@ -445,7 +445,7 @@ def rank_swap(con: engine.Connection, source, columns, p_percent: float,
     ... AS statement: an error leaves no table). sql=True is not supported.
     """
     require_duckdb(con, "rank_swap")
-    _no_sql(sql, "rank_swap")
+    no_sql(sql, "rank_swap")
     text = rank_swap_statement(con, source, columns, p_percent, key=key, seed=seed, reps=reps, variant=variant,
                                top_percent=top_percent, bottom_percent=bottom_percent)
     return outputs.deliver(con, text, into, replace, row_order="input")
@@ -481,19 +481,11 @@ def rank_swap_statements(con: engine.Connection, source, columns, p_values,
 
 
 def _rank_swap_release(src, columns, n: int, fp: int, donors: dict, reps: int | None) -> str:
-    guard_cte, guard_ok = _guard(src, columns, n, fp)
-    # row `pos` of the release is record pos % n + 1 of replicate pos // n
     width = len(f"{n:x}")
-    perm = ", ".join(f"{_hex_element(_hex_digits(donors[c].reshape(-1), width), 'pos', width)} AS donor_{i}"
-                     for i, c in enumerate(columns))
+    perm = [f"{hex_element(hex_digits(donors[c].reshape(-1), width), 'pos', width)} AS donor_{i}"
+            for i, c in enumerate(columns)]
     replaced = [(f"d_{i}.{quote_ident(c)}", quote_ident(c)) for i, c in enumerate(columns)]
-    joins = "\n".join(f"JOIN staged d_{i} ON d_{i}.{RID} = p.donor_{i}" for i in range(len(columns)))
-    lead = f"p.pos // {n} AS replicate, " if reps is not None else ""
-    return (f"WITH {_staged(src)},\n"
-            f"perm AS (\n    SELECT pos, {perm}\n    FROM range({(reps or 1) * n}) AS __rwn_perm(pos)\n),\n{guard_cte}\n"
-            f"SELECT {lead}{DUCKDB.star('s', (RID,), replaced)}\n"
-            f"FROM staged s\nJOIN perm p ON p.pos % {n} + 1 = s.{RID}\n{joins}\nCROSS JOIN guard\n"
-            f"WHERE {guard_ok}\nORDER BY p.pos")
+    return _swapped_rows(src, columns, n, fp, reps, perm, replaced, "JOIN")
 
 
 def _double(value: float) -> str:
@@ -504,21 +496,28 @@ def _double(value: float) -> str:
 def _sdcmicro_release(plans: _Plans, donors: dict) -> str:
     """As _rank_swap_release, with the donors coded n + 1 (top group: its mean) and n + 2 (bottom
     group), which join no record; every chosen column DOUBLE."""
-    n, columns, reps = plans.n, plans.columns, plans.reps
-    guard_cte, guard_ok = _guard(plans.src, columns, n, plans.fp)
+    n, columns = plans.n, plans.columns
     width = len(f"{n + 2:x}")
     perm, replaced = [], []
     for i, c in enumerate(columns):
         coded = donors[c].reshape(-1)
         coded = np.where(coded == 0, n + 1, np.where(coded == -1, n + 2, coded))
-        perm.append(f"{_hex_element(_hex_digits(coded, width), 'pos', width)} AS donor_{i}")
+        perm.append(f"{hex_element(hex_digits(coded, width), 'pos', width)} AS donor_{i}")
         cases = "".join(f" WHEN {code} THEN {_double(mean)}"
                         for code, mean in zip((n + 1, n + 2), plans.means[c]) if mean is not None)
         value = f"CAST(d_{i}.{quote_ident(c)} AS DOUBLE)"
         replaced.append((f"CASE p.donor_{i}{cases} ELSE {value} END" if cases else value, quote_ident(c)))
-    joins = "\n".join(f"LEFT JOIN staged d_{i} ON d_{i}.{RID} = p.donor_{i}" for i in range(len(columns)))
+    return _swapped_rows(plans.src, columns, n, plans.fp, plans.reps, perm, replaced, "LEFT JOIN")
+
+
+def _swapped_rows(src, columns, n: int, fp: int, reps: int | None, perm: list, replaced: list, join: str) -> str:
+    """The statement both variants share: row `pos` of the release is record pos % n + 1 of
+    replicate pos // n, its chosen columns `replaced` by the values of its donors (`perm`: the
+    SQL of donor_i per row, joined to the staged rows by `join`), behind the fingerprint guard."""
+    guard_cte, guard_ok = guard(src, columns, n, fp)
+    joins = "\n".join(f"{join} staged d_{i} ON d_{i}.{RID} = p.donor_{i}" for i in range(len(columns)))
     lead = f"p.pos // {n} AS replicate, " if reps is not None else ""
-    return (f"WITH {_staged(plans.src)},\n"
+    return (f"WITH {staged(src)},\n"
             f"perm AS (\n    SELECT pos, {', '.join(perm)}\n    FROM range({(reps or 1) * n}) AS __rwn_perm(pos)\n),\n"
             f"{guard_cte}\n"
             f"SELECT {lead}{DUCKDB.star('s', (RID,), replaced)}\n"

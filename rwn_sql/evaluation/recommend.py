@@ -59,6 +59,7 @@ from ..identifiers import quote_ident
 from ..randomness import read_key_file, resolve_key
 from ..rwn import run as rwn
 from ..rwn.spec import MAX_COUNT, finite_number
+from .report_values import plain
 from .tune import HIGHER_IS_BETTER, MAX_SETTINGS, MEASURES, measures_of, sweep
 
 __all__ = ["Recommendation", "NoSettingMeetsTargets", "recommend", "recommend_rwn", "TARGETS", "ATTACK_TARGETS"]
@@ -119,8 +120,8 @@ class SettingRow:
 
     def to_dict(self) -> dict:
         return {"k": self.k, "eps": self.eps, "q": self.q, "meets": self.meets, "frontier": self.frontier,
-                "measures": {m: {"mean": _plain(v[0]), "sd": _plain(v[1])} for m, v in self.measures.items()},
-                "bounds": {m: _plain(v) for m, v in self.bounds.items()}}
+                "measures": {m: {"mean": _plain_float(v[0]), "sd": _plain_float(v[1])} for m, v in self.measures.items()},
+                "bounds": {m: _plain_float(v) for m, v in self.bounds.items()}}
 
 
 @dataclass(frozen=True)
@@ -160,17 +161,17 @@ class Recommendation:
         """Plain dicts, lists, str, int, float, bool and None (JSON); NaN becomes None."""
         return {"method": self.method, "source": self.source, "columns": list(self.columns),
                 "setting": {"k": self.k, "eps": self.eps, "q": self.q},
-                "utility": {"measure": self.utility, "mean": _plain(self.measures[self.utility][0]),
-                            "sd": _plain(self.measures[self.utility][1]),
+                "utility": {"measure": self.utility, "mean": _plain_float(self.measures[self.utility][0]),
+                            "sd": _plain_float(self.measures[self.utility][1]),
                             "higher_is_better": self.utility in HIGHER_IS_BETTER},
                 "targets": {name: {"limit": TARGETS[name][0], "value": value,
-                                   "mean": _plain(self.measures[name][0]), "sd": _plain(self.measures[name][1]),
-                                   "bound": _plain(_bound(self.measures[name], name, self.margin)),
-                                   "release": _plain(self.checked[name]) if self.checked else None}
+                                   "mean": _plain_float(self.measures[name][0]), "sd": _plain_float(self.measures[name][1]),
+                                   "bound": _plain_float(_bound(self.measures[name], name, self.margin)),
+                                   "release": _plain_float(self.checked[name]) if self.checked else None}
                             for name, value in self.targets.items()},
                 "rule": {"margin": self.margin, "reps": self.reps, "release_checked": self.checked is not None},
-                "measures": {m: {"mean": _plain(v[0]), "sd": _plain(v[1])} for m, v in self.measures.items()},
-                "release": {m: _plain(v) for m, v in self.checked.items()} if self.checked else None,
+                "measures": {m: {"mean": _plain_float(v[0]), "sd": _plain_float(v[1])} for m, v in self.measures.items()},
+                "release": {m: _plain_float(v) for m, v in self.checked.items()} if self.checked else None,
                 "attack_targets": {name: _attack_entry(self.attacks, name, value)
                                    for name, value in self.attack_targets.items()},
                 "attacks": self.attacks.to_dict() if self.attacks is not None else None,
@@ -192,20 +193,18 @@ def _attack_bounds(ar, attack_targets: dict) -> dict | None:
     attacks were not run: only candidates meeting the other targets are attacked, best first)."""
     if ar is None:
         return None
-    return {name: _plain(getattr(ar, name).ci[1]) for name in attack_targets}
+    return {name: _plain_float(getattr(ar, name).ci[1]) for name in attack_targets}
 
 
 def _attack_entry(ar, name: str, limit: float) -> dict:
     res = getattr(ar, name)
-    return {"limit": "max", "value": limit, "risk": _plain(res.risk), "ci": [_plain(v) for v in res.ci],
+    return {"limit": "max", "value": limit, "risk": _plain_float(res.risk), "ci": [_plain_float(v) for v in res.ci],
             "confidence_level": res.confidence_level, "met": res.ci[1] <= limit}
 
 
-def _plain(v):
-    if v is None:
-        return None
-    v = float(v)
-    return v if math.isfinite(v) else None
+def _plain_float(v):
+    """A measure as a plain float (report_values.plain of it), None when missing, NaN or infinite."""
+    return None if v is None else plain(float(v))
 
 
 # ----------------------------------------------------------------------------- entry points

@@ -109,7 +109,7 @@ def _row_ids(num, cat):
     rows = np.ascontiguousarray(np.column_stack([num, cat.astype(np.float64)]))
     if rows.shape[1] == 0:
         return np.zeros(len(rows), np.int64), np.zeros(min(len(rows), 1), np.int64)
-    # bytes compared instead of np.unique(axis=0) (twice as fast): values are never NaN, and
+    # bytes compared instead of np.unique(axis=0) (which sorts row by row): values are never NaN, and
     # -0.0 became 0.0 when read, so equal bytes <=> equal values
     keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).reshape(-1)
     _, first, ids = np.unique(keys, return_index=True, return_inverse=True)
@@ -228,7 +228,8 @@ def _blocked_nearest(q_num, q_cat, r_num, r_cat, r_counts):
 
 
 def _workers(queries: int) -> int:
-    """cKDTree's threads pay off for large batches only (starting them costs ~0.1 ms)."""
+    """cKDTree's threads pay off for large batches only (starting them costs what a small batch
+    would save)."""
     return -1 if queries >= 2000 else 1
 
 
@@ -315,8 +316,8 @@ class _GroupTrees:
     (combination of categorical values) per query. At most FEW_GROUPS groups: one tree each.
     More: one tree in which each group is moved along an extra coordinate, `spacing` apart,
     so that a search within a radius below the spacing stays in its group: one call for all
-    groups instead of a Python loop over thousands (adult-like data), but 2.5 times the CPU
-    of one tree per group on 12 Gaussian columns with 5 groups (measured), hence FEW_GROUPS."""
+    groups instead of a Python loop over thousands (adult-like data), but more CPU than one
+    tree per group when the groups are few (12 Gaussian columns with 5 groups), hence FEW_GROUPS."""
 
     def __init__(self, q_points, r_points, r_comb, most_mismatch):
         self.groups = np.unique(r_comb)
@@ -353,7 +354,7 @@ class _GroupTrees:
         indexes the reference rows), or with `radius` only those within radius[i]; missing
         neighbours have d = inf. A bound is one number per call, so bounded queries go in
         batches of TREE_BATCH similar radii: a bounded search costs little more than k = 1, an
-        unbounded second neighbour in 12 dimensions 50 times more."""
+        unbounded second neighbour in 12 dimensions far more."""
         d, j = np.full((len(points), k), np.inf), np.zeros((len(points), k), np.int64)
         if self.spacing is None:
             for g, at in self._by_group(groups):
@@ -400,8 +401,8 @@ class _GroupTrees:
 def category_combinations(k):
     """(ids, counts): np.unique(k, axis=0, return_inverse=True, return_counts=True) for
     non-negative integer codes, through one int64 key per row (a mixed-radix number,
-    renumbered densely before it could overflow): the same order, 20 times faster than
-    sorting rows."""
+    renumbered densely before it could overflow): the same order, one integer sort instead
+    of sorting rows."""
     key = np.zeros(len(k), np.int64)
     for j in range(k.shape[1]):
         levels = int(k[:, j].max(initial=0)) + 1

@@ -289,7 +289,7 @@ class _SweepRun:
 
     def rows_of(self, released: str, where: str = "true") -> sources.Source:
         """The rows of table `released` where `where` holds, in the table's order, as a Source
-        (a query text would be checked by tokenizing it, milliseconds each)."""
+        (a query text would be checked by tokenizing it, once per call)."""
         table = self.be.source(released)
         return sources.Source(f"(SELECT * FROM {table.sql} WHERE {where} ORDER BY rowid)", table.schema, table.label)
 

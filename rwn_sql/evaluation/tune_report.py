@@ -19,8 +19,8 @@ from .tune import HIGHER_IS_BETTER, MEASURES, SweepResult, _atomic_write, check_
 
 def _png(fig) -> str:
     buf = io.BytesIO()
-    # no bbox_inches="tight": it draws the figure once more to measure it (a third of the
-    # report's time); the figures' margins are fixed (subplots_adjust) and hold the labels
+    # no bbox_inches="tight": it draws the figure once more to measure it (every figure drawn
+    # twice); the figures' margins are fixed (subplots_adjust) and hold the labels
     fig.savefig(buf, format="png", dpi=110)
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
@@ -129,7 +129,7 @@ def figure1_figure(result: SweepResult):
             ax.xaxis.set_minor_formatter(NullFormatter())
             ax.tick_params(axis="x", labelbottom=True)          # shared, yet labelled in every panel
         # y given: matplotlib then skips moving the title clear of top ticks (there are none):
-        # the same image (checked byte for byte), about 8 % less drawing time
+        # the same image (checked byte for byte), with less drawing
         ax.set_title(f"eps = {eps:g}", fontsize=9, y=1.0)
         ax.set_xlabel("neighbourhood size |S_i|" + ("" if xscale == "linear" else " (log scale)"), fontsize=8)
         ax.set_ylabel("distance to closest record", fontsize=8)

@@ -3,14 +3,16 @@ the sensitive column's type and values, the record ids, the published domain and
 attribute-disclosure parameters (docs/METHODS.md section 2)."""
 from __future__ import annotations
 
+import math
+import os
 import re
 
 from ..engines import duckdb as engine, sources
 from . import sqlgen as rp_sql
-from .sqlgen import domain_values
 from ..errors import RWNError
 from ..identifiers import quote_ident, quote_literal
 from ..messages import Message
+from ..small_files import read_small_file
 
 
 def refused(exc: Exception) -> RWNError:
@@ -74,6 +76,56 @@ def domain_size(con, source, sensitive: str, domain, nulls: str) -> int:
     src = be.source(source)
     check_names(src, sensitive, ())
     return len(resolve_domain(be, src, sensitive, domain, nulls))
+
+
+MAX_DOMAIN_FILE_BYTES = 4 << 20      # 4 MiB: far more than any domain a release can publish
+
+
+def read_domain_file(path) -> list[str]:
+    """A published domain from a regular file of at most MAX_DOMAIN_FILE_BYTES of UTF-8 text:
+    one value per line; blank lines are ignored. Read by small_files.read_small_file, so a
+    FIFO, a device such as /dev/zero or a folder is refused before anything is read, and a
+    larger file after reading at most the limit. A NUL byte (a binary file) and a line reading
+    NULL (the sensitive attribute has no NULL value to list) are refused, naming the line."""
+    name = str(path)
+    text = read_small_file(path, "domain file", MAX_DOMAIN_FILE_BYTES, limit_note=" (4 MiB)",
+                           screen=_refuse_nul, line_in_errors=True)
+    values = []
+    for number, line in enumerate(text.split("\n"), 1):
+        value = line.rstrip("\r")
+        if value.strip() == "":
+            continue
+        if value.strip() == "NULL":
+            raise RWNError(f"domain file {name!r} line {number} reads NULL: a domain lists values and NULL is "
+                           f"none (NULL sensitive values are refused or dropped, see nulls=); remove the line")
+        values.append(value)
+    return values
+
+
+def _refuse_nul(data: bytes, name: str) -> None:
+    if b"\0" in data:
+        line = data[:data.index(b"\0")].count(b"\n") + 1
+        raise RWNError(f"domain file {name!r} holds a NUL byte on line {line} (a binary file?); give one value "
+                       f"per line")
+
+
+def domain_values(domain) -> list[str]:
+    """A given domain (a domain file's path or a list of values) as text. A missing value (None,
+    NaN) or a value that is not a scalar (a list, a dict, bytes) is refused naming its position:
+    its text ('None', 'nan', '[1, 2]') would be published as a domain value."""
+    if isinstance(domain, (str, os.PathLike)):
+        return read_domain_file(domain)
+    if isinstance(domain, (bytes, bytearray, dict)) or not hasattr(domain, "__iter__"):
+        raise RWNError(f"domain must be a list of values or a domain file's path, got {type(domain).__name__}")
+    values = []
+    for position, v in enumerate(domain, 1):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            raise RWNError(f"domain value {position} is {v!r}, a missing value: a domain lists values (NULL "
+                           f"sensitive values are refused or dropped, see nulls=); remove it")
+        if isinstance(v, (list, tuple, set, frozenset, dict, bytes, bytearray)):
+            raise RWNError(f"domain value {position} is {type(v).__name__} {v!r}, not a single value")
+        values.append(str(v))
+    return values
 
 
 def listed_once(domain) -> list[str]:

@@ -1,7 +1,7 @@
 """The release database's published limits and the analysts' query grammar, as plain constants:
 rwn_sql.rp.release_db and rwn_sql.rp.analyst enforce them, and the CLI's --help quotes them
-without importing either (their imports, numpy and scipy among them, cost a CLI call about
-0.2 s)."""
+without importing either (their imports, numpy and scipy among them, would slow every CLI
+call)."""
 
 # The analysts' queries rwn_sql.query / rwn-sql query / rwn_query answer (rwn_sql.rp.analyst)
 QUERY_GRAMMAR = ("supported: SELECT [g1, g2, ...,] A FROM <release table> [WHERE <predicate>] [GROUP BY g1, g2, ...] "
@@ -13,8 +13,8 @@ QUERY_GRAMMAR = ("supported: SELECT [g1, g2, ...,] A FROM <release table> [WHERE
                  "<SA> = 'value' or <SA> IN ('v1', 'v2', ...)")
 # Bounds on an analyst's query, checked before its parse cost can grow with them (issue 22, F5):
 # the length first, then IN lists and nesting on sqlglot's tokens. 64 KiB holds any hand-written
-# or generated query (a 5,000-value IN list of 10-character codes fits); sqlglot's parser takes
-# about 0.6 s on 64 KiB. The parser recurses about 22 Python frames per parenthesis, so deeper
+# or generated query (a 5,000-value IN list of 10-character codes fits), and sqlglot's parse
+# time grows with the length. The parser recurses about 22 Python frames per parenthesis, so deeper
 # than about 40 levels it fails on Python's recursion limit anyway.
 MAX_QUERY_CHARS = 65_536
 MAX_IN_LIST = 5_000

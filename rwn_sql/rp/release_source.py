@@ -7,7 +7,7 @@ import os
 
 from ..engines import sources
 from ..engines.dialects import same_type_name
-from .sqlgen import domain_values
+from .checks import domain_values
 from ..errors import RWNError
 from ..identifiers import name_parts, quote_ident
 

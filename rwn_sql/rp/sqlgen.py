@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
-import stat
 from dataclasses import dataclass
 
 from ..engines.dialects import DUCKDB, DuckDBDialect
@@ -48,75 +46,6 @@ class RandomizeSpec:
             raise RWNError(f"public: column {dup!r} is listed twice")
         if self.nulls not in NULLS:
             raise RWNError(f"nulls must be one of {', '.join(NULLS)}; got {self.nulls!r}")
-
-
-MAX_DOMAIN_FILE_BYTES = 4 << 20      # 4 MiB: far more than any domain a release can publish
-
-
-def read_domain_file(path) -> list[str]:
-    """A published domain from a regular file of at most MAX_DOMAIN_FILE_BYTES of UTF-8 text:
-    one value per line; blank lines are ignored. Opened without blocking and checked on the
-    open file, so a FIFO, a device such as /dev/zero or a folder is refused before anything is
-    read, and a larger file after reading at most the limit. A NUL byte (a binary file) and a
-    line reading NULL (the sensitive attribute has no NULL value to list) are refused, naming
-    the line."""
-    name = str(path)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise RWNError(f"cannot read domain file {name!r}: {exc.strerror}") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise RWNError(f"domain file {name!r} is a directory, not a file")
-        if not stat.S_ISREG(mode):
-            raise RWNError(f"domain file {name!r} is not a regular file (a device, FIFO or socket); give a file")
-    except BaseException:
-        os.close(fd)
-        raise
-    with os.fdopen(fd, "rb") as fh:
-        data = fh.read(MAX_DOMAIN_FILE_BYTES + 1)
-    if len(data) > MAX_DOMAIN_FILE_BYTES:
-        raise RWNError(f"domain file {name!r} is larger than {MAX_DOMAIN_FILE_BYTES} bytes (4 MiB), the limit "
-                       f"for a domain file")
-    if b"\0" in data:
-        line = data[:data.index(b"\0")].count(b"\n") + 1
-        raise RWNError(f"domain file {name!r} holds a NUL byte on line {line} (a binary file?); give one value "
-                       f"per line")
-    try:
-        text = data.decode("utf-8-sig")    # an editor's byte-order mark is not part of the first value
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise RWNError(f"domain file {name!r} is not UTF-8 text (line {line})") from None
-    values = []
-    for number, line in enumerate(text.split("\n"), 1):
-        value = line.rstrip("\r")
-        if value.strip() == "":
-            continue
-        if value.strip() == "NULL":
-            raise RWNError(f"domain file {name!r} line {number} reads NULL: a domain lists values and NULL is "
-                           f"none (NULL sensitive values are refused or dropped, see nulls=); remove the line")
-        values.append(value)
-    return values
-
-
-def domain_values(domain) -> list[str]:
-    """A given domain (a domain file's path or a list of values) as text. A missing value (None,
-    NaN) or a value that is not a scalar (a list, a dict, bytes) is refused naming its position:
-    its text ('None', 'nan', '[1, 2]') would be published as a domain value."""
-    if isinstance(domain, (str, os.PathLike)):
-        return read_domain_file(domain)
-    if isinstance(domain, (bytes, bytearray, dict)) or not hasattr(domain, "__iter__"):
-        raise RWNError(f"domain must be a list of values or a domain file's path, got {type(domain).__name__}")
-    values = []
-    for position, v in enumerate(domain, 1):
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            raise RWNError(f"domain value {position} is {v!r}, a missing value: a domain lists values (NULL "
-                           f"sensitive values are refused or dropped, see nulls=); remove it")
-        if isinstance(v, (list, tuple, set, frozenset, dict, bytes, bytearray)):
-            raise RWNError(f"domain value {position} is {type(v).__name__} {v!r}, not a single value")
-        values.append(str(v))
-    return values
 
 
 def domain_literal(values, type_sql: str, dialect: DuckDBDialect = DUCKDB) -> str:

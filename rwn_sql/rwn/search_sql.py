@@ -16,7 +16,7 @@ from .spec import RWNSpec
 # Levels per doubling of the cell side, by grid dimension: the block of a record that needs a
 # side just above a level's holds up to growth^G times the candidates it needs; finer steps in
 # more dimensions keep that factor small at the cost of more levels. (2 steps on a 3-d grid were
-# about 20% faster on 200k uniform rows but raised perturb's memory floor above tests/test_spill.py's.)
+# faster but raised perturb's memory floor above tests/test_spill.py's: docs/design/neighbourhoods.md.)
 LEVEL_STEPS = {0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 3}
 SLACK = "1e-9"             # relative safety margin against floating-point rounding at cell edges
 PRUNE_SLACK = "1e-6"       # the same, where the cell join skips neighbour cells beyond the margin
@@ -101,15 +101,15 @@ def cell_keys(grid: Grid) -> CellKeys:
     # largest eigenvalue of the directions' Gram matrix, 1 for orthonormal axes or
     # columns). The bound takes PRUNE_SLACK, 1000 times the margin's rounding allowance.
     # On 3 / 4 / 5 grid dimensions about 15 / 28 / 42 % of the 3^G cells are skipped; on 3 the
-    # test costs what it saves (W1 200k: 1.17 against 1.11 s), on 5 it saves 20 % (W1g 100k):
-    # hence Limits.SKIP_FAR_CELLS = 4.
+    # test costs what it saves, on 4 and 5 it saves more (the timings: docs/design/neighbourhoods.md,
+    # step 2): hence Limits.SKIP_FAR_CELLS = 4.
     skip_from = limits.current().SKIP_FAR_CELLS
     if skip_from is not None and G >= skip_from:
         probe += [f"{fracs[d - 1]} AS f_{d}" for d in range(1, G + 1)]
         probe.append(f"CASE WHEN s >= 2 * diameter THEN 'Infinity'::DOUBLE ELSE "
                      f"{float_literal(gram_bound(grid.axes))} * pow({block_reach('+', PRUNE_SLACK)}, 2) END AS prune2")
         # as a NULL key, not a WHERE: DuckDB made a filter there a nested-loop join condition
-        # and then hashed the records' side of the cell join (W1 100k: 1.4x slower)
+        # and then hashed the records' side of the cell join, a slower plan (docs/design/neighbourhoods.md)
         far_cell = ("s * s * (" + " + ".join(
             f"CASE o.o_{d} WHEN 1 THEN (1 - p.f_{d}) * (1 - p.f_{d}) WHEN -1 THEN p.f_{d} * p.f_{d} ELSE 0.0 END"
             for d in range(1, G + 1)) + ") > p.prune2")
