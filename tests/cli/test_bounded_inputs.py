@@ -15,10 +15,9 @@ import numpy as np
 import pytest
 
 import rwn_sql
-from helpers.data import BODYFAT, load_numpy
+from helpers.data import ADULT, BODYFAT, load_numpy
 from rwn_sql import RWNError, randomness
 
-ADULT = BODYFAT.parent / "adult.csv"
 KEY = "bounded-inputs-key-0123456789"
 
 

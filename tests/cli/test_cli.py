@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from helpers.data import BODYFAT
+from helpers.data import ADULT, BODYFAT
 from rwn_sql.cli.main import main
 from rwn_sql.cli.parser import build_parser
 
@@ -100,7 +100,6 @@ def test_help_documents_every_option():
         assert option in res.stdout
 
 
-ADULT = BODYFAT.parent / "adult.csv"
 PUB = "sex,race,relationship,education,marital_status"
 
 

@@ -19,9 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 import duckdb
 import pytest
 
-from helpers.data import BODYFAT
+from helpers.data import ADULT, BODYFAT
 
-ADULT = BODYFAT.parent / "adult.csv"
 BIG_ROWS = 300_000        # large enough that a perturb runs a few seconds on 2 threads
 PERTURB = ("--columns", "a,b", "--seed", "1", "--threads", "2")
 

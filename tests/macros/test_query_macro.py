@@ -5,9 +5,8 @@ import duckdb
 import pytest
 
 import rwn_sql
-from helpers.data import ROOT
+from helpers.data import ADULT, ROOT
 
-ADULT = ROOT / "examples" / "data" / "adult.csv"
 PUBLIC = ["sex", "race", "relationship"]
 QUERIES = [
     "SELECT COUNT(*) FROM adult WHERE occupation = 'Sales'",

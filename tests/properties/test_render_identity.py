@@ -18,13 +18,12 @@ import pyarrow as pa
 import pytest
 
 import rwn_sql
-from helpers.data import BODYFAT, ROOT
+from helpers.data import ADULT, BODYFAT, ROOT
 from rwn_sql import limits
 from rwn_sql.rwn import run as rwn
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "render"
 KEY = "render corpus key, long enough to use"
-ADULT = ROOT / "examples" / "data" / "adult.csv"
 SEPARATOR = "\n-- ----------------------------------------------------------------- statement\n"
 
 

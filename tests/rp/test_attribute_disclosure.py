@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -18,9 +17,8 @@ import pytest
 import rwn_sql
 from rwn_sql.rp import api as rp
 from rwn_sql.errors import RWNError
+from helpers.data import ADULT, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-ADULT = ROOT / "examples" / "data" / "adult.csv"
 CATEGORIES = list("ABCDEFGHIJ")
 
 

@@ -7,9 +7,8 @@ import random
 import pytest
 
 import rwn_sql
-from helpers.data import ROOT
+from helpers.data import ADULT, ROOT
 
-ADULT = ROOT / "examples" / "data" / "adult.csv"
 ARGS = dict(p=0.45, epsilon=0.5, delta=0.1)
 
 

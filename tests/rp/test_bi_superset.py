@@ -24,10 +24,9 @@ import duckdb
 import pytest
 
 import rwn_sql
-from helpers.data import ROOT
+from helpers.data import ADULT, ROOT
 from rwn_sql.rp import release_db
 
-ADULT = ROOT / "examples" / "data" / "adult.csv"
 DRIVER = ROOT / "tests" / "bi" / "superset_driver.py"
 ESTIMATE = "estimate"        # the cells view's unbiased estimate column (SUM it over any slice)
 # Equal but for the order of a floating-point sum: a few thousand terms round to about 1e-12 of

@@ -5,7 +5,6 @@ import itertools
 import json
 import math
 from fractions import Fraction
-from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -15,6 +14,7 @@ import rwn_sql
 from rwn_sql import RWNError
 from rwn_sql.cli.main import main
 from rwn_sql.rp.calibration import DIGITS
+from helpers.data import ADULT
 
 STEP = Fraction(1, 10**DIGITS)
 
@@ -125,9 +125,6 @@ def test_the_bounds_fall_with_the_domain():
         assert all(np.diff(ps) < 0)
     assert all(rwn_sql.calibrate_p(10, rho=(r1, r2)).p < rwn_sql.calibrate_p(10, rho=(r1, r3)).p
                for r1, r2, r3 in itertools.product([0.05, 0.1], [0.3], [0.6]))
-
-
-ADULT = Path(__file__).resolve().parents[2] / "examples" / "data" / "adult.csv"
 
 
 def test_p_from_on_the_command_line_is_calibrated_for_the_domain_and_recorded(tmp_path, capsys):

@@ -25,11 +25,10 @@ import math
 import numpy as np
 import pytest
 
-from helpers.data import ROOT
+from helpers.data import ADULT, ROOT
 from rwn_sql.rp import api as rp
 from rwn_sql.randomness import keyed_order
 
-ADULT = ROOT / "examples" / "data" / "adult.csv"
 KEYS = [f"order-attack-key-{i:02d}-0123456789" for i in range(5)]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from helpers.data import ROOT
+from helpers.data import ADULT, ROOT
 import rwn_sql
 from rwn_sql import RWNError
 from rwn_sql.rp import api as rp
@@ -17,7 +17,6 @@ from rwn_sql.rp.release_db import ReleaseMeta, read_metadata
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 UPDATE = os.environ.get("RWN_UPDATE_GOLDEN") == "1"   # RWN_UPDATE_GOLDEN=1 pytest tests/rp/test_query.py
-ADULT = ROOT / "examples" / "data" / "adult.csv"
 PUBLIC = ("sex", "race", "relationship", "education", "marital_status")
 DOMAIN = ("?", "Adm-clerical", "Armed-Forces", "Craft-repair", "Exec-managerial", "Farming-fishing",
           "Handlers-cleaners", "Machine-op-inspct", "Other-service", "Priv-house-serv", "Prof-specialty",

@@ -1,9 +1,7 @@
 """recommend(method="rp", enforce=True): enforced and plain candidates compared by the standard
 error of one-way counts; the search's pruning checked against every candidate."""
 import json
-from pathlib import Path
 
-import duckdb
 import numpy as np
 import pytest
 
@@ -11,13 +9,7 @@ import rwn_sql
 from rwn_sql import RWNError
 from rwn_sql.rp import privacy
 from rwn_sql.rp import recommend as rec
-
-
-@pytest.fixture
-def con():
-    c = duckdb.connect()
-    yield c
-    c.close()
+from helpers.data import ADULT
 
 
 def _table(con, name, groups):
@@ -116,9 +108,6 @@ def test_refusal_says_enforcement_was_searched(con, monkeypatch):
     monkeypatch.setattr(rec, "_enforced_search", lambda *a, **k: rec._Enforced(None, None, np.inf, 0, 0, 99))
     with pytest.raises(RWNError, match="enforcement was searched too: .* --suppress-small"):
         rwn_sql.recommend(con, "t", "s", 0.8, 0.2, method="rp", public=["g"], max_top_share=1, enforce=True)
-
-
-ADULT = Path(__file__).resolve().parents[2] / "examples" / "data" / "adult.csv"
 
 
 def test_plain_kept_when_enforcement_costs_more(con):

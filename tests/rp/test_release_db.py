@@ -7,10 +7,9 @@ import duckdb
 import pytest
 
 import rwn_sql
-from helpers.data import ROOT
+from helpers.data import ADULT, ROOT
 from rwn_sql.rp.release_db import ONE_WAY_MAX
 
-ADULT = ROOT / "examples" / "data" / "adult.csv"
 PUBLIC = ["sex", "race", "age"]          # age has 73 values: still one-way; see the wide test below
 
 

@@ -14,10 +14,9 @@ import duckdb
 import pytest
 
 import rwn_sql
-from helpers.data import ROOT
+from helpers.data import ADULT, ROOT
 from rwn_sql.cli.main import main
 
-ADULT = ROOT / "examples" / "data" / "adult.csv"
 KIND = "kind <&\"'> ü"                                   # a public column name that needs escaping
 HOSTILE = "<img src=x onerror=\"window.__pwned=1\">"     # run as markup, it would set window.__pwned
 UNICODE = "Ünïcødé & \"quotes\" 'single' ✓"

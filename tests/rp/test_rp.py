@@ -8,14 +8,13 @@ import numpy as np
 import pytest
 
 import rwn_sql
-from helpers.data import ROOT, load_numpy
+from helpers.data import ADULT, ROOT, load_numpy
 from helpers.independent_tails import block_dp_tails
 from rwn_sql import RWNError
 from rwn_sql.engines import sources
 from rwn_sql.rp import privacy, api as rp
 from rwn_sql.randomness import keyed_order
 
-ADULT = ROOT / "examples" / "data" / "adult.csv"
 PUBLIC = ["sex", "race", "relationship", "education", "marital_status"]
 Z = 4.0        # 4-sigma limits: a correct implementation fails one with probability < 1e-4
 
