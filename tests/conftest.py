@@ -7,7 +7,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))     # tests/helpers: what the test modules share
 
-from helpers.data import BODYFAT  # noqa: E402
+from helpers.data import BODYFAT, skip_without_spark  # noqa: E402
 
 
 @pytest.fixture
@@ -113,6 +113,15 @@ def spark(_shared_spark, request):
     modules skip themselves first when pyspark or Java is missing. Each test checks the session
     is alive before it runs: see _SharedSpark."""
     return _shared_spark.get(request.node.nodeid)
+
+
+@pytest.fixture
+def spark_if_installed(request):
+    """The shared session for a Spark test in a module that also runs without Spark: the test is
+    skipped naming what is missing (pyspark, Java), or fails with RWN_REQUIRE_SPARK=1. Whole Spark
+    modules call skip_without_spark() at import instead and take `spark`."""
+    skip_without_spark()
+    return request.getfixturevalue("spark")
 
 
 def pytest_collection_modifyitems(items):

@@ -11,7 +11,7 @@ import pytest
 import rwn_sql
 from helpers.bruteforce import neighborhoods as brute_neighborhoods
 from helpers.bruteforce import scaled, squared_distances
-from helpers.data import skip_without_spark, tied_data
+from helpers.data import tied_data
 
 on_every_engine = pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)],
                                           indirect=True)
@@ -21,8 +21,7 @@ KEY = "the same key on every engine"
 @pytest.fixture
 def engine(request):
     if request.param == "spark":
-        skip_without_spark()
-        yield request.getfixturevalue("spark")
+        yield request.getfixturevalue("spark_if_installed")
         return
     con = duckdb.connect()
     yield con

@@ -243,10 +243,8 @@ def spark_calls(spark, tmp):
 
 
 @pytest.mark.spark
-def test_spark_statements_equal_the_corpus(request, tmp_path, monkeypatch):
-    from helpers.data import skip_without_spark
-    skip_without_spark()
-    spark = request.getfixturevalue("spark")
+def test_spark_statements_equal_the_corpus(spark_if_installed, tmp_path, monkeypatch):
+    spark = spark_if_installed
     texts = []
     real = spark.sql
     monkeypatch.setattr(spark, "sql", lambda text, *a, **kw: texts.append(text) or real(text, *a, **kw))

@@ -66,10 +66,8 @@ def test_the_cli_prints_it(tmp_path, capsys):
 
 
 @pytest.mark.spark
-def test_on_spark_equals_duckdb(request, tmp_path, con):
-    from helpers.data import skip_without_spark
-    skip_without_spark()
-    spark = request.getfixturevalue("spark")
+def test_on_spark_equals_duckdb(spark_if_installed, tmp_path, con):
+    spark = spark_if_installed
     data = tmp_path / "adult.parquet"
     con.execute(f"COPY (SELECT row_number() OVER () AS rid, sex, race, occupation FROM read_csv('{ADULT}') "
                 f"LIMIT 3000) TO '{data}' (FORMAT parquet)").fetchall()

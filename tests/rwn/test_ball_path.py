@@ -12,7 +12,7 @@ from scipy import stats
 
 import rwn_sql
 from helpers.bruteforce import neighborhoods_of, scaled, squared_distances, tie_tolerance
-from helpers.data import skip_without_spark, tied_data
+from helpers.data import tied_data
 from rwn_sql import limits, randomness
 from rwn_sql.rwn import ball_sql, run as rwn, sqlgen
 from rwn_sql.engines.backend import backend_for
@@ -193,10 +193,9 @@ def test_same_release_whatever_the_thread_count(levels):
 
 @pytest.mark.spark
 @pytest.mark.parametrize("levels", [2], indirect=True)
-def test_duckdb_and_spark_give_the_same_release(levels, tmp_path, request):
+def test_duckdb_and_spark_give_the_same_release(levels, tmp_path, spark_if_installed):
     """The same SQL through the Spark dialect, staged step by step: the same donors."""
-    skip_without_spark()
-    spark = request.getfixturevalue("spark")
+    spark = spark_if_installed
     rng = np.random.default_rng(2)
     n = 240
     data = {c: rng.random(n) for c in "abc"}
