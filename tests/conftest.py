@@ -1,4 +1,5 @@
 import contextlib
+import re
 import sys
 from pathlib import Path
 
@@ -124,11 +125,102 @@ def spark_if_installed(request):
     return request.getfixturevalue("spark")
 
 
-def pytest_collection_modifyitems(items):
-    # -m spark selects every test that takes the spark fixture, not only the ones marked by hand
+def pytest_addoption(parser):
+    parser.addoption("--all-tiers", action="store_true", default=False,
+                     help="run the heavy tier too (a run without -m and without this leaves out the tests marked "
+                          "heavy, except in the test files named on the command line; .ci/run runs both tiers)")
+
+
+def _engine_of(item):
+    """The engine a test runs on: its `engine` parameter (duckdb, spark), else None."""
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("engine") if callspec is not None else None
+
+
+def _mark_notimpl(item) -> None:
+    """@pytest.mark.notimpl(["spark"], raises=UnsupportedByEngine, match=..., reason=...) on a test
+    parametrized by `engine`: on a listed engine the test is a strict xfail that must fail with
+    exactly `raises` (not a subclass, not another error; its message matching `match` if given).
+    It passing there fails the run (the engine implements it now: drop the marker), and so does
+    any other exception (a crash is not a refusal)."""
+    for mark in item.iter_markers("notimpl"):
+        engines, raises = (mark.args[0] if mark.args else mark.kwargs.get("engines")), mark.kwargs.get("raises")
+        if not engines or not (isinstance(raises, type) and issubclass(raises, BaseException)):
+            raise pytest.UsageError(f"{item.nodeid}: notimpl needs the engines and raises=<exception class> "
+                                    "(how the engine fails)")
+        if _engine_of(item) is None:
+            raise pytest.UsageError(f"{item.nodeid}: notimpl on a test not parametrized by engine")
+        if _engine_of(item) in engines:
+            reason = mark.kwargs.get("reason", "not implemented")
+            item.add_marker(pytest.mark.xfail(raises=raises, strict=True,
+                                              reason=f"{_engine_of(item)}: {reason}"))
+            item.stash[_NOTIMPL] = (raises, mark.kwargs.get("match"))
+
+
+_NOTIMPL = pytest.StashKey()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """Run a notimpl test on its listed engine: what it raises must be exactly `raises` (see
+    _mark_notimpl); anything else is turned into an AssertionError, which the xfail does not
+    accept."""
+    expected = pyfuncitem.stash.get(_NOTIMPL, None)
+    if expected is None:
+        return None
+    raises, match = expected
+    args = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    try:
+        pyfuncitem.obj(**args)
+    except raises as exc:
+        if type(exc) is not raises:
+            raise AssertionError(f"notimpl expected exactly {raises.__name__}, got {type(exc).__name__}: {exc}") from exc
+        if match is not None and not re.search(match, str(exc)):
+            raise AssertionError(f"notimpl expected {raises.__name__} matching {match!r}, got: {exc}") from exc
+        raise
+    return True
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    heavy, named = [], _named_files(config)
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
+            # -m spark selects every test that takes the spark fixture, not only the ones marked by hand
             item.add_marker(pytest.mark.spark)
+        if item.get_closest_marker("spark") is not None:
+            item.add_marker(pytest.mark.heavy)              # every Spark test is in the heavy tier
+            item.add_marker(pytest.mark.xdist_group("spark"))   # one JVM: --dist loadgroup sends them to one worker
+        _mark_notimpl(item)
+        if item.get_closest_marker("heavy") is not None and Path(str(item.path)) not in named:
+            heavy.append(item)
+    # The default tier: without -m and --all-tiers the heavy tests are deselected, except in the
+    # test files named on the command line (pytest tests/cli/test_faults.py runs all of it).
+    if heavy and not config.getoption("markexpr", "") and not config.getoption("all_tiers", False):
+        config.hook.pytest_deselected(items=heavy)
+        left = set(map(id, heavy))
+        items[:] = [item for item in items if id(item) not in left]
+        config.stash[_HEAVY_LEFT_OUT] = len(heavy)
+
+
+_HEAVY_LEFT_OUT = pytest.StashKey()
+
+
+def _named_files(config) -> set:
+    """The test files named on the command line (a file, or a test of it), resolved."""
+    named = set()
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::")[0]).resolve()
+        if path.is_file():
+            named.add(path)
+    return named
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    left_out = config.stash.get(_HEAVY_LEFT_OUT, 0)
+    if left_out:
+        terminalreporter.write_line(f"the default tier: {left_out} tests of the heavy tier deselected "
+                                    "(pytest -m heavy runs them, pytest --all-tiers both tiers)")
 
 
 @pytest.fixture

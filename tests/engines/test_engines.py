@@ -1,7 +1,9 @@
 """The same properties on every engine (issue 11), in the style of Splink's `mark_tests_with`:
 each test below runs once per engine through the public API, on a DuckDB connection and on
 a SparkSession, with a record id (Spark requires one). The Spark runs skip with the reason
-when pyspark or Java is missing (RWN_REQUIRE_SPARK=1 makes that a failure)."""
+when pyspark or Java is missing (RWN_REQUIRE_SPARK=1 makes that a failure). What an engine
+does not implement is marked on the test, with how it fails (tests/conftest.py's notimpl):
+there the test must raise exactly that error, and passing fails the run."""
 import duckdb
 import numpy as np
 import pyarrow as pa
@@ -12,6 +14,7 @@ import rwn_sql
 from helpers.bruteforce import neighborhoods as brute_neighborhoods
 from helpers.bruteforce import scaled, squared_distances
 from helpers.data import tied_data
+from rwn_sql.engines.dialects import UnsupportedByEngine
 
 on_every_engine = pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)],
                                           indirect=True)
@@ -103,3 +106,46 @@ def test_randomized_release_keeps_public_columns_and_drops_the_id(engine, tied):
     pub = [columns.index("region"), columns.index("a")]
     assert sorted(tuple(r[i] for i in pub) for r in got) == sorted(zip(data["region"], data["a"]))
     assert {r[columns.index("c")] for r in got} <= set(np.unique(data["c"]).tolist())
+
+
+@on_every_engine
+@pytest.mark.notimpl(["spark"], raises=UnsupportedByEngine, match="engine spark does not support scale='zscore'",
+                     reason="the standard deviation is rounded by a DuckDB-only expression")
+def test_zscore_scaled_neighbourhoods_equal_brute_force(engine, tied):
+    path, data = tied
+    d2 = squared_distances([scaled(data[c], "zscore") for c in "abc"], [])
+    want, _, _ = brute_neighborhoods(d2, 3, 0.0)
+    got = {r: set() for r in want}
+    for record, neighbor, _ in rows(rwn_sql.neighborhoods(engine, path, ["a", "b", "c"], k=3, scale="zscore",
+                                                          pairs=True, id="rid")):
+        got[record].add(neighbor)
+    assert got == want
+
+
+@on_every_engine
+@pytest.mark.notimpl(["spark"], raises=UnsupportedByEngine, match="engine spark does not support evaluate",
+                     reason="evaluation runs on DuckDB (it reads the Parquet a Spark run writes)")
+def test_evaluate_the_identity_release(engine, tied):
+    path, _ = tied
+    risk = rwn_sql.evaluate(engine, path, path, ["a", "b", "c"], id="rid").risk
+    assert risk.linkage_rate == 1.0 and risk.dcr_mean == 0.0
+
+
+@on_every_engine
+@pytest.mark.notimpl(["spark"], raises=UnsupportedByEngine, match="engine spark does not support rank_swap",
+                     reason="the baselines run on DuckDB")
+def test_rank_swap_keeps_each_column_as_a_multiset(engine, tied):
+    path, data = tied
+    release = rwn_sql.rank_swap(engine, path, ["a", "b"], 10, key=KEY)
+    got, columns = rows(release), list(release.columns)
+    for c in ("a", "b", "c"):
+        assert sorted(r[columns.index(c)] for r in got) == sorted(data[c].tolist())
+
+
+@on_every_engine
+@pytest.mark.notimpl(["spark"], raises=UnsupportedByEngine, match="engine spark does not support install",
+                     reason="the SQL macros are DuckDB table macros")
+def test_install_the_sql_macros(engine):
+    rwn_sql.install(engine)
+    assert engine.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'rwn_query'"
+                          ).fetchall()[0][0] >= 1
