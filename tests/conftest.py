@@ -191,6 +191,8 @@ def pytest_collection_modifyitems(config, items):
         if item.get_closest_marker("spark") is not None:
             item.add_marker(pytest.mark.heavy)              # every Spark test is in the heavy tier
             item.add_marker(pytest.mark.xdist_group("spark"))   # one JVM: --dist loadgroup sends them to one worker
+        if item.get_closest_marker("scan") is not None:
+            item.add_marker(pytest.mark.heavy)              # and every certification scan
         _mark_notimpl(item)
         if item.get_closest_marker("heavy") is not None and Path(str(item.path)) not in named:
             heavy.append(item)

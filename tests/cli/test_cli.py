@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from helpers.data import ADULT, BODYFAT
 from rwn_sql.cli.main import main
@@ -134,6 +135,7 @@ def test_randomize_show_sql_plans_once(tmp_path, monkeypatch, capsys):
     assert len(calls) == 1
 
 
+@pytest.mark.heavy     # the rp commands end to end in subprocesses; each command's API is checked in tests/rp
 def test_randomize_audit_release_query_commands(tmp_path):
     out = tmp_path / "r.parquet"
     res = run("randomize", ADULT, out, "--sensitive", "occupation", "--p", "0.5", "--public", PUB,
@@ -196,6 +198,7 @@ def test_rp_command_errors(tmp_path):
     assert res.returncode == 2 and "does not exist" in res.stderr
 
 
+@pytest.mark.heavy     # evaluate in a subprocess; its figures against independent computations: tests/evaluation/test_evaluate.py
 def test_evaluate_command(tmp_path):
     import json
     from rwn_sql import evaluate

@@ -21,6 +21,8 @@ import pytest
 
 from helpers.data import ADULT, BODYFAT
 
+pytestmark = pytest.mark.heavy      # fault injection through subprocesses: the heavy tier
+
 BIG_ROWS = 300_000        # large enough that a perturb runs a few seconds on 2 threads
 PERTURB = ("--columns", "a,b", "--seed", "1", "--threads", "2")
 

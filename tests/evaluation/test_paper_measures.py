@@ -234,6 +234,7 @@ def test_evaluate_and_replicates_report_the_paper_measures(con, bodyfat):
     assert {name: tune.MEASURES[name][1](ev) for name in NEW} == {m: d["risk"][m] for m in NEW}
 
 
+@pytest.mark.heavy     # in a subprocess; the measures themselves are checked above
 def test_cli_evaluate_prints_the_paper_measures(tmp_path):
     cols = ",".join(BODYFAT_COLUMNS)
     rel = tmp_path / "r.csv"

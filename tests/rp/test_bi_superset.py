@@ -27,6 +27,8 @@ import rwn_sql
 from helpers.data import ADULT, ROOT
 from rwn_sql.rp import release_db
 
+pytestmark = pytest.mark.heavy      # Apache Superset in its own environment: the heavy tier
+
 DRIVER = ROOT / "tests" / "bi" / "superset_driver.py"
 ESTIMATE = "estimate"        # the cells view's unbiased estimate column (SUM it over any slice)
 # Equal but for the order of a floating-point sum: a few thousand terms round to about 1e-12 of

@@ -119,6 +119,7 @@ def check_answer(rel, rewritten):
     return rows
 
 
+@pytest.mark.heavy     # 241 generated queries; the injection cases one by one stay in the default tier (the tests below)
 def test_hostile_queries_refused_or_answered(world):
     con, release, d = world
     queries = [q.replace("{d}", str(d)) for q in hostile_queries(240, seed=8)] + [R1]

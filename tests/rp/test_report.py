@@ -225,6 +225,7 @@ def browse(chromium, profile, *args):
                           capture_output=True, text=True, timeout=120, check=True)
 
 
+@pytest.mark.heavy     # Chromium; the page's numbers and escaping are checked above without a browser
 def test_renders_in_chromium(chromium, release, page, tmp_path):
     path, text = page
     probed = tmp_path / "probed.html"

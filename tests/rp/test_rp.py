@@ -247,6 +247,7 @@ def test_estimator_unbiased_with_the_stated_variance(con, replicated):
         assert abs(mean_se2 - exp_se2) <= Z * math.sqrt(var_se2 / R), (g, value, mean_se2, exp_se2)
 
 
+@pytest.mark.heavy     # Monte Carlo over many keys; unbiasedness in small form: test_estimator_unbiased_with_the_stated_variance, test_multi_value_in_estimate_is_unbiased
 def test_estimator_unbiased_over_many_keys(con):
     rng = np.random.default_rng(8)
     load_numpy(con, "small", {"g": rng.choice(["u", "v"], 200), "s": rng.choice(list("abc"), 200, p=[.7, .2, .1])})
@@ -310,6 +311,7 @@ def test_randomize_release_shape_and_rates(con):
 
 # --- enforcement ------------------------------------------------------------------------------
 
+@pytest.mark.heavy     # Monte Carlo attack on adult; enforcement's guarantee against the independent tails: rp/test_enforcement.py
 def test_enforcement_monte_carlo_attack(con):
     """Real data: the first 3000 adult records. Every personal group that enforcement splits
     into blocks is replicated R times (the copy number public, so each copy is its own group of

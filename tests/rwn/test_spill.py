@@ -42,6 +42,7 @@ def test_perturb_under_a_memory_limit_spills_and_releases_the_same(tmp_path, set
     assert con.execute(digest.format("limited")).fetchall()[0][0] == ROWS
 
 
+@pytest.mark.heavy     # 2M rows; the default tier spills 200k rows (test_perturb_under_a_memory_limit_spills_and_releases_the_same)
 @pytest.mark.skipif(tuple(int(x) for x in duckdb.__version__.split(".")[:2]) < (2, 0),
                     reason="the floor is measured on DuckDB 2.0; DuckDB 1.4 needs more (README: memory limit)")
 def test_two_million_rows_at_500_mb(tmp_path):
@@ -56,6 +57,7 @@ def test_two_million_rows_at_500_mb(tmp_path):
     assert con.execute("SELECT count(*) FROM released").fetchall()[0][0] == 2_000_000
 
 
+@pytest.mark.heavy     # a large input; in steps against one statement and the brute force: rwn/test_search_in_steps.py
 @pytest.mark.skipif(tuple(int(x) for x in duckdb.__version__.split(".")[:2]) < (2, 0),
                     reason="the floor is measured on DuckDB 2.0; DuckDB 1.4 needs more (README: memory limit)")
 def test_listed_eps_balls_beyond_the_limit_run_in_steps(tmp_path, set_limits):
