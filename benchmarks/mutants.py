@@ -576,7 +576,10 @@ def sanity_check(copy: Path) -> None:
 def pytest_args(tests, basetemp: Path) -> list[str]:
     # Each run its own --basetemp: pytest removes old numbered temporary folders, and runs side
     # by side (--jobs) would otherwise remove each other's, failing a test for no fault of the code.
-    return [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", f"--basetemp={basetemp}", *tests]
+    # -n 0: one process per mutant (pyproject's addopts start two xdist workers; --jobs already runs
+    # mutants side by side). The test files are named, so their heavy tests run too.
+    return [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider", f"--basetemp={basetemp}",
+            *tests]
 
 
 def run_tests(copy: Path, tests, timeout: float) -> tuple[str, float, str]:

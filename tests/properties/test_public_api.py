@@ -58,6 +58,7 @@ def calls(con, tmp_path):
     }
 
 
+@pytest.mark.heavy     # every public name run twice over: a regression check of the lazy imports
 def test_every_public_name_twice(small):
     con, tmp_path = small
     table = calls(con, tmp_path)

@@ -196,6 +196,7 @@ def majority_vote_recovery(con, original: str, released: str, public, sensitive:
     return con.execute(sql).fetchall()[0][0]
 
 
+@pytest.mark.heavy     # an attack over many releases; the default path's rules are checked above
 def test_majority_vote_gains_nothing_on_what_the_default_path_releases():
     """The majority-vote attack (guess for every record the most frequent released value of its
     personal group) on every release the default path lets through: randomize --enforce (0.5,

@@ -51,7 +51,7 @@ def rowwise_vote_accuracy(releases, truth, m):
     return float(np.mean(np.argmax(votes, axis=1) == truth))
 
 
-@pytest.mark.parametrize("enforce", [None, (0.5, 0.05)])
+@pytest.mark.parametrize("enforce", [None, pytest.param((0.5, 0.05), marks=pytest.mark.heavy)])   # enforced: heavy tier
 def test_order_gives_nothing_away(con, enforce):
     con.execute(f"CREATE TABLE adult AS SELECT * FROM read_csv('{ADULT}')").fetchall()
     con.execute("CREATE TABLE sorted AS SELECT * FROM adult ORDER BY occupation, md5(CAST(fnlwgt AS VARCHAR))").fetchall()

@@ -375,7 +375,8 @@ def open_peak(genuine, tmp_path_factory):
     return rss
 
 
-@pytest.mark.parametrize("reader", ["python", "cli_query", "cli_report"])
+@pytest.mark.parametrize("reader", ["python", pytest.param("cli_query", marks=pytest.mark.heavy),    # the CLI readers:
+                                    pytest.param("cli_report", marks=pytest.mark.heavy)])  # the heavy tier
 def test_metadata_bomb_is_refused_with_bounded_memory(genuine, bombs, open_peak, reader, tmp_path):
     """A release whose metadata domain holds 30, 100 or 300 values of 256 KiB (a file under 4 MiB)
     is refused quickly by rwn_sql.query(release=), rwn-sql query (--memory-limit 50MB) and rwn-sql

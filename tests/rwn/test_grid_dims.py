@@ -139,7 +139,7 @@ def candidate_pairs(con, table, columns, **kw) -> int:
 SKIPPED_AT_LEAST = {4: 0.14, 5: 0.2}
 
 
-@pytest.mark.parametrize("dims", [4, 5])
+@pytest.mark.parametrize("dims", [4, pytest.param(5, marks=pytest.mark.heavy)])     # 5-d: the heavy tier
 def test_far_cells_are_skipped_and_neighbourhoods_stay_exact(con, dims):
     """The cell join skips the neighbour cells whose box lies beyond the record's margin: fewer
     candidate pairs, the same neighbourhoods as the brute force."""

@@ -58,7 +58,12 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", list(CASES))
+# In steps on the larger grids: the heavy tier (those grids against the brute force in one statement:
+# rwn/test_grid_dims.py, rwn/test_grid_axes.py); the small cases keep the property in the default tier.
+LARGER_GRIDS = {"5 columns", "7 columns (a 5-d grid on the columns of largest spread)", "6 correlated columns (principal axes)"}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.heavy) if c in LARGER_GRIDS else c for c in CASES])
 def test_in_steps_equals_one_statement_and_the_brute_force(con, steps, case):
     make, params = CASES[case]
     data = make()
