@@ -5,7 +5,7 @@ import duckdb
 import pytest
 
 import rwn_sql
-from helpers.data import ADULT, ROOT
+from helpers.data import ADULT
 
 PUBLIC = ["sex", "race", "relationship"]
 QUERIES = [

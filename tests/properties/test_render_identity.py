@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 
 import rwn_sql
-from helpers.data import ADULT, BODYFAT, ROOT
+from helpers.data import ADULT, BODYFAT
 from rwn_sql import limits
 from rwn_sql.rwn import run as rwn
 

@@ -7,7 +7,7 @@ import random
 import pytest
 
 import rwn_sql
-from helpers.data import ADULT, ROOT
+from helpers.data import ADULT
 
 ARGS = dict(p=0.45, epsilon=0.5, delta=0.1)
 

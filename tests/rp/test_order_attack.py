@@ -25,7 +25,7 @@ import math
 import numpy as np
 import pytest
 
-from helpers.data import ADULT, ROOT
+from helpers.data import ADULT
 from rwn_sql.rp import api as rp
 from rwn_sql.randomness import keyed_order
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from helpers.data import ADULT, ROOT
+from helpers.data import ADULT
 import rwn_sql
 from rwn_sql import RWNError
 from rwn_sql.rp import api as rp

@@ -6,14 +6,13 @@ import math
 
 import duckdb
 import numpy as np
-import pyarrow as pa
 import pytest
 from scipy import stats
 
 import rwn_sql
 from rwn_sql.rp.analyst import rewrite
 from rwn_sql.rp.release_db import read_metadata
-from helpers.datasets import SHOP_DOMAIN as DOMAIN, SHOP_PUBLIC as PUBLIC, shop_data
+from helpers.datasets import SHOP_DOMAIN as DOMAIN, SHOP_PUBLIC as PUBLIC, SHOP_SIZES as SIZES, shop_data
 
 P = 0.5
 ENFORCE = (0.5, 0.1)            # with p = 0.5, m = 4: 4 blocks in every personal group of this data

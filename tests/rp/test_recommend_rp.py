@@ -18,7 +18,7 @@ from rwn_sql.cli.parser import parse_arguments
 from rwn_sql.rp import privacy
 from rwn_sql.rp.recommend import GRID, one_way_std_error, recommend_retention
 
-from helpers.data import ADULT, ROOT
+from helpers.data import ADULT
 
 PUBLIC = ["sex", "race", "relationship"]
 M = 15                                  # occupation's values in the first 3000 records

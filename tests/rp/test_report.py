@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 import rwn_sql
-from helpers.data import ADULT, ROOT
+from helpers.data import ADULT
 from rwn_sql.cli.main import main
 
 KIND = "kind <&\"'> ü"                                   # a public column name that needs escaping

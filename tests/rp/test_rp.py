@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import rwn_sql
-from helpers.data import ADULT, ROOT, load_numpy
+from helpers.data import ADULT, load_numpy
 from helpers.independent_tails import block_dp_tails
 from rwn_sql import RWNError
 from rwn_sql.engines import sources

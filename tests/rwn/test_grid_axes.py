@@ -11,7 +11,7 @@ from helpers.data import load_numpy
 from rwn_sql import limits
 from rwn_sql.rwn import geometry, run as rwn, sqlgen
 from rwn_sql.engines.backend import backend_for
-from helpers.datasets import nonempty, sql_sets
+from helpers.datasets import clumped, correlated, nonempty, sql_sets
 
 KEY = "axes test key, long enough to use"
 

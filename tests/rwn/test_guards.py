@@ -10,6 +10,7 @@ import pytest
 
 import rwn_sql
 from helpers.data import load_numpy
+from helpers.datasets import tied_table
 from rwn_sql.rwn import sqlgen
 from rwn_sql.evaluation import tune
 from rwn_sql.engines.sources import resolve_source

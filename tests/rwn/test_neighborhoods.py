@@ -5,6 +5,7 @@ import pytest
 from helpers import bruteforce as bf
 import rwn_sql
 from helpers.data import BODYFAT_COLUMNS, load_numpy, tied_data
+from helpers.datasets import nonempty, sql_sets
 
 
 def fetch(con, table, columns):
