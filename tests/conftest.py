@@ -194,7 +194,7 @@ def pytest_collection_modifyitems(config, items):
         if item.get_closest_marker("scan") is not None:
             item.add_marker(pytest.mark.heavy)              # and every certification scan
         _mark_notimpl(item)
-        if item.get_closest_marker("heavy") is not None and Path(str(item.path)) not in named:
+        if item.get_closest_marker("heavy") is not None and Path(item.path).resolve() not in named:
             heavy.append(item)
     # The default tier: without -m and --all-tiers the heavy tests are deselected, except in the
     # test files named on the command line (pytest tests/cli/test_faults.py runs all of it).
@@ -219,10 +219,12 @@ def _named_files(config) -> set:
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    left_out = config.stash.get(_HEAVY_LEFT_OUT, 0)
-    if left_out:
-        terminalreporter.write_line(f"the default tier: {left_out} tests of the heavy tier deselected "
-                                    "(pytest -m heavy runs them, pytest --all-tiers both tiers)")
+    # Under xdist the workers collect, so the count is known only in a run without workers.
+    every_arg_a_file = len(_named_files(config)) == len(set(a.split("::")[0] for a in config.args))
+    if not config.getoption("markexpr", "") and not config.getoption("all_tiers", False) and not every_arg_a_file:
+        left_out = config.stash.get(_HEAVY_LEFT_OUT, None)
+        terminalreporter.write_line(f"the default tier: {'the' if left_out is None else left_out} tests of the "
+                                    "heavy tier deselected (pytest -m heavy runs them, pytest --all-tiers both tiers)")
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from rwn_sql.randomness import bits_sql, hash_sql, keyed_bits, keyed_hash, order
 from rwn_sql.rp.release_db import ROWS_SCHEMA
 
 skip_without_spark()
+pytestmark = pytest.mark.spark     # every test here runs Spark, some through the CLI: the heavy tier, one xdist worker
 
 
 @pytest.mark.parametrize("record_type", ["BIGINT", "STRING"])

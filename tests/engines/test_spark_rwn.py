@@ -17,6 +17,7 @@ from helpers.data import BODYFAT, skip_without_spark, tied_data
 from rwn_sql.engines import spark as spark_engine
 
 skip_without_spark()
+pytestmark = pytest.mark.spark     # every test here runs Spark, some through the CLI: the heavy tier, one xdist worker
 
 KEY = "a steward's key: k" * 2
 
