@@ -1,10 +1,10 @@
 """Scan the certified enforcement: for each (p, m, eps, delta) given, every group size n in
 1..N gets its design from rwn_sql.rp.privacy.trials_for_sizes, and the design's two tails at
 every count c = 1..n are recomputed by the independent implementation of the tests
-(tests/independent_tails.py: the per-block dynamic programme for n <= 40, the walk over
+(tests/helpers/independent_tails.py: the per-block dynamic programme for n <= 40, the walk over
 counts with scipy's gammaln above). Prints, per setting, the smallest tail found and any
 (n, c) below delta, and the time of the design search and of the check. The test suite
-scans two settings this way (tests/test_enforcement.py); this script is for more, and for
+scans two settings this way (tests/rp/test_enforcement.py); this script is for more, and for
 settings whose designs have many blocks (minutes per setting at N = 2000).
 
     python benchmarks/scan_enforcement.py 2000 0.5,14,0.5,0.05 0.5,15,0.5,0.1

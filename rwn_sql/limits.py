@@ -35,7 +35,7 @@ class Limits:
     # Peak memory per record of the one recursive statement on DuckDB: its working rows and the
     # grouped member lists of a level are held in memory that does not spill (10M x 5 Gaussian
     # records ran out of memory under 2 GB and under 4 GB; 200k x 3 uniform records need 100-120 MB,
-    # tests/test_spill.py). The level-by-level search writes every level to a staged table, which
+    # tests/rwn/test_spill.py). The level-by-level search writes every level to a staged table, which
     # spills: it is taken beyond this many bytes per record of the memory limit (search_in_steps).
     RECURSIVE_BYTES_PER_RECORD: float = 1000  # records times this beyond the memory limit: the search in steps
     # A level of the search in steps keeps its searching records' candidates in memory DuckDB does
@@ -43,7 +43,7 @@ class Limits:
     # with (about 110 bytes each). Where a level would need more than LEVEL_SHARE of the memory
     # limit, it runs in chunks of searching records along the first grid coordinate, each hashing
     # only the points near it (rwn.run.level_chunks). The whole limit as the budget: fewer chunks,
-    # each of which hashes the points again, at the same peak memory (W5 and tests/test_spill.py,
+    # each of which hashes the points again, at the same peak memory (W5 and tests/rwn/test_spill.py,
     # docs/design/neighbourhoods.md).
     HASHED_BYTES_PER_POINT: int = 110         # a hashed grid point's bytes, in a level's memory estimate
     LEVEL_SHARE: float = 1.0                  # the memory limit's share a level may need before it runs in chunks

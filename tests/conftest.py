@@ -1,32 +1,14 @@
 import contextlib
+import re
 import sys
 from pathlib import Path
 
 import duckdb
-import numpy as np
 import pytest
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))          # the brute-force reference lives beside the tests
+sys.path.insert(0, str(Path(__file__).resolve().parent))     # tests/helpers: what the test modules share
 
-BODYFAT = ROOT / "examples" / "data" / "bodyfat_clean.csv"
-BODYFAT_COLUMNS = ["BodyFat", "Age", "Weight", "Height", "Neck", "Chest", "Abdomen", "Hip",
-                   "Thigh", "Knee", "Ankle", "Biceps", "Forearm", "Wrist"]
-
-
-def skip_without_spark() -> None:
-    """Skip the calling test module when pyspark or Java is missing; .ci/run sets
-    RWN_REQUIRE_SPARK=1, and there a missing one fails instead."""
-    import importlib.util
-    import os
-    import shutil
-    missing = ("pyspark is not installed (pip install '.[spark]')" if importlib.util.find_spec("pyspark") is None
-               else "Java is not installed (Spark needs it)" if shutil.which("java") is None else None)
-    if missing:
-        if os.environ.get("RWN_REQUIRE_SPARK") == "1":
-            raise RuntimeError(f"RWN_REQUIRE_SPARK=1 but {missing}")
-        pytest.skip(missing, allow_module_level=True)
+from helpers.data import BODYFAT, skip_without_spark  # noqa: E402
 
 
 @pytest.fixture
@@ -134,31 +116,118 @@ def spark(_shared_spark, request):
     return _shared_spark.get(request.node.nodeid)
 
 
-def pytest_collection_modifyitems(items):
-    # -m spark selects every test that takes the spark fixture, not only the ones marked by hand
+@pytest.fixture
+def spark_if_installed(request):
+    """The shared session for a Spark test in a module that also runs without Spark: the test is
+    skipped naming what is missing (pyspark, Java), or fails with RWN_REQUIRE_SPARK=1. Whole Spark
+    modules call skip_without_spark() at import instead and take `spark`."""
+    skip_without_spark()
+    return request.getfixturevalue("spark")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--all-tiers", action="store_true", default=False,
+                     help="run the heavy tier too (a run without -m and without this leaves out the tests marked "
+                          "heavy, except in the test files named on the command line; .ci/run runs both tiers)")
+
+
+def _engine_of(item):
+    """The engine a test runs on: its `engine` parameter (duckdb, spark), else None."""
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("engine") if callspec is not None else None
+
+
+def _mark_notimpl(item) -> None:
+    """@pytest.mark.notimpl(["spark"], raises=UnsupportedByEngine, match=..., reason=...) on a test
+    parametrized by `engine`: on a listed engine the test is a strict xfail that must fail with
+    exactly `raises` (not a subclass, not another error; its message matching `match` if given).
+    It passing there fails the run (the engine implements it now: drop the marker), and so does
+    any other exception (a crash is not a refusal)."""
+    for mark in item.iter_markers("notimpl"):
+        engines, raises = (mark.args[0] if mark.args else mark.kwargs.get("engines")), mark.kwargs.get("raises")
+        if not engines or not (isinstance(raises, type) and issubclass(raises, BaseException)):
+            raise pytest.UsageError(f"{item.nodeid}: notimpl needs the engines and raises=<exception class> "
+                                    "(how the engine fails)")
+        if _engine_of(item) is None:
+            raise pytest.UsageError(f"{item.nodeid}: notimpl on a test not parametrized by engine")
+        if _engine_of(item) in engines:
+            reason = mark.kwargs.get("reason", "not implemented")
+            item.add_marker(pytest.mark.xfail(raises=raises, strict=True,
+                                              reason=f"{_engine_of(item)}: {reason}"))
+            item.stash[_NOTIMPL] = (raises, mark.kwargs.get("match"))
+
+
+_NOTIMPL = pytest.StashKey()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """Run a notimpl test on its listed engine: what it raises must be exactly `raises` (see
+    _mark_notimpl); anything else is turned into an AssertionError, which the xfail does not
+    accept."""
+    expected = pyfuncitem.stash.get(_NOTIMPL, None)
+    if expected is None:
+        return None
+    raises, match = expected
+    args = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    try:
+        pyfuncitem.obj(**args)
+    except raises as exc:
+        if type(exc) is not raises:
+            raise AssertionError(f"notimpl expected exactly {raises.__name__}, got {type(exc).__name__}: {exc}") from exc
+        if match is not None and not re.search(match, str(exc)):
+            raise AssertionError(f"notimpl expected {raises.__name__} matching {match!r}, got: {exc}") from exc
+        raise
+    return True
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    heavy, named = [], _named_files(config)
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
+            # -m spark selects every test that takes the spark fixture, not only the ones marked by hand
             item.add_marker(pytest.mark.spark)
+        if item.get_closest_marker("spark") is not None:
+            item.add_marker(pytest.mark.heavy)              # every Spark test is in the heavy tier
+            item.add_marker(pytest.mark.xdist_group("spark"))   # one JVM: --dist loadgroup sends them to one worker
+        if item.get_closest_marker("scan") is not None:
+            item.add_marker(pytest.mark.heavy)              # and every certification scan
+        _mark_notimpl(item)
+        if item.get_closest_marker("heavy") is not None and Path(item.path).resolve() not in named:
+            heavy.append(item)
+    # The default tier: without -m and --all-tiers the heavy tests are deselected, except in the
+    # test files named on the command line (pytest tests/cli/test_faults.py runs all of it).
+    if heavy and not config.getoption("markexpr", "") and not config.getoption("all_tiers", False):
+        config.hook.pytest_deselected(items=heavy)
+        left = set(map(id, heavy))
+        items[:] = [item for item in items if id(item) not in left]
+        config.stash[_HEAVY_LEFT_OUT] = len(heavy)
+
+
+_HEAVY_LEFT_OUT = pytest.StashKey()
+
+
+def _named_files(config) -> set:
+    """The test files named on the command line (a file, or a test of it), resolved."""
+    named = set()
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::")[0]).resolve()
+        if path.is_file():
+            named.add(path)
+    return named
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    # Under xdist the workers collect, so the count is known only in a run without workers.
+    every_arg_a_file = len(_named_files(config)) == len(set(a.split("::")[0] for a in config.args))
+    if not config.getoption("markexpr", "") and not config.getoption("all_tiers", False) and not every_arg_a_file:
+        left_out = config.stash.get(_HEAVY_LEFT_OUT, None)
+        terminalreporter.write_line(f"the default tier: {'the' if left_out is None else left_out} tests of the "
+                                    "heavy tier deselected (pytest -m heavy runs them, pytest --all-tiers both tiers)")
 
 
 @pytest.fixture
 def bodyfat(con):
     con.execute(f"CREATE TABLE bodyfat AS SELECT * FROM read_csv('{BODYFAT}')").fetchall()
     return "bodyfat"
-
-
-def load_numpy(con, name: str, arrays: dict) -> None:
-    """Create table `name` from a dict of numpy arrays (column order kept)."""
-    import pyarrow as pa
-    tbl = pa.table(arrays)   # noqa: F841  (read by DuckDB's replacement scan)
-    con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM tbl').fetchall()
-
-
-def tied_data(n: int, seed: int) -> dict:
-    """Integer-valued data on a small lattice: many exact distance ties and duplicate rows."""
-    rng = np.random.default_rng(seed)
-    data = {"a": rng.integers(0, 6, n), "b": rng.integers(0, 5, n), "c": rng.integers(0, 4, n)}
-    dup = rng.integers(0, n, n // 5)                       # copy some rows over others: duplicates
-    for v in data.values():
-        v[: len(dup)] = v[dup]
-    return data

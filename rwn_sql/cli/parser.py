@@ -386,11 +386,11 @@ def _add_tune(sub) -> argparse.ArgumentParser:
 
 
 # The measures tune's --risk and --utility choose among (rwn_sql.evaluation.tune.MEASURES, by
-# kind; the parser does not import it, and tests/test_tune.py checks that these are its names)
+# kind; the parser does not import it, and tests/evaluation/test_tune.py checks that these are its names)
 TUNE_RISK = "dcr_mean, linkage_rate, sdid, unique_survival, sdid_rwn_paper, rmdid or dcr_mean_raw"
 TUNE_UTILITY = "corr_mad, pca_loading_mad, ks_max, ols_ci_overlap or ols_r2"
 # rank swapping's variants (rwn_sql.evaluation.rank_swapping.RANK_SWAP_VARIANTS, not imported for
-# the same reason; tests/test_rank_swap_sdcmicro.py checks they are the same)
+# the same reason; tests/evaluation/test_rank_swap_sdcmicro.py checks they are the same)
 RANK_SWAP_VARIANTS = ("simple", "sdcmicro")
 
 

@@ -422,7 +422,7 @@ class DuckDBDialect(Dialect):
 class SparkDialect(Dialect):
     """Spark SQL's fragments (rwn_sql.engines.spark runs them). Spark has no 128-bit
     integers: the digest stays the hex string md5() gives, and its bits are read from the
-    hex digits, so every keyed draw equals DuckDB's (tests/test_spark.py). SELECT *
+    hex digits, so every keyed draw equals DuckDB's (tests/engines/test_spark.py). SELECT *
     EXCLUDE/REPLACE needs an explicit column list there."""
     name: str = "spark"
     NUMERIC = re.compile(r"^(tinyint|smallint|int|bigint|float|double|decimal\(\d+,\d+\))$")

@@ -272,7 +272,7 @@ def evaluate_replicates(con: engine.Connection, original, released, reps: int, c
     """Yields evaluate(con, original, <the rows of `released` with `replicate` = r>, ...) for
     r = 0 .. reps - 1, each replicate's rows in the order `released` gives them, paired by
     position: for replicates in input order, as tune's are (perturb's and rank swapping's with
-    reps= write every replicate in input order; tests/test_tune.py checks tune's risk figures
+    reps= write every replicate in input order; tests/evaluation/test_tune.py checks tune's risk figures
     against keyed releases paired by their keys). The original and `released` are each read once, at the first value; the
     replicates are evaluated in batches of about Limits.BATCH_ELEMENTS values, each in one numpy
     pass (tune's sweeps: many small releases, where one call each would mostly pay numpy's

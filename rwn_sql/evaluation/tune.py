@@ -440,7 +440,7 @@ def narrowed_hoods_sql(hood: str, widest, eps_values, dialect) -> str:
     `eps_values` (setting = its position), from the neighbourhoods `hood` staged for `widest`
     (the spec of the largest eps); S_i at that eps is the first `size` members of i's list.
 
-    Exact, the same lists as a search at each eps (tests/test_tune.py checks it): the search
+    Exact, the same lists as a search at each eps (tests/evaluation/test_tune.py checks it): the search
     keeps j when its computed squared distance d2 <= R * F, with R = max(eps^2, d2 of the k-th
     nearest) and F the tie factor (search_sql.members_within, the rule applied here too), members
     sorted by (d2, j) from distances computed by the same expression whatever eps is. A smaller eps gives a smaller R, so its members

@@ -373,7 +373,7 @@ def cert_margin(n: int) -> float:
     of a sum of nine log factorials of size up to log n!, whose absolute rounding error is
     below 1e-15 log n! (table and sum), a relative error of the term; the tails add terms of
     total mass at most a few, so 1e-14 log n! bounds the error with room (measured against
-    tests/independent_tails.py: 5e-12 at n = 20,000, where the margin is 2.8e-9)."""
+    tests/helpers/independent_tails.py: 5e-12 at n = 20,000, where the margin is 2.8e-9)."""
     return CERT_MARGIN + 1e-14 * float(_log_fact(n)[n])
 _DROP_MASS = 1e-12      # block configurations of at most this total probability are left out
 _DESIGN_WORK = 6e7      # (configurations) x (counts) beyond which a design is not used (fewer blocks are)

@@ -128,7 +128,7 @@ def check_pair_budget(be, src, spec: RWNSpec) -> None:
     """Refuse, before any neighbourhood is built, data whose neighbourhoods cannot fit in the
     engine's memory limit: a grouped pre-pass (sqlgen.pair_estimate_sql) bounds the number of
     neighbour pairs from below; every pair beyond the k per record that any run needs (that
-    part spills to disk; tests/test_guards.py) costs about Limits.BYTES_PER_PAIR bytes. Engines
+    part spills to disk; tests/rwn/test_guards.py) costs about Limits.BYTES_PER_PAIR bytes. Engines
     without one memory limit (a cluster) skip it."""
     be = backend_for(be)
     limit = be.memory_limit()
@@ -547,7 +547,7 @@ def level_chunks(be, plan, points: str, settings: str, previous: str, searching:
     quantiles of the first grid coordinate g_1 (kept by `points` on principal axes, else
     recomputed from the values as the level does), each with the points within CHUNK_REACH cell
     sides of it. Every candidate pair within a record's margin is kept, so the rows are those
-    of the whole level (tests/test_search_in_steps.py). The searching records are staged once
+    of the whole level (tests/rwn/test_search_in_steps.py). The searching records are staged once
     with their chunk number (`step`), so that a chunk reads its rows without joining the level
     with the points again."""
     whole = [(previous, points)]

@@ -16,7 +16,7 @@ from .spec import RWNSpec
 # Levels per doubling of the cell side, by grid dimension: the block of a record that needs a
 # side just above a level's holds up to growth^G times the candidates it needs; finer steps in
 # more dimensions keep that factor small at the cost of more levels. (2 steps on a 3-d grid were
-# faster but raised perturb's memory floor above tests/test_spill.py's: docs/design/neighbourhoods.md.)
+# faster but raised perturb's memory floor above tests/rwn/test_spill.py's: docs/design/neighbourhoods.md.)
 LEVEL_STEPS = {0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 3}
 SLACK = "1e-9"             # relative safety margin against floating-point rounding at cell edges
 PRUNE_SLACK = "1e-6"       # the same, where the cell join skips neighbour cells beyond the margin

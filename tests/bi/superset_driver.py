@@ -1,7 +1,7 @@
 """Drive Apache Superset, headless and in-process, against a release database opened read-only.
 
 Run by the BI virtual environment's python (Superset and duckdb-engine, not rwn_sql: Superset
-pins its own SQLAlchemy, pandas and sqlglot), as tests/test_bi_superset.py does:
+pins its own SQLAlchemy, pandas and sqlglot), as tests/rp/test_bi_superset.py does:
 
     python tests/bi/superset_driver.py RELEASE.duckdb REQUEST.json ANSWER.json
 
