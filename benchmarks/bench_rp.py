@@ -41,7 +41,8 @@ import numpy as np
 
 import rwn_sql
 from machine import cpu_seconds, peak_rss_mb, cpu_name
-from rwn_sql.rp import privacy, api as rp
+from rwn_sql.rp.core import privacy
+from rwn_sql.rp import api as rp
 
 PUBLIC = ["sex", "race", "age_band", "education", "region"]
 SENSITIVE = "occupation"

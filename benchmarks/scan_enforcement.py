@@ -1,5 +1,5 @@
 """Scan the certified enforcement: for each (p, m, eps, delta) given, every group size n in
-1..N gets its design from rwn_sql.rp.privacy.trials_for_sizes, and the design's two tails at
+1..N gets its design from rwn_sql.rp.core.privacy.trials_for_sizes, and the design's two tails at
 every count c = 1..n are recomputed by the independent implementation of the tests
 (tests/helpers/independent_tails.py: the per-block dynamic programme for n <= 40, the walk over
 counts with scipy's gammaln above). Prints, per setting, the smallest tail found and any
@@ -18,7 +18,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 from independent_tails import block_dp_tails, walk_tails  # noqa: E402
 
-from rwn_sql.rp import privacy  # noqa: E402
+from rwn_sql.rp.core import privacy  # noqa: E402
 
 
 def scan(n_top, p, m, eps, delta):

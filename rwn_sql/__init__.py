@@ -17,12 +17,12 @@ from importlib import import_module
 _HOMES = {"neighborhoods": "rwn.api", "perturb": "rwn.api", "donors": "rwn.api", "row_counts": "rwn.api",
           "RowCounts": "rwn.api", "forget_keys": "rwn.api", "RWNSpec": "rwn.spec",
           "audit": "rp.api", "estimates": "rp.api", "query": "rp.api", "randomize": "rp.api",
-          "release": "rp.api", "report": "rp.report", "calibrate_p": "rp.calibration",
+          "release": "rp.api", "report": "rp.release.report", "calibrate_p": "rp.core.calibration",
           "mdav": "evaluation.baselines", "rank_swap": "evaluation.baselines",
           "Evaluation": "evaluation.evaluate", "evaluate": "evaluation.evaluate",
           "key_variable_risk": "evaluation.key_risk",
           "attack_risk": "evaluation.attacks",
-          "recommend": "evaluation.recommend",
+          "recommend": "recommendation.rwn",
           "RWNError": "errors", "new_key": "randomness", "install": "macros"}
 
 __all__ = ["install", "neighborhoods", "perturb", "donors", "row_counts", "RowCounts", "randomize",

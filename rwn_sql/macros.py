@@ -7,14 +7,14 @@ import duckdb
 
 from .engines import duckdb_backend, outputs
 from .rp import api as rp, plan as rp_plan, temp_source
-from .rp.privacy import RPParams, Threshold
-from .rp.release_source import RECORDED
+from .rp.core.privacy import RPParams, Threshold
+from .rp.release.release_source import RECORDED
 from .rwn import run as rwn
 from . import templates
 from .errors import NoSuchSource, OutputExists, RWNError
 from .identifiers import name_parts, quote_ident, quote_literal
 from .randomness import MACRO_KEYS, KeySQL, resolve_key
-from .rp.duckdb_udfs import BIGINT, BOOLEAN, DOUBLE, VARCHAR, VARCHAR_LIST, register_function, register_tails
+from .rp.core.duckdb_udfs import BIGINT, BOOLEAN, DOUBLE, VARCHAR, VARCHAR_LIST, register_function, register_tails
 
 
 def _spec(columns, k, eps, q, scale, strata, categorical, weight, on_missing, drop=(), id_column=None):
@@ -47,9 +47,9 @@ def _query_sql(con, sql, database) -> str:
     """rwn_query's planner: the analyst's count query rewritten into its reconstruction (as
     rwn_sql.query rewrites it), over the release in the database named in FROM (FROM rel.adult),
     else the caller's current database. The text that runs is rendered from the checked parts."""
-    from .rp.analyst import TOO_DEEP, parse, refuse, rewrite, source
-    from .rp.query_run import release_column_types
-    from .rp.release_db import NoReleaseMetadata, read_metadata
+    from .rp.release.analyst import TOO_DEEP, parse, refuse, rewrite, source
+    from .rp.release.query_run import release_column_types
+    from .rp.release.release_db import NoReleaseMetadata, read_metadata
     if not isinstance(sql, str):
         raise RWNError("rwn_query: the query must be a string")
     try:

@@ -111,7 +111,7 @@ def cmd_neighborhoods(args) -> int:
 
 
 def _rp_opts(args) -> dict:
-    # the domain file is read (bounded, checked) by rp.checks.read_domain_file
+    # the domain file is read (bounded, checked) by rp.core.checks.read_domain_file
     return dict(public=args.public, domain=args.domain_file, nulls=args.nulls,
                 l_diversity=args.l_diversity, max_top_share=args.max_top_share)
 
@@ -120,8 +120,8 @@ def _p(args, session):
     """--p, or the calibration.Calibration --p-from asks for, for the domain's m values."""
     if args.p_from is None:
         return args.p
-    from ..rp.calibration import calibrate_p
-    from ..rp.checks import domain_size
+    from ..rp.core.calibration import calibrate_p
+    from ..rp.core.checks import domain_size
     m = domain_size(session, args.input, args.sensitive, args.domain_file, args.nulls)
     calibration = calibrate_p(m, **args.p_from)
     log(f"rwn-sql {args.command}: --p-from {calibration.describe()}")
@@ -130,7 +130,7 @@ def _p(args, session):
 
 def cmd_randomize(args) -> int:
     from ..rp import plan as rp_plan
-    from ..rp.privacy import RPParams
+    from ..rp.core.privacy import RPParams
     from ..engines.backend import backend_for
     out = OutputTarget.parse(args.output)
     check_not_input(args, out)
@@ -185,7 +185,7 @@ def _log_suppressed(records: int, groups: int | None = None) -> None:
 
 def cmd_audit(args) -> int:
     from ..rp import api as rp
-    from ..rp.privacy import RPParams
+    from ..rp.core.privacy import RPParams
     rows_out, groups_out = (OutputTarget.parse(o) if o else None for o in (args.output, args.groups_output))
     for out in (rows_out, groups_out):
         if out:
@@ -246,7 +246,7 @@ def cmd_query(args) -> int:
 
 def cmd_release(args) -> int:
     from ..rp import api as rp
-    from ..rp.release_db import check_release_name
+    from ..rp.release.release_db import check_release_name
     out = OutputTarget.parse(args.output)
     check_not_input(args, out, whole_file=True)
     to_folder = not _engine(args).releases_to_database_file
@@ -272,7 +272,7 @@ def cmd_release(args) -> int:
                           enforce=args.enforce, table=table, overwrite=args.overwrite, rwn=rwn,
                           suppress_small=args.suppress_small, id=args.id, test=args.test, **_rp_opts(args))
     if to_folder:
-        from ..rp.release_db import read_release_folder
+        from ..rp.release.release_db import read_release_folder
         _log_suppressed(read_release_folder(args.output)[0].suppressed_records)
         log(f"rwn-sql release{_on(args)}: {args.input} -> {args.output}/: table "
             f"{table + '_randomized'!r} ({rows} rows) and its metadata as Parquet in "
@@ -280,7 +280,7 @@ def cmd_release(args) -> int:
         return 0
     with engine.connect(args.output, read_only=True) as written:     # the count the metadata records
         _log_suppressed(written.execute("SELECT suppressed_records FROM rwn_release_metadata").fetchall()[0][0])
-    from ..rp.release_db import ROWS_SCHEMA
+    from ..rp.release.release_db import ROWS_SCHEMA
     log(f"rwn-sql release: {args.input} -> {args.output}: estimate views {table + '_cells'!r}, "
         f"{table + '_estimates'!r} and one-way ones, metadata; the randomized rows (not counts) as "
         f"{ROWS_SCHEMA}.{table}_randomized ({rows} rows); in {time.perf_counter() - start:.2f} s")
@@ -288,13 +288,13 @@ def cmd_release(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from ..rp.report import report
+    from ..rp.release.report import report
     log(f"rwn-sql report: {args.release} -> {report(args.release, args.output, overwrite=args.overwrite)}")
     return 0
 
 
 def cmd_calibrate(args) -> int:
-    from ..rp.calibration import calibrate_p
+    from ..rp.core.calibration import calibrate_p
     calibration = calibrate_p(args.m, rho=args.rho, ldp=args.ldp)
     print(json.dumps(calibration.as_dict()) if args.json else calibration.describe())
     return 0
@@ -438,7 +438,7 @@ RP_ONLY = ("sensitive", "epsilon", "delta", "public", "domain_file", "p_from", "
 
 
 def cmd_recommend(args) -> int:
-    """rwn-sql recommend: rwn_sql.evaluation.recommend (RWN) or rwn_sql.rp.recommend (p)."""
+    """rwn-sql recommend: rwn_sql.recommendation.rwn (RWN) or rwn_sql.recommendation.rp (p)."""
     method = args.method or ("rp" if args.sensitive is not None else "rwn" if args.columns else None)
     if method is None:
         raise RWNError("give --columns (RWN: recommend k, eps and q) or --sensitive (reconstruction privacy: "
@@ -447,7 +447,7 @@ def cmd_recommend(args) -> int:
     if given:
         raise RWNError(f"--{given[0].replace('_', '-')} is an option of the "
                        f"{'reconstruction-privacy' if method == 'rwn' else 'RWN'} recommendation, not of {method}'s")
-    from ..evaluation import recommend
+    from ..recommendation import rwn as recommend
     if method == "rp":
         for option in ("epsilon", "delta"):
             if getattr(args, option) is None:

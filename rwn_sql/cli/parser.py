@@ -189,7 +189,7 @@ def _add_audit(sub) -> argparse.ArgumentParser:
 
 
 def _add_query(sub) -> argparse.ArgumentParser:
-    from ..rp.release_limits import METADATA_LIMITS, QUERY_GRAMMAR, QUERY_LIMITS
+    from ..rp.release.release_limits import METADATA_LIMITS, QUERY_GRAMMAR, QUERY_LIMITS
     sp = sub.add_parser("query", help="answer a COUNT(*), SUM or AVG query on a release with reconstruction",
                         description="Rewrite a count (or SUM / AVG) query over a release database (made by 'rwn-sql "
                                     "release') into the unbiased reconstruction: per output row the released value, "
@@ -231,7 +231,7 @@ def _add_release(sub) -> argparse.ArgumentParser:
 
 
 def _add_report(sub) -> argparse.ArgumentParser:
-    from ..rp.release_limits import METADATA_LIMITS
+    from ..rp.release.release_limits import METADATA_LIMITS
     sp = sub.add_parser("report", help="write a self-contained HTML report of a release database",
                         description="Write one HTML page describing a release database (made by 'rwn-sql release') "
                                     "for the data steward and the analysts: the published parameters, an audit "
@@ -395,7 +395,7 @@ RANK_SWAP_VARIANTS = ("simple", "sdcmicro")
 
 
 def _add_recommend_attacks(sp) -> None:
-    """recommend's attack-risk targets and their control (rwn_sql.evaluation.recommend)."""
+    """recommend's attack-risk targets and their control (rwn_sql.recommendation.rwn)."""
     for option, dest, what in (("--max-singling-out", "singling_out", "singling out"),
                                ("--max-linkability", "linkability", "linkability"),
                                ("--max-inference", "inference", "inference (of --secret)")):

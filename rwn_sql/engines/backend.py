@@ -68,7 +68,7 @@ class Backend(Protocol):
     # attached release database's metadata)? Then randomize(into=) writes such a table and
     # estimates look the design up in the catalog; else a design travels only in Parquet metadata.
     records_design_in_catalog: bool
-    # Is a release one database file (rp.release_db.write_release), else a folder of Parquet
+    # Is a release one database file (rp.release.release_db.write_release), else a folder of Parquet
     # files beside its metadata (write_release_folder), which query() then reads?
     releases_to_database_file: bool
 

@@ -77,7 +77,7 @@ class DuckDBBackend:
             pass
 
     has_input_order = True      # without id=, records are numbered by their input position
-    has_python_udfs = True      # rwn_sql.rp.duckdb_udfs registers them on the connection
+    has_python_udfs = True      # rwn_sql.rp.core.duckdb_udfs registers them on the connection
     records_design_in_catalog = True    # COMMENT ON TABLE, and release databases ATTACHed read-only
     releases_to_database_file = True
 

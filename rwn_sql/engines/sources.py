@@ -164,7 +164,7 @@ def resolve_source(con: duckdb.DuckDBPyConnection, source) -> Source:
                else _csv_reader(con, source, label))
         csv_path = source if file_format(source) != "parquet" else None
     elif QUERY_START.match(source):
-        from ..statements import single_statement     # lazy: sqlglot loads only when needed
+        from ..statements import single_statement  # lazy: sqlglot loads only when needed
         single_statement(source, "the source query", trailing=False)   # it is pasted inside (...)
         sql, label = f"({source})", "the query"
     elif (columns := _table_columns(con, source)) is not None:

@@ -33,11 +33,11 @@ from ..engines.dialects import DUCKDB, require_duckdb
 from ..errors import RWNError
 from ..identifiers import quote_ident
 from ..rwn.spec import MAX_COUNT, check_scale
-from .baseline_sql import (RID, check_values, column_list, fetch, fingerprint, float_list, guard, int_list,
-                           no_sql, resolve, staged)
+from .baseline_sql import (RID, check_values, column_list, fetch, fingerprint, float_list, guard, int_list, no_sql,
+                           resolve, staged)
 # rank swapping lives in rank_swapping; its names stay importable from here
-from .rank_swapping import (BATCHED_PAIRINGS, RANK_SWAP_PURPOSE, RANK_SWAP_VARIANTS, WINDOW_WALK_PER_BIT,  # noqa: F401
-                            _pairs, _pairs_batched, _pairs_batched_window, check_rank_swap_inputs, rank_swap,
+from .rank_swapping import (BATCHED_PAIRINGS, RANK_SWAP_PURPOSE, RANK_SWAP_VARIANTS, WINDOW_WALK_PER_BIT, _pairs,
+                            _pairs_batched, _pairs_batched_window, check_rank_swap_inputs, rank_swap,
                             rank_swap_donors, rank_swap_pairs, rank_swap_statement, rank_swap_statements)
 
 __all__ = ["check_mdav_inputs", "check_rank_swap_inputs", "mdav", "mdav_groups", "mdav_labels", "mdav_statement",

@@ -51,7 +51,7 @@ so their risk on the original is their risk on the release; for an RWN release
 reconstruction privacy (``audit``, ``rwn-sql audit``) reports it for the public columns
 (``AuditResult.key_risk``), from its personal groups, without weights.
 
-The SQL and the result (``KeyRisk``) live in rwn_sql.rp.key_risk, which the audit shares.
+The SQL and the result (``KeyRisk``) live in rwn_sql.rp.core.key_risk, which the audit shares.
 """
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ from ..engines.duckdb import NUMERIC_TYPES
 from ..engines.sources import require_columns
 from ..errors import RWNError
 from ..identifiers import column_names
-from ..rp.key_risk import DEFAULT_KS, KeyRisk, KViolations, key_risk_of, key_risk_sql, weight_facts
+from ..rp.core.key_risk import DEFAULT_KS, KeyRisk, KViolations, key_risk_of, key_risk_sql, weight_facts
 
 __all__ = ["KeyRisk", "KViolations", "key_risk_sql", "key_variable_risk"]
 

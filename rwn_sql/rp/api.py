@@ -7,19 +7,19 @@ import warnings
 from dataclasses import dataclass
 
 from ..engines import outputs, sources
-from . import privacy, sqlgen as rp_sql
+from .core import privacy, sqlgen as rp_sql
 from ..engines.backend import Session, backend_for
 from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident, quote_literal
 from ..randomness import key_scope, resolve_key
-from .duckdb_udfs import ensure_functions
-from .calibration import Calibration
-from .checks import (check_estimate_columns, check_names, estimated_values, public_columns, published_domain,
-                     refuse_released_outside, typed_domain)
-from .disclosure import attribute_disclosure, AttributeDisclosure, top_share_limit
-from .key_risk import group_sizes_risk_sql, key_risk_of, KeyRisk
+from .core.duckdb_udfs import ensure_functions
+from .core.calibration import Calibration
+from .core.checks import (check_estimate_columns, check_names, estimated_values, public_columns, published_domain,
+                          refuse_released_outside, typed_domain)
+from .core.disclosure import attribute_disclosure, AttributeDisclosure, top_share_limit
+from .core.key_risk import group_sizes_risk_sql, key_risk_of, KeyRisk
 from .plan import audit_statement, blocks_for, judged_groups, plan_design, plan_randomize, resolve_audit
-from .release_source import check_recorded_columns, reconcile, RECORDED, recorded_design
+from .release.release_source import check_recorded_columns, reconcile, RECORDED, recorded_design
 
 __all__ = ["randomize", "audit", "estimates", "release", "query", "AuditResult"]
 
@@ -79,7 +79,7 @@ def randomize(con: Session, source, sensitive: str, p: float | Calibration, publ
 def record_design(con, target: str, plan) -> None:
     """COMMENT ON the table `target` (SQL name) just written: its design (design_record). A
     table left without it would be refused by estimates, so a failure drops the table."""
-    from .design_record import comment_text
+    from .release.design_record import comment_text
     try:
         con.execute(f"COMMENT ON TABLE {target} IS {quote_literal(comment_text(plan_design(plan)))}"
                     ).fetchall()
@@ -100,7 +100,7 @@ def release(con: Session, source, path: str, sensitive: str, p: float | Calibrat
             overwrite: bool = False, rwn: dict | None = None, suppress_small: bool = False,
             id: str | None = None, l_diversity: int | None = None, max_top_share: float | None = None) -> int:
     """Randomize like `randomize` and write a standalone release database at `path` (see
-    rwn_sql.rp.release_db): the released table, its published parameters and reconstruction
+    rwn_sql.rp.release.release_db): the released table, its published parameters and reconstruction
     views, never the key or raw data. A p from rwn_sql.calibrate_p is recorded with its budget
     (metadata column p_calibration). With rwn=dict(columns=[...], k=, eps=, q=, scale=) the
     named numeric columns are first perturbed by RWN (they stay public, now perturbed).
@@ -110,7 +110,8 @@ def release(con: Session, source, path: str, sensitive: str, p: float | Calibrat
     release made with l_diversity=1 records it in its metadata; max_top_share: as in
     `randomize` (the limit applied is recorded too).
     Returns the number of released rows."""
-    from .release_db import ReleaseMeta, check_release_name, randomized_table_name, write_release, write_release_folder
+    from .release.release_db import (ReleaseMeta, check_release_name, randomized_table_name, write_release,
+                                     write_release_folder)
     be = backend_for(con)
     params = privacy.RPParams(p, enforce, test)
     name = table or release_table_name(source)
@@ -439,7 +440,7 @@ def resolve_estimates(be, src, recorded, trials_sql, label: str, sensitive: str,
     literal = typed_domain(be, domain, type_sql, sensitive)
     where_sql = None
     if where is not None:
-        from .analyst import check_predicate
+        from .release.analyst import check_predicate
         where_sql = check_predicate(where, pub, sensitive, src.label)
     values = estimated_values(values, domain)
     vals = None if values is None else [f"CAST({quote_literal(v)} AS {type_sql})" for v in values]
@@ -475,7 +476,7 @@ def query(con: Session, sql: str, release: str | None = None):
     `con`. Only the rewritten SQL runs, on a separate connection that sees nothing but the
     release (read-only, no file access). Returns (relation of `con` over the computed rows,
     Rewritten)."""
-    from .query_run import run_query, run_query_on
+    from .release.query_run import run_query, run_query_on
     be = backend_for(con)
     if not be.releases_to_database_file:
         if release is None or not os.path.isdir(os.fspath(release)):

@@ -7,14 +7,13 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..engines import sources
-from . import privacy, sqlgen as rp_sql
+from .core import privacy, sqlgen as rp_sql
 from ..engines.backend import backend_for
 from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident
 from ..randomness import KEY_PLACEHOLDER, resolve_key
-from .checks import (check_audit_public, check_l_diversity, check_max_top_share, disclosure_rule, prepare,
-                     refused)
-from .disclosure import refuse_attribute_disclosure
+from .core.checks import check_audit_public, check_l_diversity, check_max_top_share, disclosure_rule, prepare, refused
+from .core.disclosure import refuse_attribute_disclosure
 
 
 def _size_counts(be, src, spec, public) -> dict[int, int]:
@@ -113,7 +112,7 @@ def blocks_for(be, src, spec, pp: privacy.PrivacyParams) -> dict[int, int]:
 
 def plan_design(plan):
     """The design_record.Design of a randomize plan (what its estimates need; never the key)."""
-    from .design_record import Design
+    from .release.design_record import Design
     enforced = plan.params.threshold is not None
     test = plan.params.test
     eps, delta = plan.params.threshold or (None, None)
@@ -260,7 +259,7 @@ def audit_statement(be, src, spec, m: int, pp: privacy.PrivacyParams, blocks, **
     """The audit's SQL on this backend. With Python UDFs the statement computes the exact tails
     (the rwn_audit_tails UDF); without, they come from a small table computed here: the
     distinct (enforced, n, count or blocks) cases are read first, their tails computed with
-    rwn_sql.rp.privacy in one vectorised call, and the table joined in; no per-row Python.
+    rwn_sql.rp.core.privacy in one vectorised call, and the table joined in; no per-row Python.
     counts_relation: the per-(group, value) counts staged beforehand (without UDFs), which
     both statements then read instead of the source."""
     if be.has_python_udfs:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 
-from . import privacy, sqlgen as rp_sql
-from .checks import check_estimate_columns, estimated_values, listed_once, published_domain, refused
+from .core import privacy, sqlgen as rp_sql
+from .core.checks import check_estimate_columns, estimated_values, listed_once, published_domain, refused
 from ..engines.dialects import DUCKDB, source_from_table
 from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident, quote_literal
-from .release_source import RECORDED
+from .release.release_source import RECORDED
 
 PLAN = "__rwn_plan"
 PLANNER = "rwn_plan"          # the function the statement calls (registered by rwn_sql.install)
@@ -186,7 +186,7 @@ def estimates(release: str, sensitive: str, p: float, domain, group_by=(), where
     domain = listed_once(published_domain(domain))
     where_sql = None
     if where is not None:        # rendered now; the planner checks it against the public columns
-        from .analyst import check_predicate, predicate_columns
+        from .release.analyst import check_predicate, predicate_columns
         where_sql = check_predicate(where, pub if pub is not None else
                                     [c for c in predicate_columns(where) if c.lower() != sensitive.lower()],
                                     sensitive, f"table {release!r}")

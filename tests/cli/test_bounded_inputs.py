@@ -125,7 +125,7 @@ def test_byte_order_mark_is_not_part_of_a_key_or_a_value(tmp_path):
     """A key or domain file saved by an editor that writes a UTF-8 byte-order mark reads as the
     same key and the same first value as without it (before, the mark became part of the key,
     so the same key gave another release, and of the first domain value)."""
-    from rwn_sql.rp import checks as rp_checks
+    from rwn_sql.rp.core import checks as rp_checks
     key = "0123456789abcdef" * 4
     plain, marked = tmp_path / "plain.key", tmp_path / "marked.key"
     plain.write_text(key + "\n", encoding="utf-8")
@@ -303,7 +303,7 @@ def test_integers_beyond_a_float_named(people, call, name):
 def test_parameter_errors_are_rwn_errors(people):
     """Parameter checks in spec, privacy and the SQL builders raised bare ValueError; every one
     reaching the public API is an RWNError."""
-    from rwn_sql.rp import privacy
+    from rwn_sql.rp.core import privacy
     from rwn_sql.rwn import spec
     with pytest.raises(RWNError):
         spec.RWNSpec(columns=["a"], q=2)
@@ -331,14 +331,14 @@ def test_nested_and_binary_sensitive_columns_refused(mixed, tmp_path, column):
     with pytest.raises(RWNError, match=f"sensitive column '{column}' has type"):
         rwn_sql.release(mixed, "mixed", str(tmp_path / "r.duckdb"), column, 0.5, public=["g"], key=KEY)
     assert not (tmp_path / "r.duckdb").exists()
-    # UUID stays allowed: a scalar whose text form casts back exactly (see rp.checks.NESTED_TYPES)
+    # UUID stays allowed: a scalar whose text form casts back exactly (see rp.core.checks.NESTED_TYPES)
     assert len(rwn_sql.randomize(mixed, "mixed", "u", 0.5, public=["g"], key=KEY).fetchall()) == 40
 
 
 def test_nan_sensitive_values_refused(mixed, tmp_path):
     """A NaN sensitive value was released ('nan' a domain value); refused by randomize, release and
     the macro over a persistent table. A NaN makes the column floating point, which uniform
-    perturbation refuses as a whole (rp.checks.check_sensitive_type): the refusal names the column."""
+    perturbation refuses as a whole (rp.core.checks.check_sensitive_type): the refusal names the column."""
     mixed.execute("CREATE VIEW v AS SELECT * REPLACE (CASE WHEN i IN (5, 9) THEN 'nan'::DOUBLE ELSE s END AS s) "
                   "FROM mixed").fetchall()
     words = r"sensitive column 's' is floating point \(DOUBLE\)"

@@ -276,7 +276,7 @@ def test_a_parquet_folder_records_a_design_only_when_every_part_does(tmp_path):
     import pytest
 
     import rwn_sql
-    from rwn_sql.rp.design_record import RECORD_KEY, parquet_record
+    from rwn_sql.rp.release.design_record import RECORD_KEY, parquet_record
     data = tmp_path / "in.parquet"
     duckdb.execute(f"COPY (SELECT i AS rid, ['F', 'M'][1 + i % 2] AS sex, ['a', 'b'][1 + (i * 7) % 2] AS job "
                    f"FROM range(40) r(i)) TO '{data}' (FORMAT parquet)").fetchall()
@@ -306,7 +306,7 @@ def test_a_design_recorded_with_spark_type_names_reads_on_duckdb(tmp_path):
     import pytest
 
     import rwn_sql
-    from rwn_sql.rp.design_record import RECORD_KEY
+    from rwn_sql.rp.release.design_record import RECORD_KEY
     data = tmp_path / "in.parquet"
     duckdb.execute(f"COPY (SELECT i AS rid, ['F', 'M'][1 + i % 2] AS sex, ['a', 'b'][1 + (i * 7) % 2] AS job "
                    f"FROM range(40) r(i)) TO '{data}' (FORMAT parquet)").fetchall()

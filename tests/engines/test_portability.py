@@ -9,9 +9,11 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from rwn_sql.rp import analyst, privacy, plan as rp_plan, sqlgen as rp_sql
+from rwn_sql.rp.release import analyst
+from rwn_sql.rp.core import privacy, sqlgen as rp_sql
+from rwn_sql.rp import plan as rp_plan
 from rwn_sql.engines.dialects import SPARK
-from rwn_sql.rp.release_db import ReleaseMeta
+from rwn_sql.rp.release.release_db import ReleaseMeta
 from rwn_sql.engines.spark import _spark_sql
 from helpers.spark_builtins import SPARK_BUILTINS_SQLGLOT_LACKS, SPARK_RWN_BUILTINS, SPARK_TABLE_FUNCTIONS
 

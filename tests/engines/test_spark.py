@@ -8,7 +8,7 @@ from helpers.data import skip_without_spark
 from rwn_sql.engines.dialects import SPARK
 from rwn_sql.identifiers import quote_literal
 from rwn_sql.randomness import bits_sql, hash_sql, keyed_bits, keyed_hash, order_key_sql
-from rwn_sql.rp.release_db import ROWS_SCHEMA
+from rwn_sql.rp.release.release_db import ROWS_SCHEMA
 
 skip_without_spark()
 pytestmark = pytest.mark.spark     # every test here runs Spark, some through the CLI: the heavy tier, one xdist worker
@@ -97,7 +97,7 @@ def _same_rows(a, b, rel=1e-12):
 @pytest.mark.parametrize("enforce", [False, True])
 def test_audit_on_spark_equals_duckdb(spark, people, enforce):
     """The audit's rows, per-group verdicts and summary are the same on both engines, before
-    and after enforcement (the exact tails come from the same rwn_sql.rp.privacy functions:
+    and after enforcement (the exact tails come from the same rwn_sql.rp.core.privacy functions:
     a UDF on DuckDB, a small table of the distinct cases on Spark)."""
     import rwn_sql
     con, data, _, _ = people
@@ -169,7 +169,7 @@ def test_cli_randomize_on_both_engines(spark, tmp_path):
     import duckdb
 
     import rwn_sql
-    from rwn_sql.rp.design_record import parquet_record
+    from rwn_sql.rp.release.design_record import parquet_record
     data = tmp_path / "in.parquet"
     duckdb.execute(f"""COPY (SELECT 1000 + i AS rid, ['F', 'M'][1 + i % 2] AS sex, ['a', 'b', 'c', 'd'][1 + (i * 7) % 4]
                      AS job FROM range(500) r(i)) TO '{data}' (FORMAT parquet)""").fetchall()

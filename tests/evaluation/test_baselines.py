@@ -11,7 +11,8 @@ from scipy import stats
 
 from rwn_sql import RWNError
 from rwn_sql.engines import outputs
-from rwn_sql.evaluation.baselines import mdav, mdav_groups, mdav_labels, mdav_statement, rank_swap, rank_swap_donors, rank_swap_pairs, rank_swap_statement
+from rwn_sql.evaluation.baselines import (mdav, mdav_groups, mdav_labels, mdav_statement, rank_swap, rank_swap_donors,
+                                          rank_swap_pairs, rank_swap_statement)
 from rwn_sql.randomness import keyed_bits
 
 TWO_52 = 2 ** 52

@@ -16,7 +16,8 @@ import rwn_sql
 from helpers.data import BODYFAT
 from rwn_sql import RWNError
 from rwn_sql.cli.main import main
-from rwn_sql.evaluation import recommend as rec_mod, tune
+from rwn_sql.recommendation import rwn as rec_mod
+from rwn_sql.evaluation import tune
 
 COLS = ["Age", "Weight", "Height"]
 KEY = "recommend-test-key-0123456789"
@@ -193,9 +194,9 @@ def test_bad_input_is_refused_before_any_work(options, message):
 
 def test_method_rp_goes_to_recommend_retention(monkeypatch):
     seen = {}
-    fake = types.ModuleType("rwn_sql.rp.recommend")
+    fake = types.ModuleType("rwn_sql.recommendation.rp")
     fake.recommend_retention = lambda con, source, *args, **kw: seen.update(args=args, kw=kw) or "p"
-    monkeypatch.setitem(sys.modules, "rwn_sql.rp.recommend", fake)
+    monkeypatch.setitem(sys.modules, "rwn_sql.recommendation.rp", fake)
     assert rwn_sql.recommend(None, "t", "s", 0.5, 0.1, method="rp", public=["a"], rho=(0.2, 0.8)) == "p"
     assert seen == {"args": ("s", 0.5, 0.1), "kw": {"public": ["a"], "rho": (0.2, 0.8)}}
 
@@ -249,9 +250,9 @@ def test_cli_rp_passes_its_options(monkeypatch, capsys, tmp_path):
 
         def summary(self):
             return "p = 0.5"
-    fake = types.ModuleType("rwn_sql.rp.recommend")
+    fake = types.ModuleType("rwn_sql.recommendation.rp")
     fake.recommend_retention = lambda con, source, *args, **kw: seen.update(args=args, kw=kw) or Fake()
-    monkeypatch.setitem(sys.modules, "rwn_sql.rp.recommend", fake)
+    monkeypatch.setitem(sys.modules, "rwn_sql.recommendation.rp", fake)
     assert main(["recommend", str(BODYFAT), "--sensitive", "s", "--epsilon", "0.5", "--delta", "0.1",
                  "--public", "a,b", "--p-from", "ldp:1.0"]) == 0
     assert capsys.readouterr().out.strip() == "p = 0.5"

@@ -1,4 +1,4 @@
-"""An implementation of the block design's tails independent of rwn_sql.rp.privacy, for the
+"""An implementation of the block design's tails independent of rwn_sql.rp.core.privacy, for the
 tests: a dynamic programme over the blocks one after the other (no hypergeometric
 decomposition of the retained records), holder placements from scipy's hypergeometric pmf,
 thresholds decided in exact rational arithmetic on the decimal parameters as written.

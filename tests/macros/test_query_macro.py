@@ -90,7 +90,7 @@ def test_refusals_and_missing_release(release):
 def test_no_release_is_told_by_the_error_type(release):
     """A database without rwn_release_metadata raises NoReleaseMetadata, which rwn_query catches
     by type; a release without the table asked for raises the NotARelease it always did, passed on."""
-    from rwn_sql.rp.release_db import NoReleaseMetadata, NotARelease, read_metadata
+    from rwn_sql.rp.release.release_db import NoReleaseMetadata, NotARelease, read_metadata
     con = duckdb.connect()
     with pytest.raises(NoReleaseMetadata) as caught:
         read_metadata(con)

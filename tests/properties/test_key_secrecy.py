@@ -8,7 +8,7 @@ import pytest
 import rwn_sql
 from rwn_sql import RWNError
 from rwn_sql.rp import api as rp
-from rwn_sql.rp.sqlgen import BLOCK_PURPOSE, ORDER_PURPOSE, RANDOMIZE_PURPOSE
+from rwn_sql.rp.core.sqlgen import BLOCK_PURPOSE, ORDER_PURPOSE, RANDOMIZE_PURPOSE
 from rwn_sql.evaluation.baselines import RANK_SWAP_PURPOSE
 from rwn_sql.rwn.sqlgen import ORDER_PURPOSE as RWN_ORDER, PERTURB_PURPOSE
 

@@ -31,8 +31,8 @@ MESSAGES = package_messages()
 
 
 def test_the_messages_are_found():
-    assert {"rwn_sql.rp.checks.NULL_SENSITIVE", "rwn_sql.engines.sources.RESERVED_COLUMN",
-            "rwn_sql.rp.disclosure.TOP_SHARE_PROBLEM", "rwn_sql.rwn.run.NOT_NUMERIC"} <= set(MESSAGES)
+    assert {"rwn_sql.rp.core.checks.NULL_SENSITIVE", "rwn_sql.engines.sources.RESERVED_COLUMN",
+            "rwn_sql.rp.core.disclosure.TOP_SHARE_PROBLEM", "rwn_sql.rwn.run.NOT_NUMERIC"} <= set(MESSAGES)
 
 
 @pytest.mark.parametrize("name", sorted(MESSAGES))

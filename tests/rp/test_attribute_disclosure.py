@@ -87,7 +87,7 @@ def test_near_proxy_and_pair_proxy_are_flagged():
     2+ values, so distinct l-diversity passes) and a pair (a, b) whose sum mod 5 is the value
     while neither alone says anything: both are flagged, a plain noise column is not. Before
     the change no proxy check existed. The rule's 95 % share and half-of-the-records
-    thresholds are what the mutants of rp_sql.proxy_sql / rp.disclosure.attribute_disclosure break."""
+    thresholds are what the mutants of rp_sql.proxy_sql / rp.core.disclosure.attribute_disclosure break."""
     con = duckdb.connect()
     # 40 codes of 200 records; every 50th record of a code moved to the next category (2 %)
     con.execute("CREATE TABLE gss AS SELECT i % 40 AS code, chr(65 + CAST((i % 40 + CASE WHEN i // 40 % 50 = 0 "

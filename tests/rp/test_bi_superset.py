@@ -1,7 +1,7 @@
 """A real BI tool reads a release right (issue 23, point 3): Apache Superset, from pip with
 duckdb-engine, opens a release database read-only; what its dataset editor lists, the datasets
 it reflects and a chart-data query over the cells view are checked against the layout that
-rwn_sql.rp.release_db writes and against `rwn-sql query` on the same release.
+rwn_sql.rp.release.release_db writes and against `rwn-sql query` on the same release.
 
 Superset pins SQLAlchemy < 2, sqlglot < 29 and pandas < 2.2, so it lives in its own virtual
 environment (tests/bi/requirements.txt; .ci/run builds .venv-bi) and is driven there by
@@ -11,7 +11,7 @@ with RWN_REQUIRE_BI=1 (as in .ci/run) a missing one fails instead. One Superset 
 minute and a half: its metadata database is migrated from scratch) serves every test below.
 
 The layout's names (the release's name, the cells view, the estimate views, the sensitive and
-public columns) come from rwn_sql.rp.release_db and the release's metadata, not from strings here.
+public columns) come from rwn_sql.rp.release.release_db and the release's metadata, not from strings here.
 """
 import csv
 import hashlib
@@ -25,7 +25,7 @@ import pytest
 
 import rwn_sql
 from helpers.data import ADULT, ROOT
-from rwn_sql.rp import release_db
+from rwn_sql.rp.release import release_db
 
 pytestmark = pytest.mark.heavy      # Apache Superset in its own environment: the heavy tier
 

@@ -13,7 +13,7 @@ import pytest
 import rwn_sql
 from rwn_sql import RWNError
 from rwn_sql.cli.main import main
-from rwn_sql.rp.calibration import DIGITS
+from rwn_sql.rp.core.calibration import DIGITS
 from helpers.data import ADULT
 
 STEP = Fraction(1, 10**DIGITS)

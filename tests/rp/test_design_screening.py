@@ -1,4 +1,4 @@
-"""The block-design search's speed-ups (rwn_sql/rp/privacy.py) change no answer:
+"""The block-design search's speed-ups (rwn_sql/rp/core/privacy.py) change no answer:
 
 - _sum_by_pair (design_configurations' grouping of (s, v) pairs) equals np.unique +
   np.bincount, in the windowed branch and in the np.unique fallback;
@@ -20,7 +20,7 @@ import itertools
 import numpy as np
 import pytest
 
-from rwn_sql.rp import privacy
+from rwn_sql.rp.core import privacy
 
 pytestmark = pytest.mark.scan
 

@@ -13,7 +13,8 @@ import pytest
 import rwn_sql
 from helpers.independent_tails import block_dp_tails, configuration_tails, thresholds, walk_tails
 from rwn_sql import RWNError
-from rwn_sql.rp import privacy, api as rp
+from rwn_sql.rp.core import privacy
+from rwn_sql.rp import api as rp
 
 SETTINGS = [(0.5, 14, 0.5, 0.05), (0.5, 15, 0.5, 0.1), (0.3, 3, 0.5, 0.1), (0.7, 5, 0.3, 0.1)]
 

@@ -11,9 +11,9 @@ from helpers.data import ADULT
 import rwn_sql
 from rwn_sql import RWNError
 from rwn_sql.rp import api as rp
-from rwn_sql.rp.analyst import ESTIMATE_COLUMNS, rewrite
-from rwn_sql.rp.query_run import run_query
-from rwn_sql.rp.release_db import ReleaseMeta, read_metadata
+from rwn_sql.rp.release.analyst import ESTIMATE_COLUMNS, rewrite
+from rwn_sql.rp.release.query_run import run_query
+from rwn_sql.rp.release.release_db import ReleaseMeta, read_metadata
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 UPDATE = os.environ.get("RWN_UPDATE_GOLDEN") == "1"   # RWN_UPDATE_GOLDEN=1 pytest tests/rp/test_query.py
@@ -473,7 +473,7 @@ def test_node_whitelists_equal_the_pinned_sets():
     Catches `exp.Neg: {"this"}` turned into `exp.Neg: {"this"}, exp.Cast: {"this", "to"}` and
     `exp.Limit: {"expression"}` into `exp.Limit: {"expression"}, exp.Subquery: {"this"}` in
     analyst.py, which survived the whole suite before; verified on both (fails) and the code."""
-    from rwn_sql.rp import analyst
+    from rwn_sql.rp.release import analyst
     assert {k.__name__ for k in analyst.PREDICATE_NODES} == PINNED_PREDICATE_NODES
     assert {k.__name__ for k in analyst.QUERY_NODES} == PINNED_PREDICATE_NODES | PINNED_QUERY_ONLY_NODES
     assert all(analyst.QUERY_NODES[k] == v for k, v in analyst.PREDICATE_NODES.items())
@@ -494,7 +494,7 @@ def test_predicate_whitelist_refuses_each_forbidden_kind(predicate):
     mutant (fails) and on the code (passes)."""
     import sqlglot
     from sqlglot import exp
-    from rwn_sql.rp import analyst
+    from rwn_sql.rp.release import analyst
     tree = sqlglot.parse_one(predicate, read="duckdb", into=exp.Condition)
     with pytest.raises(RWNError, match="is not allowed"):
         analyst.check_nodes(tree, analyst.PREDICATE_NODES)
@@ -509,6 +509,6 @@ def test_query_whitelist_refuses_each_forbidden_kind(query):
     a whole query (parse refuses subqueries and windows first today). Catches exp.Subquery
     added to QUERY_NODES; verified on that mutant (fails) and on the code (passes)."""
     import sqlglot
-    from rwn_sql.rp import analyst
+    from rwn_sql.rp.release import analyst
     with pytest.raises(RWNError, match="is not allowed"):
         analyst.check_nodes(sqlglot.parse_one(query, read="duckdb"), analyst.QUERY_NODES)

@@ -9,7 +9,7 @@ import pytest
 
 import rwn_sql
 from rwn_sql import RWNError
-from rwn_sql.rp.analyst import ESTIMATE_COLUMNS
+from rwn_sql.rp.release.analyst import ESTIMATE_COLUMNS
 from rwn_sql.cli.main import main
 
 SECRET = "TOP-SECRET-7c1e9b3a5d"

@@ -10,8 +10,8 @@ import pytest
 from scipy import stats
 
 import rwn_sql
-from rwn_sql.rp.analyst import rewrite
-from rwn_sql.rp.release_db import read_metadata
+from rwn_sql.rp.release.analyst import rewrite
+from rwn_sql.rp.release.release_db import read_metadata
 from helpers.datasets import SHOP_DOMAIN as DOMAIN, SHOP_PUBLIC as PUBLIC, SHOP_SIZES as SIZES, shop_data
 
 P = 0.5
@@ -225,7 +225,7 @@ def monte_carlo(con, enforce, queries, keys):
 
 
 def read_metadata_like(enforce):
-    from rwn_sql.rp.release_db import ReleaseMeta
+    from rwn_sql.rp.release.release_db import ReleaseMeta
     return ReleaseMeta(table_name="shop_randomized", release_name="shop", sensitive="s", sensitive_type="VARCHAR",
                        public=tuple(PUBLIC), p=P, domain=DOMAIN, enforced=enforce is not None,
                        trials_sql="mc_trials AS __rwn_tr" if enforce else None)

@@ -1,4 +1,4 @@
-"""The reconstruction-privacy recommendation (rwn_sql.rp.recommend.recommend_retention): the
+"""The reconstruction-privacy recommendation (rwn_sql.recommendation.rp.recommend_retention): the
 recommended p passes rwn_sql.audit for every personal group, every larger p on the grid fails
 (or a budget or the grid's top binds), the rho/ldp cap is calibrate_p's p, the one-way standard
 error agrees with a Monte Carlo of the mechanism, a refusal names the failing groups and targets
@@ -15,8 +15,8 @@ import rwn_sql
 from rwn_sql import RWNError
 from rwn_sql.cli.main import main
 from rwn_sql.cli.parser import parse_arguments
-from rwn_sql.rp import privacy
-from rwn_sql.rp.recommend import GRID, one_way_std_error, recommend_retention
+from rwn_sql.rp.core import privacy
+from rwn_sql.recommendation.rp import GRID, one_way_std_error, recommend_retention
 
 from helpers.data import ADULT
 

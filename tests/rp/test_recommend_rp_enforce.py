@@ -7,8 +7,8 @@ import pytest
 
 import rwn_sql
 from rwn_sql import RWNError
-from rwn_sql.rp import privacy
-from rwn_sql.rp import recommend as rec
+from rwn_sql.rp.core import privacy
+from rwn_sql.recommendation import rp as rec
 from helpers.data import ADULT
 
 

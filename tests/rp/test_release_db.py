@@ -8,7 +8,7 @@ import pytest
 
 import rwn_sql
 from helpers.data import ADULT
-from rwn_sql.rp.release_db import ONE_WAY_MAX
+from rwn_sql.rp.release.release_db import ONE_WAY_MAX
 
 PUBLIC = ["sex", "race", "age"]          # age has 73 values: still one-way; see the wide test below
 

@@ -171,7 +171,7 @@ def test_the_macro_writes_a_table_recording_its_design(enforced_table):
     with pytest.raises(duckdb.Error, match='already exists \\(pass "replace" := true'):
         con.execute("SELECT " + call.format("")).fetchall()
     con.execute("SELECT " + call.format(', "replace" := true')).fetchall()
-    from rwn_sql.errors import OutputExists     # what the macro tells apart from other refusals
+    from rwn_sql.errors import OutputExists  # what the macro tells apart from other refusals
     with pytest.raises(OutputExists, match="table 'by_macro' already exists"):
         rwn_sql.randomize(con, "people", "job", 0.4, public=["sex", "town"], seed=5, into="by_macro")
     con.execute("CREATE TEMP TABLE people_temp AS FROM people").fetchall()
@@ -238,7 +238,7 @@ def test_a_release_s_rows_are_an_input_by_schema_and_name(made, tmp_path):
     Before: "database file ... has no table 'randomized_rows_not_counts.people_randomized'"."""
     con, path = made
     from rwn_sql.engines import sources
-    from rwn_sql.rp import release_db
+    from rwn_sql.rp.release import release_db
     with duckdb.connect() as c:
         src = sources.resolve_source(c, f"{path}:{release_db.ROWS_SCHEMA}.people_randomized")
         assert c.execute(f"SELECT count(*) FROM {src.sql}").fetchall() == [(240,)]

@@ -12,7 +12,8 @@ from helpers.data import ADULT, load_numpy
 from helpers.independent_tails import block_dp_tails
 from rwn_sql import RWNError
 from rwn_sql.engines import sources
-from rwn_sql.rp import privacy, api as rp
+from rwn_sql.rp.core import privacy
+from rwn_sql.rp import api as rp
 from rwn_sql.randomness import keyed_order
 
 PUBLIC = ["sex", "race", "relationship", "education", "marital_status"]

@@ -227,7 +227,7 @@ def test_access_is_off_before_the_file_is_read(genuine, tmp_path, monkeypatch):
     metadata view still cannot read the canary, because rwn_sql.query attaches the file on a
     connection whose file access is already off and locked. Catches the F1 ordering (attach and
     read the metadata, then SET enable_external_access = false)."""
-    from rwn_sql.rp import release_db
+    from rwn_sql.rp.release import release_db
     d, path = genuine
     monkeypatch.chdir(tmp_path)
     evil = tmp_path / "f1.duckdb"
@@ -267,7 +267,7 @@ def test_crafted_release_folder_is_refused(tmp_path, change, names):
     elsewhere (read as the release) and metadata values that reach SQL unchecked."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from rwn_sql.rp.release_db import METADATA_TABLE, _metadata_schema, read_release_folder
+    from rwn_sql.rp.release.release_db import METADATA_TABLE, _metadata_schema, read_release_folder
     folder = tmp_path / "release"
     folder.mkdir()
     records = [dict(FOLDER_RECORD)]
@@ -408,7 +408,7 @@ def test_metadata_scan_is_limited_when_statistics_lie(bombs, monkeypatch):
     MiB of text) is still refused by rwn_sql.query(release=), naming the 64 MiB metadata limit.
     Catches the metadata connection without that limit (the scan then reads the whole row and
     the refusal comes later, from the values, after the reader has held them)."""
-    from rwn_sql.rp import release_db
+    from rwn_sql.rp.release import release_db
     monkeypatch.setattr(release_db, "check_stored_text_size", lambda con, table, what: None)
     with pytest.raises(RWNError, match=r"rwn_release_metadata.*memory limit of 64\.0 MiB"):
         rwn_sql.query(duckdb.connect(), "SELECT COUNT(*) FROM adult WHERE occupation = 'Sales'",
@@ -444,7 +444,7 @@ def test_metadata_bomb_in_a_release_folder_is_refused(tmp_path, n, names):
     folder reader (the Spark engine's releases) materialising the whole row."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from rwn_sql.rp.release_db import METADATA_TABLE, _metadata_schema, read_release_folder
+    from rwn_sql.rp.release.release_db import METADATA_TABLE, _metadata_schema, read_release_folder
     folder = tmp_path / "release"
     folder.mkdir()
     big = [f"{'ab' * (128 << 10)}{i}" for i in range(n)]
@@ -502,7 +502,7 @@ def test_release_folder_metadata_with_unmeasured_types_is_refused(tmp_path, kind
     text-only measurement skips."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from rwn_sql.rp.release_db import METADATA_TABLE, _metadata_schema, read_release_folder
+    from rwn_sql.rp.release.release_db import METADATA_TABLE, _metadata_schema, read_release_folder
     folder = tmp_path / "release"
     folder.mkdir()
     big = "ab" * (1 << 20)

@@ -2,9 +2,9 @@
 -- function for the SQL of the call (the same builder the Python API uses) and runs it with
 -- query(), so SQL and Python give identical results for the same key and parameters.
 -- The function plans on a cursor, which does not see the caller's TEMP tables and views; the
--- SQL query() runs is bound here, where they are seen. A TEMP source is therefore planned from
--- the parameters alone and the SQL itself reads and checks it (types, NULLs, the domain, the
--- blocks of enforcement): the same rows as over a regular table (tests/test_macros_temp.py).
+-- SQL query() runs is bound here, where they are seen. Over a TEMP source that SQL hands the
+-- source to the same planner as it runs (reconstruction privacy: rwn_plan) or checks it itself
+-- (RWN): the same rows as over a regular table (tests/macros/test_macros_temp.py).
 CREATE OR REPLACE TEMP MACRO rwn_perturb(source, columns, k := 5, eps := 0.0, q := 1.0,
         scale := 'minmax', strata := []::VARCHAR[], categorical := []::VARCHAR[], weight := 1.0,
         on_missing := 'error', "drop" := []::VARCHAR[], key := NULL, seed := NULL, id := NULL) AS TABLE

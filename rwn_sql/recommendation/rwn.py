@@ -59,8 +59,8 @@ from ..identifiers import quote_ident
 from ..randomness import read_key_file, resolve_key
 from ..rwn import run as rwn
 from ..rwn.spec import MAX_COUNT, finite_number
-from .report_values import plain
-from .tune import HIGHER_IS_BETTER, MAX_SETTINGS, MEASURES, measures_of, sweep
+from ..evaluation.report_values import plain
+from ..evaluation.tune import HIGHER_IS_BETTER, MAX_SETTINGS, MEASURES, measures_of, sweep
 
 __all__ = ["Recommendation", "NoSettingMeetsTargets", "recommend", "recommend_rwn", "TARGETS", "ATTACK_TARGETS"]
 
@@ -212,7 +212,7 @@ def _plain_float(v):
 def recommend(con, source, *args, method: str = "rwn", **options):
     """A recommended release of `source`, for `method` "rwn" (recommend_rwn: the (k, eps, q)
     with the best utility among those meeting the risk targets, a Recommendation) or "rp"
-    (rwn_sql.rp.recommend.recommend_retention: the largest retention p meeting
+    (rwn_sql.recommendation.rp.recommend_retention: the largest retention p meeting
     (epsilon, delta)-reconstruction privacy, and its options: sensitive, epsilon, delta, public,
     domain, rho, ldp, l_diversity, max_top_share, output, key_file). RWN's arguments:
     recommend(con, source, columns, targets, k=(3, 5, 10), eps=(0.0, 0.1, 0.2, 0.3),
@@ -226,7 +226,7 @@ def recommend(con, source, *args, method: str = "rwn", **options):
     if method == "rwn":
         return recommend_rwn(con, source, *args, **options)
     if method == "rp":
-        from ..rp.recommend import recommend_retention      # loaded on use
+        from .rp import recommend_retention  # loaded on use
         return recommend_retention(con, source, *args, **options)
     raise RWNError(f"method must be one of {', '.join(METHODS)} (RWN, or reconstruction privacy's retention p), "
                    f"got {method!r}")
@@ -363,7 +363,7 @@ def _check_attack_options(plan: _Plan, control, holdout, secret, n_attacks):
             raise RWNError(f"{given[0]}= (--{given[0]}) is for the attack targets (singling_out, linkability, "
                            f"inference: --max-singling-out, --max-linkability, --max-inference); give one")
         return None, None, None, n_attacks
-    from . import attacks
+    from ..evaluation import attacks
     if plan.key is None:
         raise RWNError("attack targets need a key (key=, key_file= / --key-file, or seed= / --seed for "
                        "experiments): the holdout and the attacks are drawn with it, so that they can be re-run")
@@ -561,7 +561,7 @@ def _checked_choice(plan: _Plan, ranked: list, attacked: dict, progress=None):
 def _report(progress, done: int, total: int, label: str, unit: str) -> None:
     """progress(done, total, label), with the unit counted when it is tune's ProgressBar (a
     caller's own callback keeps the documented three arguments)."""
-    from .tune import ProgressBar
+    from ..evaluation.tune import ProgressBar
     if isinstance(progress, ProgressBar):
         progress(done, total, label, unit=unit)
     else:
@@ -589,7 +589,7 @@ def release_measures(plan: _Plan, row: SettingRow) -> dict:
     """Every tune.MEASURES measure of the release the command writes at the row's setting:
     perturb with the key, in keyed order (_release_into), evaluated against the source paired
     by the key."""
-    from .evaluate import evaluate
+    from ..evaluation.evaluate import evaluate
     try:
         _release_into(plan, row, plan.source, CHECK_TABLE)
         ev = evaluate(plan.con, plan.source, CHECK_TABLE, plan.columns, target=plan.target,
@@ -655,7 +655,7 @@ def holdout_positions(con, source, key: str, fraction: float) -> list:
 def attack_measures(plan: _Plan, row: SettingRow):
     """attacks.attack_risk of the release at the row's setting (with the key) of the records
     attacked (with a holdout the records not held out, else the source) against the control."""
-    from .attacks import attack_risk
+    from ..evaluation.attacks import attack_risk
     try:
         _release_into(plan, row, plan.attack_original, ATTACK_TABLE)
         return attack_risk(plan.con, plan.attack_original, ATTACK_TABLE, plan.attack_control, plan.columns,

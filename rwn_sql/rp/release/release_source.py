@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 
-from ..engines import sources
-from ..engines.dialects import same_type_name
-from .checks import domain_values
-from ..errors import RWNError
-from ..identifiers import name_parts, quote_ident
+from ...engines import sources
+from ...engines.dialects import same_type_name
+from ..core.checks import domain_values
+from ...errors import RWNError
+from ...identifiers import name_parts, quote_ident
 
 
 RECORDED = "recorded"      # estimates(enforce=): take the design recorded with the release

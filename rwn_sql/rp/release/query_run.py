@@ -1,4 +1,4 @@
-"""An analyst's query, run: rewritten by rwn_sql.rp.analyst, then answered on a separate DuckDB
+"""An analyst's query, run: rewritten by rwn_sql.rp.release.analyst, then answered on a separate DuckDB
 connection that sees only the release, read-only, with external access disabled and the
 configuration locked (isolated_connection), or through another engine's backend over a
 release folder (run_query_on)."""
@@ -7,9 +7,9 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from ..engines import duckdb as engine
-from ..errors import RWNError
-from ..identifiers import display_name, quote_ident, quote_literal
+from ...engines import duckdb as engine
+from ...errors import RWNError
+from ...identifiers import display_name, quote_ident, quote_literal
 from .analyst import TOO_DEEP, Rewritten, Scope, describe, parse, refuse, rewrite, selected, source
 from .release_db import METADATA_MEMORY_LIMIT, TRIALS_TABLE, ReleaseMeta, read_metadata
 

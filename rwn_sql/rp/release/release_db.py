@@ -27,13 +27,13 @@ import re
 import secrets
 from dataclasses import dataclass, field, replace
 
-from ..version import __version__
-from ..engines import duckdb as engine, files, sources
-from . import privacy, sqlgen as rp_sql
-from ..engines.dialects import DUCKDB, Dialect, same_type_name
-from ..errors import OutputExists, RWNError
-from ..identifiers import float_literal, quote_ident, quote_literal
-from .release_limits import (MAX_IN_LIST, MAX_METADATA_BYTES, MAX_NESTING, MAX_QUERY_CHARS, MAX_TEXT_BYTES,  # noqa: F401
+from ...version import __version__
+from ...engines import duckdb as engine, files, sources
+from ..core import privacy, sqlgen as rp_sql
+from ...engines.dialects import DUCKDB, Dialect, same_type_name
+from ...errors import OutputExists, RWNError
+from ...identifiers import float_literal, quote_ident, quote_literal
+from .release_limits import (MAX_IN_LIST, MAX_METADATA_BYTES, MAX_NESTING, MAX_QUERY_CHARS, MAX_TEXT_BYTES,
                              MAX_TRIALS_ROWS, METADATA_LIMITS, METADATA_MEMORY_LIMIT, QUERY_GRAMMAR, QUERY_LIMITS)
 
 METADATA_TABLE = "rwn_release_metadata"

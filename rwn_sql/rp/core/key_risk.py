@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from ..engines.dialects import DUCKDB, Dialect
-from ..identifiers import quote_ident
+from ...engines.dialects import DUCKDB, Dialect
+from ...identifiers import quote_ident
 
 __all__ = ["DEFAULT_KS", "KeyRisk", "KViolations", "group_sizes_risk_sql", "key_risk_of", "key_risk_sql", "weight_facts"]
 

@@ -1,9 +1,9 @@
 """The release database's published limits and the analysts' query grammar, as plain constants:
-rwn_sql.rp.release_db and rwn_sql.rp.analyst enforce them, and the CLI's --help quotes them
+rwn_sql.rp.release.release_db and rwn_sql.rp.release.analyst enforce them, and the CLI's --help quotes them
 without importing either (their imports, numpy and scipy among them, would slow every CLI
 call)."""
 
-# The analysts' queries rwn_sql.query / rwn-sql query / rwn_query answer (rwn_sql.rp.analyst)
+# The analysts' queries rwn_sql.query / rwn-sql query / rwn_query answer (rwn_sql.rp.release.analyst)
 QUERY_GRAMMAR = ("supported: SELECT [g1, g2, ...,] A FROM <release table> [WHERE <predicate>] [GROUP BY g1, g2, ...] "
                  "[HAVING A > n ...] [ORDER BY g | A [DESC], ...] [LIMIT n], where the aggregate A is COUNT(*), "
                  "SUM(x) or AVG(x) of a public numeric column x (over the records where x is not NULL), the g are "

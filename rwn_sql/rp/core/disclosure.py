@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import sqlgen as rp_sql
-from ..errors import RWNError
-from ..identifiers import float_literal, quote_ident
-from ..messages import Message
+from ...errors import RWNError
+from ...identifiers import float_literal, quote_ident
+from ...messages import Message
 from .checks import check_max_top_share
 
 

@@ -1,6 +1,6 @@
 """The DuckDB Python functions that generated SQL calls: exact tail probabilities of the
 reconstruction-privacy audit (rwn_exact_tails, rwn_block_tails, rwn_audit_tails) as vectorised
-Arrow UDFs over rwn_sql.rp.privacy. Registered on a connection by ensure_functions (by the
+Arrow UDFs over rwn_sql.rp.core.privacy. Registered on a connection by ensure_functions (by the
 methods that need them) and by rwn_sql.install."""
 from __future__ import annotations
 

@@ -25,9 +25,9 @@ import json
 import math
 from dataclasses import dataclass
 
-from ..engines import duckdb as engine
-from ..errors import RWNError
-from ..identifiers import name_parts, quote_literal
+from ...engines import duckdb as engine
+from ...errors import RWNError
+from ...identifiers import name_parts, quote_literal
 
 MARKER = "rwn_sql design v1: "
 RECORD_KEY = "rwn_sql_design"           # Parquet key-value metadata key

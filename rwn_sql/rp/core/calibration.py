@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
 
-from ..errors import RWNError
+from ...errors import RWNError
 
 DIGITS = 6          # the p used: the bound rounded down to this many decimals (strictly below a strict bound)
 

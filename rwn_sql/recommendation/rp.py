@@ -37,9 +37,9 @@ from ..engines import sources
 from ..engines.backend import backend_for
 from ..errors import RWNError
 from ..identifiers import quote_ident
-from . import privacy
-from .calibration import Calibration, calibrate_p
-from .checks import check_audit_public, check_l_diversity, check_max_top_share, prepare
+from ..rp.core import privacy
+from ..rp.core.calibration import Calibration, calibrate_p
+from ..rp.core.checks import check_audit_public, check_l_diversity, check_max_top_share, prepare
 
 __all__ = ["GRID", "RetentionRecommendation", "one_way_std_error", "recommend_retention"]
 
@@ -388,7 +388,7 @@ def release_command(source, sensitive: str, p: float, public, domain, l_diversit
     """The `rwn-sql release` command applying p (--p-from when the budget's p is used, so the
     release records it), and notes on what it leaves to the caller. The key is read from
     `key_file` (never a key itself)."""
-    from .api import release_table_name
+    from ..rp.api import release_table_name
     notes = []
     text = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
     if text is None or not (sources.file_format(text) or sources.split_db_target(text)):
@@ -425,7 +425,7 @@ def release_command(source, sensitive: str, p: float, public, domain, l_diversit
     return shlex.join(args), tuple(notes)
 
 
-# the ways out refuse_attribute_disclosure (rp.disclosure) offers, for data the release would refuse
+# the ways out refuse_attribute_disclosure (rp.core.disclosure) offers, for data the release would refuse
 DISCLOSURE_NOTE = ("the release command refuses these data as they are (attribute disclosure, see the audit at "
                    "this p); what would work: coarsening or dropping public columns; or suppression: leave those "
                    "records out of the input (rwn-sql audit --groups-output lists the groups); or max_top_share=1 "
@@ -588,7 +588,7 @@ def recommend_retention(con, source, sensitive: str, epsilon: float, delta: floa
     (after enforcement for an enforced p). Blocks make records move together, so enforcement
     can lose to a small plain p: the result names the other kind's best as `alternative`.
     Returns a RetentionRecommendation."""
-    from .api import audit
+    from ..rp.api import audit
     be = backend_for(con)
     check_max_top_share(max_top_share)
     src, spec, values = prepare(be, source, sensitive, 0.5, public, domain, "error")

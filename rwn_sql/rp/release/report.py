@@ -11,11 +11,11 @@ import math
 import os
 import secrets
 
-from ..engines import files
-from . import privacy
+from ...engines import files
+from ..core import privacy
 from .query_run import ISOLATED_RELEASE, isolated_connection
-from ..errors import OutputExists, RWNError
-from ..identifiers import quote_ident, quote_literal
+from ...errors import OutputExists, RWNError
+from ...identifiers import quote_ident, quote_literal
 from .release_db import METADATA_TABLE, TRIALS_TABLE, NoReleaseMetadata, ReleaseMeta, cells_view_name, view_name
 
 __all__ = ["report", "render"]

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy.special import gammaln
 
-from ..errors import RWNError
+from ...errors import RWNError
 from .calibration import Calibration
 
 TESTS = ("chernoff", "exact")

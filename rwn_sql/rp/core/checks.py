@@ -7,12 +7,12 @@ import math
 import os
 import re
 
-from ..engines import duckdb as engine, sources
+from ...engines import duckdb as engine, sources
 from . import sqlgen as rp_sql
-from ..errors import RWNError
-from ..identifiers import quote_ident, quote_literal
-from ..messages import Message
-from ..small_files import read_small_file
+from ...errors import RWNError
+from ...identifiers import quote_ident, quote_literal
+from ...messages import Message
+from ...small_files import read_small_file
 
 
 def refused(exc: Exception) -> RWNError:
@@ -71,7 +71,7 @@ def resolve_domain(be, src, sensitive: str, domain, nulls: str) -> list[str]:
 def domain_size(con, source, sensitive: str, domain, nulls: str) -> int:
     """m of the domain a randomization of `source` would publish: the given domain's values, else
     the values present (checked as resolve_domain checks them)."""
-    from ..engines.backend import backend_for
+    from ...engines.backend import backend_for
     be = backend_for(con)
     src = be.source(source)
     check_names(src, sensitive, ())

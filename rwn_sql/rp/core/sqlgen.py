@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..engines.dialects import DUCKDB, DuckDBDialect
-from ..errors import RWNError
-from ..identifiers import float_literal, quote_ident, quote_literal
-from ..randomness import TWO_52, bits_sql, hash_sql, order_key_sql
-from ..templates import render
+from ...engines.dialects import DUCKDB, DuckDBDialect
+from ...errors import RWNError
+from ...identifiers import float_literal, quote_ident, quote_literal
+from ...randomness import TWO_52, bits_sql, hash_sql, order_key_sql
+from ...templates import render
 from .privacy import check_p
 
 RANDOMIZE_PURPOSE = "rp.randomize"

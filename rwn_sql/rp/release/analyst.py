@@ -17,7 +17,7 @@ tokens before parsing), every node of the tree must be of a whitelisted type (NO
 SQL that runs is rendered here from the validated parts only: names through quote_ident,
 strings through quote_literal, numbers as checked digits. It runs on a separate connection
 that sees only the release, read-only, with external access disabled and the configuration
-locked (rwn_sql.rp.query_run).
+locked (rwn_sql.rp.release.query_run).
 """
 from __future__ import annotations
 
@@ -28,11 +28,11 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from . import sqlgen as rp_sql
-from .. import statements
-from ..engines.dialects import DUCKDB, SPARK, Dialect
-from ..errors import RWNError
-from ..identifiers import display_name, float_literal, quote_ident, quote_literal
+from ..core import sqlgen as rp_sql
+from ... import statements
+from ...engines.dialects import DUCKDB, SPARK, Dialect
+from ...errors import RWNError
+from ...identifiers import display_name, float_literal, quote_ident, quote_literal
 from .release_db import MAX_IN_LIST, MAX_NESTING, MAX_QUERY_CHARS, QUERY_GRAMMAR, QUERY_LIMITS, ReleaseMeta
 
 __all__ = ["Rewritten", "rewrite", "check_predicate"]
