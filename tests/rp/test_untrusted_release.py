@@ -319,7 +319,7 @@ def bombs(genuine):
 BOMB_CHILD = r"""
 import sys
 import duckdb, rwn_sql
-from rwn_sql.rp import analyst, query_run
+from rwn_sql.rp.release import analyst, query_run
 from rwn_sql.cli.main import main
 reader, path, out = sys.argv[1:4]
 try:
