@@ -20,6 +20,7 @@ from pathlib import Path
 import duckdb
 
 import rwn_sql
+from machine import cpu_name
 
 ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT / "examples" / "data" / "adult.csv"
@@ -66,7 +67,7 @@ def main() -> None:
     args = parser.parse_args()
     con = duckdb.connect(config={"threads": args.threads})
     rwn_sql.install(con)
-    print(f"duckdb {duckdb.__version__}, {args.threads} threads, best of {args.repeat}")
+    print(f"duckdb {duckdb.__version__}, {args.threads} threads, best of {args.repeat}; {cpu_name()}")
     print(f"{'rows':>6}  {'call':38} {'size table':>10} {'TEMP':>7} {'ratio':>6}   {'time table':>10} "
           f"{'TEMP':>8} {'ratio':>6}")
     for rows in (800, 32_561):
