@@ -9,7 +9,7 @@ class RWNError(ValueError):
 class NoSuchSource(RWNError):
     """A source named as a table or view that the connection does not see: none exists, or a TEMP
     one of another connection (the SQL macros' caller: their cursor cannot see it, so the
-    macros plan it from the parameters and let the statement resolve it where it runs)."""
+    statement resolves it where it runs, handing it to the planner or checking it itself)."""
 
 
 class OutputExists(RWNError):

@@ -127,7 +127,7 @@ def _rp_functions(con, key_ref) -> dict:
                                                id_column=id_column, l_diversity=l_diversity,
                                                max_top_share=max_top_share)
         except NoSuchSource:
-            pass        # a TEMP table or view of the caller: planned from the parameters
+            pass        # a TEMP table or view of the caller: its statement hands it to the planner
         return temp_source.randomize(source, sensitive, params, public=public, domain=domain,
                                      key_sql=key_ref(con, resolve_key(key, seed)), nulls=nulls,
                                      id_column=id_column, l_diversity=l_diversity, max_top_share=max_top_share)
@@ -143,7 +143,7 @@ def _rp_functions(con, key_ref) -> dict:
             return rp.audit(con.cursor(), source, sensitive, p, epsilon, delta, public=public, domain=domain,
                             test=test, enforce=bool(enforce), nulls=nulls, sql=True)
         except NoSuchSource:
-            pass        # a TEMP table or view of the caller: planned from the parameters
+            pass        # a TEMP table or view of the caller: its statement hands it to the planner
         return temp_source.audit(source, sensitive, p, epsilon, delta, public=public, domain=domain, test=test,
                                  enforce=bool(enforce), nulls=nulls)
 
@@ -154,7 +154,7 @@ def _rp_functions(con, key_ref) -> dict:
             return rp.estimates(con.cursor(), release, sensitive, p, domain, group_by=group_by or (),
                                 where=where, values=values, public=public, enforce=enforce, test=test, sql=True)
         except NoSuchSource:
-            pass        # a TEMP table or view of the caller: planned from the parameters
+            pass        # a TEMP table or view of the caller: its statement hands it to the planner
         return temp_source.estimates(release, sensitive, p, domain, group_by=group_by or (), where=where,
                                      values=values, public=public, enforce=enforce, test=test)
 
