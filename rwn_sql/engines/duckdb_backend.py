@@ -203,11 +203,11 @@ def scratch_backend(schema, shipped, rows, label: str) -> tuple[DuckDBBackend, s
     columns = ", ".join(f"CAST({f'c{position[name]}' if name in position else 'NULL'} AS {type_sql}) AS "
                         f"{quote_ident(name)}" for name, type_sql in schema)
     try:
-        con.execute(f"CREATE TEMP TABLE __rwn_source AS SELECT {columns} FROM {SHIPPED_TABLE}, "
+        # a view: the rules aggregate, so reading the shipped rows again is cheaper than storing the copy
+        con.execute(f"CREATE TEMP VIEW __rwn_source AS SELECT {columns} FROM {SHIPPED_TABLE}, "
                     f"range({SHIPPED_TABLE}.n)").fetchall()
     except duckdb.Error as exc:
         con.close()
         raise RWNError(f"cannot read {label} for planning: {describe_error(exc)}; copy it into a table "
                        f"(CREATE TABLE ... AS SELECT * FROM it)") from None
-    con.unregister(SHIPPED_TABLE)
     return DuckDBBackend(con), sources.Source('"temp"."main"."__rwn_source"', tuple(schema), label)
