@@ -153,16 +153,17 @@ class DuckDBBackend:
 
 
 SHIPPED_TABLE = "__rwn_shipped"
-_scratch: list = []          # one private in-memory database per process, opened when first needed
+@functools.lru_cache(maxsize=1)
+def _scratch_database() -> duckdb.DuckDBPyConnection:
+    """One private in-memory database per process, opened when first needed, which reads no file
+    and whose settings cannot be changed: what a statement hands it is the caller's SQL, which
+    may run where external access is off."""
+    return duckdb.connect(config={"enable_external_access": False, "lock_configuration": True})
 
 
 def _scratch_cursor() -> duckdb.DuckDBPyConnection:
-    """A connection of its own (its TEMP tables go with it) to the private in-memory database,
-    which reads no file and whose settings cannot be changed: what a statement hands it is the
-    caller's SQL, which may run where external access is off."""
-    if not _scratch:
-        _scratch.append(duckdb.connect(config={"enable_external_access": False, "lock_configuration": True}))
-    return _scratch[0].cursor()
+    """A connection of its own (its TEMP tables and views go with it) to the private database."""
+    return _scratch_database().cursor()
 
 
 @functools.lru_cache(maxsize=256)

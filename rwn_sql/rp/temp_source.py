@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 
+from .api import resolve_estimates
 from .core import privacy, sqlgen as rp_sql
 from .core.checks import check_estimate_columns, estimated_values, listed_once, published_domain, refused
 from ..engines.dialects import DUCKDB, source_from_table
 from ..errors import RWNError
 from ..identifiers import float_literal, quote_ident, quote_literal
+from .plan import resolve_audit, resolve_randomize
 from .release.release_source import RECORDED
 
 PLAN = "__rwn_plan"
@@ -27,8 +29,6 @@ def answer(be, src, request: dict) -> dict:
     """What the statement of `request` needs, from the rules run over `src` (a visible copy of the
     TEMP source): the domain's size m, the blocks per group size, and the sizes whose design
     fails at some count (audit, exact test). Refusals raise RWNError."""
-    from .api import resolve_estimates
-    from .plan import resolve_audit, resolve_randomize
     kind, r = request["kind"], request
     threshold = None if r["threshold"] is None else privacy.Threshold(*r["threshold"])
     if kind == "randomize":
